@@ -1,0 +1,2 @@
+//! The `#[differentiable]` attribute of `autodiff` (work in progress).
+#![forbid(unsafe_code)]

@@ -1,0 +1,389 @@
+//! The reverse pass as a learner reads it: one record per node and per operand edge.
+//!
+//! Training loops never pay for these records: [`Scalar::backward`] only keeps the
+//! gradients it stored, and [`BackwardPass::ledger`] replays the pass on request.
+
+use std::fmt;
+
+use crate::error::ScalarAutodiffError;
+use crate::operation::ScalarOperation;
+use crate::scalar::Scalar;
+use crate::tape::{with_tape, Tape};
+
+/// Validates the request, runs the fast pass, and on failure explains it.
+pub(crate) fn run_pass(
+    output: &Scalar,
+    seed: f64,
+    record: Option<&mut Vec<(u32, f64)>>,
+) -> Result<(), ScalarAutodiffError> {
+    with_tape(|tape| {
+        let node = tape.node(output.index());
+        if !node.tracked() {
+            return Err(ScalarAutodiffError::UntrackedOutput { operation: node.op });
+        }
+        if !seed.is_finite() {
+            return Err(ScalarAutodiffError::NonFiniteSeed { seed });
+        }
+        match tape.backward(output.index(), seed, record) {
+            Ok(()) => Ok(()),
+            Err(_) => Err(replay(tape, output.index(), seed, false)
+                .error
+                .unwrap_or(ScalarAutodiffError::NonFiniteSeed { seed })),
+        }
+    })?
+}
+
+/// The seed's reference pass over the dependency subgraph, with topology indices.
+struct Replay {
+    /// Tape indices of the subgraph, ascending (a topological order).
+    topology: Vec<u32>,
+    /// Pass adjoint per topology index (0 for untracked nodes).
+    adjoints: Vec<f64>,
+    edges: Vec<LedgerEdge>,
+    /// The first check that failed, in the order the chapter checks them.
+    error: Option<ScalarAutodiffError>,
+}
+
+fn replay(tape: &Tape, output: u32, seed: f64, keep_edges: bool) -> Replay {
+    let topology = tape.dependencies(output);
+    let mut position = vec![usize::MAX; output as usize + 1];
+    for (rank, &index) in topology.iter().enumerate() {
+        position[index as usize] = rank;
+    }
+    let mut adjoints = vec![0.0; topology.len()];
+    if let Some(last) = adjoints.last_mut() {
+        *last = seed;
+    }
+    let mut edges = Vec::new();
+    let mut error = None;
+    for child in (0..topology.len()).rev() {
+        let index = topology[child];
+        let node = tape.node(index);
+        let upstream = adjoints[child];
+        for operand in 0..node.op.arity() {
+            let parent_index = tape.operand(index, operand);
+            let parent = position[parent_index as usize];
+            let parent_tracked = tape.node(parent_index).tracked();
+            let local_derivative = tape.local_derivative(index, operand);
+            let contribution = upstream * local_derivative;
+            let (mut before, mut after) = (None, None);
+            if parent_tracked {
+                let previous = adjoints[parent];
+                let next = previous + contribution;
+                let failure = if !local_derivative.is_finite() {
+                    Some(ScalarAutodiffError::NonFiniteDerivative {
+                        node: child,
+                        operation: node.op,
+                        operand,
+                        operands: tape.operands_of(index),
+                        derivative: local_derivative,
+                    })
+                } else if !contribution.is_finite() {
+                    Some(ScalarAutodiffError::NonFiniteContribution {
+                        child,
+                        operation: node.op,
+                        parent,
+                        operand,
+                        upstream,
+                        local_derivative,
+                    })
+                } else if !next.is_finite() {
+                    Some(ScalarAutodiffError::NonFinitePassAdjoint {
+                        node: parent,
+                        operation: tape.node(parent_index).op,
+                        previous,
+                        contribution,
+                    })
+                } else {
+                    None
+                };
+                if error.is_none() {
+                    error = failure;
+                }
+                adjoints[parent] = next;
+                (before, after) = (Some(previous), Some(next));
+            }
+            if keep_edges {
+                edges.push(LedgerEdge {
+                    reverse_index: edges.len(),
+                    child,
+                    parent,
+                    operand,
+                    local_derivative,
+                    upstream,
+                    contribution,
+                    parent_tracked,
+                    parent_adjoint_before: before,
+                    parent_adjoint_after: after,
+                });
+            }
+        }
+    }
+    if error.is_none() {
+        error = topology.iter().zip(&adjoints).enumerate().find_map(
+            |(rank, (&index, &pass_adjoint))| {
+                let node = tape.node(index);
+                let stored = node.grad;
+                (node.tracked() && !(stored + pass_adjoint).is_finite()).then_some(
+                    ScalarAutodiffError::NonFiniteAccumulatedGradient {
+                        node: rank,
+                        operation: node.op,
+                        stored,
+                        pass_adjoint,
+                    },
+                )
+            },
+        );
+    }
+    Replay {
+        topology,
+        adjoints,
+        edges,
+        error,
+    }
+}
+
+/// What one successful [`Scalar::backward`] call did: its seed, and on request its ledger.
+///
+/// It keeps the output's graph alive, so the ledger can be built later; drop it to let
+/// the graph go.
+#[derive(Debug)]
+pub struct BackwardPass {
+    output: Scalar,
+    seed: f64,
+    /// (tape index, stored gradient right after this pass), ascending.
+    committed: Vec<(u32, f64)>,
+}
+
+impl BackwardPass {
+    pub(crate) fn new(output: Scalar, seed: f64, committed: Vec<(u32, f64)>) -> Self {
+        Self {
+            output,
+            seed,
+            committed,
+        }
+    }
+
+    /// The seed installed at the output.
+    pub fn seed(&self) -> f64 {
+        self.seed
+    }
+
+    /// Builds the full per-node and per-edge record of this pass by replaying it.
+    pub fn ledger(&self) -> Ledger {
+        let built = with_tape(|tape| {
+            let replay = replay(tape, self.output.index(), self.seed, true);
+            let nodes = replay
+                .topology
+                .iter()
+                .zip(&replay.adjoints)
+                .enumerate()
+                .map(|(topology_index, (&index, &adjoint))| {
+                    let node = tape.node(index);
+                    let tracked = node.tracked();
+                    let accumulated_gradient = self
+                        .committed
+                        .binary_search_by_key(&index, |&(at, _)| at)
+                        .ok()
+                        .map(|at| self.committed[at].1);
+                    LedgerNode {
+                        topology_index,
+                        node: index as usize,
+                        operation: node.op,
+                        value: node.value,
+                        tracked,
+                        pass_adjoint: tracked.then_some(adjoint),
+                        accumulated_gradient,
+                    }
+                })
+                .collect();
+            (nodes, replay.edges)
+        });
+        let (nodes, edges) = built.unwrap_or_default();
+        Ledger {
+            seed: self.seed,
+            nodes,
+            edges,
+            names: Vec::new(),
+        }
+    }
+}
+
+impl fmt::Display for BackwardPass {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.ledger().fmt(formatter)
+    }
+}
+
+/// One node of a pass's dependency subgraph.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct LedgerNode {
+    /// Position in the subgraph's topological order (0 first, the output last).
+    pub topology_index: usize,
+    /// Position on the thread's tape.
+    pub node: usize,
+    /// The node's operation.
+    pub operation: ScalarOperation,
+    /// The primal value.
+    pub value: f64,
+    /// Whether gradients flow to it.
+    pub tracked: bool,
+    /// This pass's adjoint (`None` for untracked nodes).
+    pub pass_adjoint: Option<f64>,
+    /// The stored gradient right after this pass (`None` for untracked nodes).
+    pub accumulated_gradient: Option<f64>,
+}
+
+/// One operand edge, in the order the pass used it.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct LedgerEdge {
+    /// 0 for the first edge the pass followed.
+    pub reverse_index: usize,
+    /// Topology index of the consuming result.
+    pub child: usize,
+    /// Topology index of the operand.
+    pub parent: usize,
+    /// The operand slot (0 for the left operand).
+    pub operand: usize,
+    /// The result's derivative with respect to this operand occurrence.
+    pub local_derivative: f64,
+    /// The consuming result's pass adjoint.
+    pub upstream: f64,
+    /// `upstream * local_derivative`.
+    pub contribution: f64,
+    /// Whether the operand is tracked; untracked operands receive nothing.
+    pub parent_tracked: bool,
+    /// The operand's pass adjoint before this contribution.
+    pub parent_adjoint_before: Option<f64>,
+    /// The operand's pass adjoint after this contribution.
+    pub parent_adjoint_after: Option<f64>,
+}
+
+/// The full record of one reverse pass.
+///
+/// `Display` renders the edge table in reverse order; [`Ledger::to_dot`] draws the graph
+/// for Graphviz. Name nodes with [`Ledger::name`] to see `x` instead of `variable#0`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ledger {
+    /// The seed installed at the output.
+    pub seed: f64,
+    /// One record per node, in topological order.
+    pub nodes: Vec<LedgerNode>,
+    /// One record per operand edge, in reverse order.
+    pub edges: Vec<LedgerEdge>,
+    names: Vec<(usize, String)>,
+}
+
+impl Ledger {
+    /// Labels the node `scalar` as `name` in the table and the drawing (ignored if the
+    /// node is not part of this pass).
+    pub fn name(mut self, scalar: &Scalar, name: &str) -> Self {
+        self.names
+            .retain(|(node, _)| *node != scalar.index() as usize);
+        self.names.push((scalar.index() as usize, name.to_owned()));
+        self
+    }
+
+    /// The label of the node at `topology_index`: its given name, or `operation#index`.
+    pub fn label(&self, topology_index: usize) -> String {
+        let Some(node) = self.nodes.get(topology_index) else {
+            return format!("#{topology_index}");
+        };
+        self.names
+            .iter()
+            .find(|(at, _)| *at == node.node)
+            .map_or_else(
+                || format!("{}#{topology_index}", node.operation),
+                |(_, name)| name.clone(),
+            )
+    }
+
+    /// Graphviz DOT: one box per node (operation, value, pass adjoint) and one arrow per
+    /// operand edge, labelled with its slot and contribution, so `x*x` draws two arrows.
+    pub fn to_dot(&self) -> String {
+        let mut dot = String::from(
+            "digraph backward {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n",
+        );
+        for node in &self.nodes {
+            let adjoint = node
+                .pass_adjoint
+                .map_or_else(|| "untracked".to_owned(), |a| format!("adjoint {a:.12}"));
+            dot.push_str(&format!(
+                "  n{} [label=\"{}\\n{}\\nvalue {:.12}\\n{}\"];\n",
+                node.topology_index,
+                escape(&self.label(node.topology_index)),
+                node.operation,
+                node.value,
+                adjoint
+            ));
+        }
+        for edge in &self.edges {
+            dot.push_str(&format!(
+                "  n{} -> n{} [label=\"slot {}\\ncontribution {:.12}\"];\n",
+                edge.parent, edge.child, edge.operand, edge.contribution
+            ));
+        }
+        dot.push_str("}\n");
+        dot
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+impl fmt::Display for Ledger {
+    /// The edge table: reverse order, consuming result, operand use, operand value,
+    /// local derivative, upstream adjoint, edge contribution.
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let header = [
+            "reverse order",
+            "consuming result",
+            "operand use",
+            "operand value",
+            "local derivative",
+            "upstream adjoint",
+            "edge contribution",
+        ];
+        let rows: Vec<[String; 7]> = self
+            .edges
+            .iter()
+            .map(|edge| {
+                [
+                    edge.reverse_index.to_string(),
+                    self.label(edge.child),
+                    edge.operand.to_string(),
+                    self.label(edge.parent),
+                    format!("{:.12}", edge.local_derivative),
+                    format!("{:.12}", edge.upstream),
+                    format!("{:.12}", edge.contribution),
+                ]
+            })
+            .collect();
+        let mut widths = header.map(str::len);
+        for row in &rows {
+            for (width, cell) in widths.iter_mut().zip(row) {
+                *width = (*width).max(cell.chars().count());
+            }
+        }
+        writeln!(
+            formatter,
+            "backward pass: seed {:.12}, {} nodes, {} edges",
+            self.seed,
+            self.nodes.len(),
+            self.edges.len()
+        )?;
+        let header = header.map(str::to_owned);
+        for row in std::iter::once(&header).chain(&rows) {
+            let line: Vec<String> = row
+                .iter()
+                .zip(widths)
+                .map(|(cell, width)| format!("{cell:<width$}"))
+                .collect();
+            writeln!(formatter, "{}", line.join("  ").trim_end())?;
+        }
+        Ok(())
+    }
+}

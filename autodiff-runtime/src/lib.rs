@@ -1,0 +1,32 @@
+//! The scalar graph behind `autodiff`: reverse-mode gradients with a validated pass.
+//!
+//! A [`Scalar`] is a handle to a node on this thread's tape. Operations record one edge
+//! per operand occurrence; [`Scalar::backward`] computes fresh pass-local adjoints in
+//! reverse topological order and stores them only if every number is finite.
+//!
+//! ```
+//! use autodiff_runtime::Scalar;
+//!
+//! let x = Scalar::variable(0.5)?;
+//! let y = x.tanh()?.exp()?;
+//! y.backward()?;
+//! let expected = 0.5f64.tanh().exp() * (1.0 - 0.5f64.tanh().powi(2));
+//! assert!((x.gradient().unwrap() - expected).abs() < 1e-15);
+//! # Ok::<(), autodiff_runtime::ScalarAutodiffError>(())
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod error;
+mod gradcheck;
+mod ledger;
+mod operation;
+mod scalar;
+mod tape;
+
+pub use error::ScalarAutodiffError;
+pub use gradcheck::{scalar_gradient_check, ScalarGradientCheck};
+pub use ledger::{BackwardPass, Ledger, LedgerEdge, LedgerNode};
+pub use operation::{Operands, ScalarOperation};
+pub use scalar::Scalar;
+pub use tape::tape_len;

@@ -1,0 +1,294 @@
+//! The operations a node can record, their stable names, and their local derivatives.
+
+use std::fmt;
+
+/// The operation that produced a graph node.
+///
+/// `as_str` gives a stable lower-case name (the `f64` method's name where there is one),
+/// used in the ledger, in error messages and in Graphviz output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ScalarOperation {
+    /// A tracked leaf made by [`Scalar::variable`](crate::Scalar::variable).
+    Variable,
+    /// An untracked leaf made by [`Scalar::constant`](crate::Scalar::constant).
+    Constant,
+    /// An untracked leaf made by [`Scalar::detach`](crate::Scalar::detach).
+    Detached,
+    /// `a + b`
+    Add,
+    /// `a - b`
+    Subtract,
+    /// `a * b`
+    Multiply,
+    /// `a / b`
+    Divide,
+    /// `-a`
+    Negate,
+    /// `1 / a`
+    Recip,
+    /// `a.powi(n)` with an integer exponent that is not a graph node.
+    Powi,
+    /// `a.powf(b)`
+    Powf,
+    /// `a.sqrt()`
+    Sqrt,
+    /// `a.cbrt()`
+    Cbrt,
+    /// `a.exp()`
+    Exp,
+    /// `a.exp2()`
+    Exp2,
+    /// `a.exp_m1()`
+    ExpM1,
+    /// `a.ln()`
+    Ln,
+    /// `a.ln_1p()`
+    Ln1p,
+    /// `a.log(base)`
+    Log,
+    /// `a.log2()`
+    Log2,
+    /// `a.log10()`
+    Log10,
+    /// `a.sin()`
+    Sin,
+    /// `a.cos()`
+    Cos,
+    /// `a.tan()`
+    Tan,
+    /// `a.asin()`
+    Asin,
+    /// `a.acos()`
+    Acos,
+    /// `a.atan()`
+    Atan,
+    /// `a.atan2(b)`
+    Atan2,
+    /// `a.sinh()`
+    Sinh,
+    /// `a.cosh()`
+    Cosh,
+    /// `a.tanh()`
+    Tanh,
+    /// `a.asinh()`
+    Asinh,
+    /// `a.acosh()`
+    Acosh,
+    /// `a.atanh()`
+    Atanh,
+    /// `a.abs()`
+    Abs,
+    /// `a.max(b)`
+    Max,
+    /// `a.min(b)`
+    Min,
+    /// `a.hypot(b)`
+    Hypot,
+    /// `a.mul_add(b, c)`, that is `a * b + c` with one rounding.
+    MulAdd,
+}
+
+impl ScalarOperation {
+    /// A stable, locale-neutral lower-case name, e.g. `"mul"`, `"exp_m1"`, `"mul_add"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Variable => "variable",
+            Self::Constant => "constant",
+            Self::Detached => "detached",
+            Self::Add => "add",
+            Self::Subtract => "sub",
+            Self::Multiply => "mul",
+            Self::Divide => "div",
+            Self::Negate => "neg",
+            Self::Recip => "recip",
+            Self::Powi => "powi",
+            Self::Powf => "powf",
+            Self::Sqrt => "sqrt",
+            Self::Cbrt => "cbrt",
+            Self::Exp => "exp",
+            Self::Exp2 => "exp2",
+            Self::ExpM1 => "exp_m1",
+            Self::Ln => "ln",
+            Self::Ln1p => "ln_1p",
+            Self::Log => "log",
+            Self::Log2 => "log2",
+            Self::Log10 => "log10",
+            Self::Sin => "sin",
+            Self::Cos => "cos",
+            Self::Tan => "tan",
+            Self::Asin => "asin",
+            Self::Acos => "acos",
+            Self::Atan => "atan",
+            Self::Atan2 => "atan2",
+            Self::Sinh => "sinh",
+            Self::Cosh => "cosh",
+            Self::Tanh => "tanh",
+            Self::Asinh => "asinh",
+            Self::Acosh => "acosh",
+            Self::Atanh => "atanh",
+            Self::Abs => "abs",
+            Self::Max => "max",
+            Self::Min => "min",
+            Self::Hypot => "hypot",
+            Self::MulAdd => "mul_add",
+        }
+    }
+
+    /// How many graph operands the operation records (0 for leaves, 3 for `mul_add`).
+    pub const fn arity(self) -> usize {
+        match self {
+            Self::Variable | Self::Constant | Self::Detached => 0,
+            Self::Add
+            | Self::Subtract
+            | Self::Multiply
+            | Self::Divide
+            | Self::Powf
+            | Self::Log
+            | Self::Atan2
+            | Self::Max
+            | Self::Min
+            | Self::Hypot => 2,
+            Self::MulAdd => 3,
+            _ => 1,
+        }
+    }
+
+    /// The derivative of the result with respect to operand `slot`, from forward values.
+    ///
+    /// `a` holds the operand values, `value` the result, `exponent` the `powi` exponent.
+    /// Conventions where the derivative is undefined follow PyTorch: `abs` has slope 0 at 0,
+    /// `max`/`min` split a tie evenly (0.5 to each operand), `hypot` has slope 0 at the
+    /// origin, and `powf`'s exponent slope is 0 where the result is 0. Elsewhere a point
+    /// without a derivative gives a non-finite number, which the reverse pass rejects.
+    pub(crate) fn local_derivative(
+        self,
+        slot: usize,
+        a: [f64; 3],
+        value: f64,
+        exponent: i32,
+    ) -> f64 {
+        let [x, y, _] = a;
+        let first = slot == 0;
+        match self {
+            Self::Variable | Self::Constant | Self::Detached => 0.0,
+            Self::Add => 1.0,
+            Self::Subtract => pick(first, 1.0, -1.0),
+            Self::Multiply => pick(first, y, x),
+            Self::Divide => pick(first, 1.0 / y, -(value / y)),
+            Self::Negate => -1.0,
+            Self::Recip => -(value * value),
+            Self::Powi => match exponent {
+                0 => 0.0,
+                n => f64::from(n) * x.powi(n - 1),
+            },
+            Self::Powf if first => match y {
+                0.0 => 0.0,
+                _ => y * x.powf(y - 1.0),
+            },
+            Self::Powf => match value {
+                0.0 => 0.0,
+                _ => value * x.ln(),
+            },
+            Self::Sqrt => 0.5 / value,
+            Self::Cbrt => 1.0 / (3.0 * value * value),
+            Self::Exp => value,
+            Self::Exp2 => value * std::f64::consts::LN_2,
+            Self::ExpM1 => x.exp(),
+            Self::Ln => 1.0 / x,
+            Self::Ln1p => 1.0 / (1.0 + x),
+            Self::Log if first => 1.0 / (x * y.ln()),
+            Self::Log => -(x.ln() / (y * y.ln() * y.ln())),
+            Self::Log2 => 1.0 / (x * std::f64::consts::LN_2),
+            Self::Log10 => 1.0 / (x * std::f64::consts::LN_10),
+            Self::Sin => x.cos(),
+            Self::Cos => -x.sin(),
+            Self::Tan => 1.0 + value * value,
+            Self::Asin => 1.0 / (1.0 - x * x).sqrt(),
+            Self::Acos => -1.0 / (1.0 - x * x).sqrt(),
+            Self::Atan => 1.0 / (1.0 + x * x),
+            Self::Atan2 => pick(first, y, -x) / (x * x + y * y),
+            Self::Sinh => x.cosh(),
+            Self::Cosh => x.sinh(),
+            Self::Tanh => 1.0 - value * value,
+            Self::Asinh => 1.0 / (x * x + 1.0).sqrt(),
+            Self::Acosh => 1.0 / (x * x - 1.0).sqrt(),
+            Self::Atanh => 1.0 / (1.0 - x * x),
+            Self::Abs => match x {
+                0.0 => 0.0,
+                _ => x.signum(),
+            },
+            Self::Max | Self::Min => {
+                let (mine, other) = if first { (x, y) } else { (y, x) };
+                let wins = if self == Self::Max {
+                    mine > other
+                } else {
+                    mine < other
+                };
+                if mine == other {
+                    0.5
+                } else {
+                    pick(wins, 1.0, 0.0)
+                }
+            }
+            Self::Hypot => match value {
+                0.0 => 0.0,
+                _ => pick(first, x, y) / value,
+            },
+            Self::MulAdd => match slot {
+                0 => y,
+                1 => x,
+                _ => 1.0,
+            },
+        }
+    }
+}
+
+fn pick(condition: bool, yes: f64, no: f64) -> f64 {
+    if condition {
+        yes
+    } else {
+        no
+    }
+}
+
+impl fmt::Display for ScalarOperation {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+/// The operand values of one operation, as named in an error message.
+///
+/// For `powi` the second entry is the integer exponent (exact as an `f64`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Operands {
+    values: [f64; 3],
+    len: u8,
+}
+
+impl Operands {
+    pub(crate) fn new(values: [f64; 3], len: usize) -> Self {
+        Self {
+            values,
+            len: len.min(3) as u8,
+        }
+    }
+
+    /// The operand values in operand order.
+    pub fn as_slice(&self) -> &[f64] {
+        &self.values[..usize::from(self.len)]
+    }
+}
+
+impl fmt::Display for Operands {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, value) in self.as_slice().iter().enumerate() {
+            if index > 0 {
+                formatter.write_str(", ")?;
+            }
+            write!(formatter, "{value:?}")?;
+        }
+        Ok(())
+    }
+}

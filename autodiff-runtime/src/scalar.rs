@@ -1,0 +1,354 @@
+//! `Scalar`: a handle to one node of this thread's tape, and the operations that grow it.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use crate::error::ScalarAutodiffError;
+use crate::ledger::BackwardPass;
+use crate::operation::{Operands, ScalarOperation};
+use crate::tape::with_tape;
+
+/// One value in a differentiable computation: a handle to a node of this thread's graph.
+///
+/// Leaves are made by [`Scalar::variable`] (tracked: gradients flow to it) and
+/// [`Scalar::constant`] (untracked). Every operation takes its operands by reference,
+/// records one edge per operand occurrence (`x.mul(&x)` is two edges to one node), and
+/// returns a new node, or a typed error if the result is not finite.
+///
+/// Cloning a `Scalar` copies the handle, not the node: clones are the same node
+/// ([`Scalar::is_same_node`]). A `Scalar` belongs to the thread that made it (it is
+/// neither `Send` nor `Sync`). A node is freed when its last handle is dropped and every
+/// node made after it is gone.
+///
+/// ```
+/// use autodiff_runtime::Scalar;
+///
+/// let x = Scalar::variable(2.0)?;
+/// let square = x.mul(&x)?;
+/// let loss = square.add(&square)?;
+/// loss.backward()?;
+/// assert_eq!(x.gradient(), Some(8.0));
+/// assert_eq!(square.gradient(), Some(2.0));
+/// # Ok::<(), autodiff_runtime::ScalarAutodiffError>(())
+/// ```
+pub struct Scalar {
+    index: u32,
+    thread_bound: PhantomData<*const ()>,
+}
+
+impl Scalar {
+    pub(crate) fn index(&self) -> u32 {
+        self.index
+    }
+
+    fn from_index(index: u32) -> Self {
+        Self {
+            index,
+            thread_bound: PhantomData,
+        }
+    }
+
+    /// Creates a finite leaf whose gradient is tracked.
+    pub fn variable(value: f64) -> Result<Self, ScalarAutodiffError> {
+        Self::leaf(value, ScalarOperation::Variable)
+    }
+
+    /// Creates a finite leaf treated as a constant by the reverse pass.
+    pub fn constant(value: f64) -> Result<Self, ScalarAutodiffError> {
+        Self::leaf(value, ScalarOperation::Constant)
+    }
+
+    fn leaf(value: f64, operation: ScalarOperation) -> Result<Self, ScalarAutodiffError> {
+        if !value.is_finite() {
+            return Err(ScalarAutodiffError::NonFiniteLeaf { operation, value });
+        }
+        with_tape(|tape| tape.push(value, operation, [0; 3], 0))?.map(Self::from_index)
+    }
+
+    /// Records `operation` on `operands` with the primal `value` computed by `forward`.
+    fn record<const N: usize>(
+        operation: ScalarOperation,
+        operands: [&Scalar; N],
+        exponent: i32,
+        forward: impl FnOnce([f64; 3]) -> f64,
+    ) -> Result<Self, ScalarAutodiffError> {
+        with_tape(|tape| {
+            let mut indices = [0; 3];
+            let mut values = [0.0; 3];
+            for (slot, operand) in operands.iter().enumerate() {
+                indices[slot] = operand.index;
+                values[slot] = tape.node(operand.index).value;
+            }
+            let value = forward(values);
+            if !value.is_finite() {
+                if operation == ScalarOperation::Powi {
+                    values[1] = f64::from(exponent);
+                }
+                let count = if operation == ScalarOperation::Powi {
+                    2
+                } else {
+                    N
+                };
+                return Err(ScalarAutodiffError::NonFiniteResult {
+                    operation,
+                    operands: Operands::new(values, count),
+                    value,
+                });
+            }
+            tape.push(value, operation, indices, exponent)
+        })?
+        .map(Self::from_index)
+    }
+
+    fn unary(
+        &self,
+        operation: ScalarOperation,
+        f: fn(f64) -> f64,
+    ) -> Result<Self, ScalarAutodiffError> {
+        Self::record(operation, [self], 0, |[a, _, _]| f(a))
+    }
+
+    fn binary(
+        &self,
+        other: &Scalar,
+        operation: ScalarOperation,
+        f: fn(f64, f64) -> f64,
+    ) -> Result<Self, ScalarAutodiffError> {
+        Self::record(operation, [self, other], 0, |[a, b, _]| f(a, b))
+    }
+
+    /// The primal value (NaN only while the thread is tearing down its storage).
+    pub fn value(&self) -> f64 {
+        with_tape(|tape| tape.node(self.index).value).unwrap_or(f64::NAN)
+    }
+
+    /// The operation that produced this node.
+    pub fn operation(&self) -> ScalarOperation {
+        with_tape(|tape| tape.node(self.index).op).unwrap_or(ScalarOperation::Constant)
+    }
+
+    /// Whether gradients flow to this node: it is a variable or depends on one.
+    pub fn tracks_gradient(&self) -> bool {
+        with_tape(|tape| tape.node(self.index).tracked()).unwrap_or(false)
+    }
+
+    /// The stored gradient accumulated by completed backward passes, `None` if untracked.
+    pub fn gradient(&self) -> Option<f64> {
+        with_tape(|tape| {
+            let node = tape.node(self.index);
+            node.tracked().then_some(node.grad)
+        })
+        .ok()
+        .flatten()
+    }
+
+    /// Whether both handles name the same graph node (identity, never value equality).
+    pub fn is_same_node(&self, other: &Scalar) -> bool {
+        self.index == other.index
+    }
+
+    /// Replaces the value of a leaf, e.g. to update a parameter in a training loop.
+    ///
+    /// Refused for results of operations, for non-finite values, and while any live node
+    /// was computed from this leaf (its recorded values would go stale). The stored
+    /// gradient is kept; call [`zero_grad`](Scalar::zero_grad) to clear it.
+    pub fn set_value(&self, value: f64) -> Result<(), ScalarAutodiffError> {
+        with_tape(|tape| tape.set_value(self.index, value))?
+    }
+
+    /// A stop-gradient: an untracked constant leaf with this node's value and no edge to it.
+    pub fn detach(&self) -> Result<Self, ScalarAutodiffError> {
+        with_tape(|tape| {
+            let value = tape.node(self.index).value;
+            tape.push(value, ScalarOperation::Detached, [0; 3], 0)
+        })?
+        .map(Self::from_index)
+    }
+
+    /// One fresh reverse pass seeded with 1; see [`backward_with_seed`](Scalar::backward_with_seed).
+    pub fn backward(&self) -> Result<BackwardPass, ScalarAutodiffError> {
+        self.backward_with_seed(1.0)
+    }
+
+    /// Computes fresh pass-local adjoints of this output under `seed` and adds them to the
+    /// stored gradients of every tracked node it depends on.
+    ///
+    /// Every operand edge adds its contribution, in reverse topological order. Nothing is
+    /// stored unless every contribution, pass adjoint and prospective stored gradient is
+    /// finite: a failed call leaves every stored gradient bit for bit unchanged. The
+    /// returned [`BackwardPass`] builds the per-edge [`Ledger`](crate::Ledger) only when
+    /// asked.
+    pub fn backward_with_seed(&self, seed: f64) -> Result<BackwardPass, ScalarAutodiffError> {
+        let mut committed = Vec::new();
+        crate::ledger::run_pass(self, seed, Some(&mut committed))?;
+        Ok(BackwardPass::new(self.clone(), seed, committed))
+    }
+
+    /// Sets the stored gradient of every tracked node this one depends on (itself
+    /// included) to zero, leaving the graph and its values untouched.
+    pub fn zero_grad(&self) {
+        // Only fails while the thread's storage is torn down, when there is nothing to clear.
+        let _ = with_tape(|tape| tape.zero_grad(self.index));
+    }
+}
+
+macro_rules! unary_operations {
+    ($($(#[$doc:meta])* $name:ident => $operation:ident;)*) => {
+        impl Scalar {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self) -> Result<Self, ScalarAutodiffError> {
+                    self.unary(ScalarOperation::$operation, f64::$name)
+                }
+            )*
+        }
+    };
+}
+
+macro_rules! binary_operations {
+    ($($(#[$doc:meta])* $name:ident => $operation:ident, $f:expr;)*) => {
+        impl Scalar {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self, other: &Scalar) -> Result<Self, ScalarAutodiffError> {
+                    self.binary(other, ScalarOperation::$operation, $f)
+                }
+            )*
+        }
+    };
+}
+
+unary_operations! {
+    /// `1 / self`; derivative `-1 / self²`.
+    recip => Recip;
+    /// Square root; derivative `1 / (2 sqrt(self))`, undefined at 0.
+    sqrt => Sqrt;
+    /// Cube root; derivative `1 / (3 cbrt(self)²)`, undefined at 0.
+    cbrt => Cbrt;
+    /// `e^self`; derivative `e^self`.
+    exp => Exp;
+    /// `2^self`; derivative `2^self ln 2`.
+    exp2 => Exp2;
+    /// `e^self - 1`, accurate near 0; derivative `e^self`.
+    exp_m1 => ExpM1;
+    /// Natural logarithm; derivative `1 / self`.
+    ln => Ln;
+    /// `ln(1 + self)`, accurate near 0; derivative `1 / (1 + self)`.
+    ln_1p => Ln1p;
+    /// Base-2 logarithm; derivative `1 / (self ln 2)`.
+    log2 => Log2;
+    /// Base-10 logarithm; derivative `1 / (self ln 10)`.
+    log10 => Log10;
+    /// Sine; derivative `cos(self)`.
+    sin => Sin;
+    /// Cosine; derivative `-sin(self)`.
+    cos => Cos;
+    /// Tangent; derivative `1 + tan²(self)`.
+    tan => Tan;
+    /// Arcsine; derivative `1 / sqrt(1 - self²)`, undefined at ±1.
+    asin => Asin;
+    /// Arccosine; derivative `-1 / sqrt(1 - self²)`, undefined at ±1.
+    acos => Acos;
+    /// Arctangent; derivative `1 / (1 + self²)`.
+    atan => Atan;
+    /// Hyperbolic sine; derivative `cosh(self)`.
+    sinh => Sinh;
+    /// Hyperbolic cosine; derivative `sinh(self)`.
+    cosh => Cosh;
+    /// Hyperbolic tangent; derivative `1 - tanh²(self)`.
+    tanh => Tanh;
+    /// Inverse hyperbolic sine; derivative `1 / sqrt(self² + 1)`.
+    asinh => Asinh;
+    /// Inverse hyperbolic cosine; derivative `1 / sqrt(self² - 1)`, undefined at 1.
+    acosh => Acosh;
+    /// Inverse hyperbolic tangent; derivative `1 / (1 - self²)`.
+    atanh => Atanh;
+    /// Absolute value; derivative `signum(self)`, and 0 at 0 (PyTorch's convention).
+    abs => Abs;
+}
+
+#[allow(clippy::should_implement_trait)] // these return `Result`, which the traits cannot
+impl Scalar {
+    /// `self + other`; derivatives 1 and 1.
+    pub fn add(&self, other: &Scalar) -> Result<Self, ScalarAutodiffError> {
+        self.binary(other, ScalarOperation::Add, |a, b| a + b)
+    }
+
+    /// `self - other`; derivatives 1 and -1.
+    pub fn sub(&self, other: &Scalar) -> Result<Self, ScalarAutodiffError> {
+        self.binary(other, ScalarOperation::Subtract, |a, b| a - b)
+    }
+
+    /// `self * other`; derivatives `other` and `self`.
+    pub fn mul(&self, other: &Scalar) -> Result<Self, ScalarAutodiffError> {
+        self.binary(other, ScalarOperation::Multiply, |a, b| a * b)
+    }
+
+    /// `self / other`; derivatives `1 / other` and `-self / other²`.
+    pub fn div(&self, other: &Scalar) -> Result<Self, ScalarAutodiffError> {
+        self.binary(other, ScalarOperation::Divide, |a, b| a / b)
+    }
+
+    /// `-self`; derivative -1.
+    pub fn neg(&self) -> Result<Self, ScalarAutodiffError> {
+        self.unary(ScalarOperation::Negate, |a| -a)
+    }
+}
+
+binary_operations! {
+    /// `self^other`; derivatives `other · self^(other-1)` and `self^other · ln(self)`
+    /// (0 where the result is 0, PyTorch's convention).
+    powf => Powf, f64::powf;
+    /// Logarithm of `self` in base `other`, computed as `f64::log` does.
+    log => Log, f64::log;
+    /// Four-quadrant arctangent of `self / other`; derivatives `other / r²` and `-self / r²`.
+    atan2 => Atan2, f64::atan2;
+    /// The larger operand; a tie sends half the gradient to each (PyTorch's convention).
+    max => Max, f64::max;
+    /// The smaller operand; a tie sends half the gradient to each (PyTorch's convention).
+    min => Min, f64::min;
+    /// `sqrt(self² + other²)` without overflow; derivatives `self / r` and `other / r`,
+    /// and 0 at the origin.
+    hypot => Hypot, f64::hypot;
+}
+
+impl Scalar {
+    /// `self^n` for an integer `n` (not a graph node); derivative `n · self^(n-1)`.
+    pub fn powi(&self, n: i32) -> Result<Self, ScalarAutodiffError> {
+        Self::record(ScalarOperation::Powi, [self], n, |[a, _, _]| a.powi(n))
+    }
+
+    /// `self * a + b` with one rounding, as `f64::mul_add`; derivatives `a`, `self`, 1.
+    pub fn mul_add(&self, a: &Scalar, b: &Scalar) -> Result<Self, ScalarAutodiffError> {
+        Self::record(ScalarOperation::MulAdd, [self, a, b], 0, |[x, y, z]| {
+            x.mul_add(y, z)
+        })
+    }
+}
+
+impl Clone for Scalar {
+    fn clone(&self) -> Self {
+        // Without a tape the node is gone for this thread; the handle stays inert.
+        let _ = with_tape(|tape| tape.retain(self.index));
+        Self::from_index(self.index)
+    }
+}
+
+impl Drop for Scalar {
+    fn drop(&mut self) {
+        // During thread teardown the tape may already be gone; then so is the node.
+        let _ = with_tape(|tape| tape.release(self.index));
+    }
+}
+
+impl fmt::Debug for Scalar {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("Scalar")
+            .field("node", &self.index)
+            .field("operation", &self.operation())
+            .field("value", &self.value())
+            .field("gradient", &self.gradient())
+            .finish()
+    }
+}

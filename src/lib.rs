@@ -1,0 +1,1 @@
+pub use autodiff_runtime::*;
