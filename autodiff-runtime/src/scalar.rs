@@ -184,6 +184,14 @@ impl Scalar {
         Ok(BackwardPass::new(self.clone(), seed, committed))
     }
 
+    /// The pass of [`backward`](Scalar::backward) without keeping anything for a ledger.
+    ///
+    /// For generated code and training loops that only read gradients.
+    #[doc(hidden)]
+    pub fn backward_without_ledger(&self) -> Result<(), ScalarAutodiffError> {
+        crate::ledger::run_pass(self, 1.0, None)
+    }
+
     /// Sets the stored gradient of every tracked node this one depends on (itself
     /// included) to zero, leaving the graph and its values untouched.
     pub fn zero_grad(&self) {
