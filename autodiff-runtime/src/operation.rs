@@ -161,6 +161,7 @@ impl ScalarOperation {
     /// `max`/`min` split a tie evenly (0.5 to each operand), `hypot` has slope 0 at the
     /// origin, and `powf`'s exponent slope is 0 where the result is 0. Elsewhere a point
     /// without a derivative gives a non-finite number, which the reverse pass rejects.
+    #[inline]
     pub(crate) fn local_derivative(
         self,
         slot: usize,

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use crate::error::ScalarAutodiffError;
 use crate::ledger::BackwardPass;
 use crate::operation::{Operands, ScalarOperation};
-use crate::tape::with_tape;
+use crate::tape::{try_tape, with_tape, Recorded, TRACKED};
 
 /// One value in a differentiable computation: a handle to a node of this thread's graph.
 ///
@@ -62,42 +62,66 @@ impl Scalar {
         if !value.is_finite() {
             return Err(ScalarAutodiffError::NonFiniteLeaf { operation, value });
         }
-        with_tape(|tape| tape.push(value, operation, [0; 3], 0))?.map(Self::from_index)
+        let flags = if operation == ScalarOperation::Variable {
+            TRACKED
+        } else {
+            0
+        };
+        match try_tape(|tape| tape.push(value, operation, [0; 3], 0, flags)) {
+            Some(Some(index)) => Ok(Self::from_index(index)),
+            Some(None) => Err(Self::refusal(operation, &[], 0, Recorded::Full)),
+            None => Err(ScalarAutodiffError::TapeUnavailable),
+        }
     }
 
-    /// Records `operation` on `operands` with the primal `value` computed by `forward`.
+    /// Records `operation` on `operands` with the primal value computed by `forward`.
+    #[inline]
     fn record<const N: usize>(
         operation: ScalarOperation,
         operands: [&Scalar; N],
         exponent: i32,
         forward: impl FnOnce([f64; 3]) -> f64,
     ) -> Result<Self, ScalarAutodiffError> {
-        with_tape(|tape| {
-            let mut indices = [0; 3];
-            let mut values = [0.0; 3];
-            for (slot, operand) in operands.iter().enumerate() {
-                indices[slot] = operand.index;
-                values[slot] = tape.node(operand.index).value;
-            }
-            let value = forward(values);
-            if !value.is_finite() {
+        let mut indices = [0; 3];
+        for (slot, operand) in operands.iter().enumerate() {
+            indices[slot] = operand.index;
+        }
+        match try_tape(|tape| tape.record::<N>(operation, indices, exponent, forward)) {
+            Some(Recorded::Node(index)) => Ok(Self::from_index(index)),
+            Some(refused) => Err(Self::refusal(operation, &operands, exponent, refused)),
+            None => Err(ScalarAutodiffError::TapeUnavailable),
+        }
+    }
+
+    /// The error for an operation that recorded nothing.
+    #[cold]
+    fn refusal(
+        operation: ScalarOperation,
+        operands: &[&Scalar],
+        exponent: i32,
+        refused: Recorded,
+    ) -> ScalarAutodiffError {
+        match refused {
+            Recorded::NonFinite(value) => {
+                let mut values = [0.0; 3];
+                for (slot, operand) in operands.iter().enumerate().take(3) {
+                    values[slot] = operand.value();
+                }
+                let mut count = operands.len();
                 if operation == ScalarOperation::Powi {
                     values[1] = f64::from(exponent);
+                    count = 2;
                 }
-                let count = if operation == ScalarOperation::Powi {
-                    2
-                } else {
-                    N
-                };
-                return Err(ScalarAutodiffError::NonFiniteResult {
+                ScalarAutodiffError::NonFiniteResult {
                     operation,
                     operands: Operands::new(values, count),
                     value,
-                });
+                }
             }
-            tape.push(value, operation, indices, exponent)
-        })?
-        .map(Self::from_index)
+            Recorded::Full | Recorded::Node(_) => ScalarAutodiffError::TapeFull {
+                limit: u32::MAX as usize,
+            },
+        }
     }
 
     fn unary(
@@ -158,11 +182,7 @@ impl Scalar {
 
     /// A stop-gradient: an untracked constant leaf with this node's value and no edge to it.
     pub fn detach(&self) -> Result<Self, ScalarAutodiffError> {
-        with_tape(|tape| {
-            let value = tape.node(self.index).value;
-            tape.push(value, ScalarOperation::Detached, [0; 3], 0)
-        })?
-        .map(Self::from_index)
+        Self::leaf(self.value(), ScalarOperation::Detached)
     }
 
     /// One fresh reverse pass seeded with 1; see [`backward_with_seed`](Scalar::backward_with_seed).
@@ -337,7 +357,7 @@ impl Scalar {
 impl Clone for Scalar {
     fn clone(&self) -> Self {
         // Without a tape the node is gone for this thread; the handle stays inert.
-        let _ = with_tape(|tape| tape.retain(self.index));
+        let _ = try_tape(|tape| tape.retain(self.index));
         Self::from_index(self.index)
     }
 }
@@ -345,7 +365,7 @@ impl Clone for Scalar {
 impl Drop for Scalar {
     fn drop(&mut self) {
         // During thread teardown the tape may already be gone; then so is the node.
-        let _ = with_tape(|tape| tape.release(self.index));
+        let _ = try_tape(|tape| tape.release(self.index));
     }
 }
 

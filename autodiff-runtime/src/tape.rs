@@ -20,7 +20,7 @@ use crate::error::ScalarAutodiffError;
 use crate::operation::{Operands, ScalarOperation};
 
 /// The node is tracked: some variable reaches it.
-const TRACKED: u8 = 1;
+pub(crate) const TRACKED: u8 = 1;
 /// Scratch mark used inside one walk; clear outside of walks.
 const REACHED: u8 = 2;
 /// Operand `slot` is tracked (bits 2, 3, 4).
@@ -69,10 +69,26 @@ thread_local! {
 /// Fails only while the thread is tearing down its storage, or on re-entry, which the
 /// crate never does: no user code runs while the tape is borrowed.
 pub(crate) fn with_tape<R>(f: impl FnOnce(&mut Tape) -> R) -> Result<R, ScalarAutodiffError> {
-    TAPE.try_with(|tape| tape.try_borrow_mut().map(|mut tape| f(&mut tape)))
+    try_tape(f).ok_or(ScalarAutodiffError::TapeUnavailable)
+}
+
+/// [`with_tape`] for hot paths: `None` instead of a (large) error value.
+#[inline]
+pub(crate) fn try_tape<R>(f: impl FnOnce(&mut Tape) -> R) -> Option<R> {
+    TAPE.try_with(|tape| tape.try_borrow_mut().ok().map(|mut tape| f(&mut tape)))
         .ok()
-        .and_then(Result::ok)
-        .ok_or(ScalarAutodiffError::TapeUnavailable)
+        .flatten()
+}
+
+/// What recording one operation came to, kept small for the hot path.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Recorded {
+    /// The new node's index.
+    Node(u32),
+    /// The result was not finite; nothing was recorded.
+    NonFinite(f64),
+    /// The tape is full.
+    Full,
 }
 
 /// The number of nodes on this thread's tape (live or pinned below a live one).
@@ -92,6 +108,7 @@ impl Tape {
     }
 
     /// The tape index of operand `slot` of node `index`.
+    #[inline]
     pub(crate) fn operand(&self, index: u32, slot: usize) -> u32 {
         match slot {
             0 | 1 => self.nodes[index as usize].args[slot],
@@ -103,6 +120,7 @@ impl Tape {
     }
 
     /// The `powi` exponent of node `index` (0 for other operations).
+    #[inline]
     pub(crate) fn exponent(&self, index: u32) -> i32 {
         let node = &self.nodes[index as usize];
         match node.op {
@@ -112,6 +130,7 @@ impl Tape {
     }
 
     /// Operand values of node `index`, padded with zeros.
+    #[inline]
     pub(crate) fn operand_values(&self, index: u32) -> [f64; 3] {
         let mut values = [0.0; 3];
         for (slot, value) in values
@@ -146,30 +165,50 @@ impl Tape {
         )
     }
 
-    /// Records a node with one handle. `operands` holds `op.arity()` live indices.
+    /// Computes `op` on the first `N` of `operands` with `forward` and records the result.
+    #[inline]
+    pub(crate) fn record<const N: usize>(
+        &mut self,
+        op: ScalarOperation,
+        operands: [u32; 3],
+        exponent: i32,
+        forward: impl FnOnce([f64; 3]) -> f64,
+    ) -> Recorded {
+        let mut values = [0.0; 3];
+        let mut flags = 0;
+        for slot in 0..N {
+            let node = &self.nodes[operands[slot] as usize];
+            values[slot] = node.value;
+            if node.tracked() {
+                flags |= TRACKED | operand_tracked(slot);
+            }
+        }
+        let value = forward(values);
+        if !value.is_finite() {
+            return Recorded::NonFinite(value);
+        }
+        match self.push(value, op, operands, exponent, flags) {
+            Some(index) => Recorded::Node(index),
+            None => Recorded::Full,
+        }
+    }
+
+    /// Records a node with one handle and the given flags (`None`: the tape is full).
+    /// `operands` holds `op.arity()` live indices.
+    #[inline]
     pub(crate) fn push(
         &mut self,
         value: f64,
         op: ScalarOperation,
         operands: [u32; 3],
         exponent: i32,
-    ) -> Result<u32, ScalarAutodiffError> {
-        let index = u32::try_from(self.nodes.len())
-            .ok()
-            .filter(|&index| index < u32::MAX)
-            .ok_or(ScalarAutodiffError::TapeFull {
-                limit: u32::MAX as usize,
-            })?;
-        let mut flags = if op == ScalarOperation::Variable {
-            TRACKED
-        } else {
-            0
-        };
-        for (slot, &operand) in operands.iter().enumerate().take(op.arity()) {
-            if self.nodes[operand as usize].tracked() {
-                flags |= TRACKED | operand_tracked(slot);
-            }
+        flags: u8,
+    ) -> Option<u32> {
+        let index = self.nodes.len();
+        if index >= u32::MAX as usize {
+            return None;
         }
+        let index = index as u32;
         let second = match op {
             ScalarOperation::Powi => exponent as u32,
             _ => operands[1],
@@ -186,7 +225,7 @@ impl Tape {
             op,
             flags,
         });
-        Ok(index)
+        Some(index)
     }
 
     /// One more handle names `index`. A count that would overflow sticks at the maximum,
@@ -197,6 +236,7 @@ impl Tape {
     }
 
     /// One handle to `index` is gone; pop every dead node from the top.
+    #[inline]
     pub(crate) fn release(&mut self, index: u32) {
         let handles = &mut self.nodes[index as usize].handles;
         if *handles != u32::MAX {
