@@ -179,9 +179,11 @@ impl ScalarOperation {
             Self::Divide => pick(first, 1.0 / y, -(value / y)),
             Self::Negate => -1.0,
             Self::Recip => -(value * value),
-            Self::Powi => match exponent {
-                0 => 0.0,
-                n => f64::from(n) * x.powi(n - 1),
+            Self::Powi => match exponent.checked_sub(1) {
+                _ if exponent == 0 => 0.0,
+                Some(lower) => f64::from(exponent) * x.powi(lower),
+                // i32::MIN: x is not 0 here, or the forward value would be infinite.
+                None => f64::from(exponent) * value / x,
             },
             Self::Powf if first => match y {
                 0.0 => 0.0,
@@ -205,16 +207,21 @@ impl ScalarOperation {
             Self::Sin => x.cos(),
             Self::Cos => -x.sin(),
             Self::Tan => 1.0 + value * value,
-            Self::Asin => 1.0 / (1.0 - x * x).sqrt(),
-            Self::Acos => -1.0 / (1.0 - x * x).sqrt(),
+            // (1 - x)(1 + x) keeps its digits near ±1, where 1 - x² would not.
+            Self::Asin => 1.0 / ((1.0 - x) * (1.0 + x)).sqrt(),
+            Self::Acos => -1.0 / ((1.0 - x) * (1.0 + x)).sqrt(),
             Self::Atan => 1.0 / (1.0 + x * x),
-            Self::Atan2 => pick(first, y, -x) / (x * x + y * y),
+            // Dividing by the radius twice neither underflows nor overflows like x² + y².
+            Self::Atan2 => {
+                let radius = x.hypot(y);
+                pick(first, y, -x) / radius / radius
+            }
             Self::Sinh => x.cosh(),
             Self::Cosh => x.sinh(),
             Self::Tanh => 1.0 - value * value,
-            Self::Asinh => 1.0 / (x * x + 1.0).sqrt(),
-            Self::Acosh => 1.0 / (x * x - 1.0).sqrt(),
-            Self::Atanh => 1.0 / (1.0 - x * x),
+            Self::Asinh => 1.0 / x.hypot(1.0),
+            Self::Acosh => 1.0 / ((x - 1.0).sqrt() * (x + 1.0).sqrt()),
+            Self::Atanh => 1.0 / ((1.0 - x) * (1.0 + x)),
             Self::Abs => match x {
                 0.0 => 0.0,
                 _ => x.signum(),

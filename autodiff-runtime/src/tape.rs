@@ -393,3 +393,29 @@ impl Tape {
         (0..=output).filter(|&at| reached[at as usize]).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_takes_forty_bytes() {
+        // The performance issue's budget is 48 bytes per recorded node at peak.
+        assert_eq!(std::mem::size_of::<Node>(), 40);
+    }
+
+    #[test]
+    fn dead_nodes_are_freed_last_in_first_out() -> Result<(), ScalarAutodiffError> {
+        let base = crate::tape_len();
+        let x = crate::Scalar::variable(1.0)?;
+        let y = x.exp()?;
+        let z = y.sin()?;
+        drop(y); // pinned below z
+        assert_eq!(crate::tape_len(), base + 3);
+        drop(z); // z goes, then the dead y below it
+        assert_eq!(crate::tape_len(), base + 1);
+        drop(x);
+        assert_eq!(crate::tape_len(), base);
+        Ok(())
+    }
+}
