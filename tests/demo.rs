@@ -19,12 +19,19 @@ const EXPECTED: [&str; 9] = [
 #[test]
 fn the_demo_prints_the_chapter_lines() -> Result<(), autodiff::ScalarAutodiffError> {
     let lines = reused_square::report()?;
-    assert!(lines.len() > EXPECTED.len(), "the ledger follows the nine lines");
+    assert!(
+        lines.len() > EXPECTED.len(),
+        "the ledger follows the nine lines"
+    );
     for (index, (line, expected)) in lines.iter().zip(EXPECTED).enumerate() {
         assert_eq!(line, expected, "line {}", index + 1);
     }
     // Then the first pass's ledger: a header, the column names and four edge rows.
-    let ledger: Vec<&String> = lines.iter().skip(EXPECTED.len()).filter(|l| !l.is_empty()).collect();
+    let ledger: Vec<&String> = lines
+        .iter()
+        .skip(EXPECTED.len())
+        .filter(|l| !l.is_empty())
+        .collect();
     assert_eq!(ledger.len(), 1 + 2 + 4);
     assert!(ledger[1].starts_with("backward pass: seed 1.000000000000, 3 nodes, 4 edges"));
     Ok(())
@@ -41,7 +48,11 @@ fn the_demo_binary_prints_the_same_lines() {
     let Ok(output) = output else {
         panic!("could not run cargo: {output:?}");
     };
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     let printed: Vec<&str> = stdout.lines().take(EXPECTED.len()).collect();
     assert_eq!(printed, EXPECTED);
