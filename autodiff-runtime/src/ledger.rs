@@ -16,21 +16,37 @@ pub(crate) fn run_pass(
     seed: f64,
     record: Option<&mut Vec<(u32, f64)>>,
 ) -> Result<(), ScalarAutodiffError> {
-    with_tape(|tape| {
-        let node = tape.node(output.index());
-        if !node.tracked() {
-            return Err(ScalarAutodiffError::UntrackedOutput { operation: node.op });
-        }
-        if !seed.is_finite() {
-            return Err(ScalarAutodiffError::NonFiniteSeed { seed });
-        }
-        match tape.backward(output.index(), seed, record) {
-            Ok(()) => Ok(()),
-            Err(_) => Err(replay(tape, output.index(), seed, false)
-                .error
-                .unwrap_or(ScalarAutodiffError::NonFiniteSeed { seed })),
-        }
-    })?
+    with_tape(|tape| pass(tape, output.index(), seed, record))?
+}
+
+/// [`run_pass`] on a tape already borrowed.
+pub(crate) fn pass(
+    tape: &mut Tape,
+    output: u32,
+    seed: f64,
+    record: Option<&mut Vec<(u32, f64)>>,
+) -> Result<(), ScalarAutodiffError> {
+    let node = tape.node(output);
+    if !node.tracked() {
+        return Err(ScalarAutodiffError::UntrackedOutput { operation: node.op });
+    }
+    if !seed.is_finite() {
+        return Err(ScalarAutodiffError::NonFiniteSeed { seed });
+    }
+    match tape.backward(output, seed, record) {
+        Ok(()) => Ok(()),
+        Err(_) => Err(explain(tape, output, seed)),
+    }
+}
+
+/// The typed error of a pass the fast loop found non-finite.
+#[cold]
+fn explain(tape: &Tape, output: u32, seed: f64) -> ScalarAutodiffError {
+    // The replay checks what the fast pass checked, so it finds the failure; the
+    // fallback only keeps this function total.
+    replay(tape, output, seed, false)
+        .error
+        .unwrap_or(ScalarAutodiffError::NonFiniteSeed { seed })
 }
 
 /// The seed's reference pass over the dependency subgraph, with topology indices.

@@ -23,6 +23,7 @@ mod ledger;
 mod operation;
 mod scalar;
 mod tape;
+mod trace;
 
 pub use error::ScalarAutodiffError;
 pub use gradcheck::{scalar_gradient_check, ScalarGradientCheck};
@@ -30,3 +31,9 @@ pub use ledger::{BackwardPass, Ledger, LedgerEdge, LedgerNode};
 pub use operation::{Operands, ScalarOperation};
 pub use scalar::Scalar;
 pub use tape::tape_len;
+
+/// Support for the code `#[differentiable]` generates; not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::trace::{trace, Backend, Handles, Id, Trace};
+}

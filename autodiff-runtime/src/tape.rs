@@ -99,6 +99,19 @@ pub fn tape_len() -> usize {
     with_tape(|tape| tape.nodes.len()).unwrap_or(0)
 }
 
+/// Adds `contribution` to the pass adjoint of `parent`, marking it reached.
+#[inline]
+fn accumulate(nodes: &mut [Node], parent: usize, contribution: f64, lowest: &mut usize) {
+    let target = &mut nodes[parent];
+    if target.flags & REACHED != 0 {
+        target.adjoint += contribution;
+    } else {
+        target.flags |= REACHED;
+        target.adjoint = contribution;
+        *lowest = (*lowest).min(parent);
+    }
+}
+
 /// What the reverse pass found wrong, before it is explained with topology indices.
 pub(crate) struct PassFailed;
 
@@ -228,6 +241,20 @@ impl Tape {
         Some(index)
     }
 
+    /// The number of nodes on the tape.
+    pub(crate) fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Pops every node at `len` and above, handles or not (for traces, which hold none).
+    pub(crate) fn truncate(&mut self, len: usize) {
+        self.nodes.truncate(len);
+        let kept = self
+            .addends
+            .partition_point(|&(node, _)| (node as usize) < len);
+        self.addends.truncate(kept);
+    }
+
     /// One more handle names `index`. A count that would overflow sticks at the maximum,
     /// which keeps the node alive for good rather than freeing it early.
     pub(crate) fn retain(&mut self, index: u32) {
@@ -299,30 +326,50 @@ impl Tape {
         let mut finite = true;
         let mut at = out;
         loop {
-            let node = self.nodes[at];
-            if node.flags & REACHED != 0 {
-                let upstream = node.adjoint;
+            let node = &self.nodes[at];
+            let flags = node.flags;
+            if flags & REACHED != 0 {
+                let (op, value, upstream, args) = (node.op, node.value, node.adjoint, node.args);
                 if !(node.grad + upstream).is_finite() {
                     finite = false;
                     break;
                 }
-                let index = at as u32;
-                let values = self.operand_values(index);
-                let exponent = self.exponent(index);
-                for slot in 0..node.op.arity() {
-                    if node.flags & operand_tracked(slot) == 0 {
-                        continue;
+                // Unary and binary nodes (nearly all) read their operands directly.
+                match op.arity() {
+                    0 => {}
+                    1 => {
+                        if flags & operand_tracked(0) != 0 {
+                            let parent = args[0] as usize;
+                            let exponent = if op == ScalarOperation::Powi {
+                                args[1] as i32
+                            } else {
+                                0
+                            };
+                            let x = self.nodes[parent].value;
+                            let local = op.local_derivative(0, [x, 0.0, 0.0], value, exponent);
+                            accumulate(&mut self.nodes, parent, upstream * local, &mut lowest);
+                        }
                     }
-                    let local = node.op.local_derivative(slot, values, node.value, exponent);
-                    let contribution = upstream * local;
-                    let parent = self.operand(index, slot) as usize;
-                    let target = &mut self.nodes[parent];
-                    if target.flags & REACHED != 0 {
-                        target.adjoint += contribution;
-                    } else {
-                        target.flags |= REACHED;
-                        target.adjoint = contribution;
-                        lowest = lowest.min(parent);
+                    2 => {
+                        let [left, right] = args.map(|arg| arg as usize);
+                        let values = [self.nodes[left].value, self.nodes[right].value, 0.0];
+                        for (slot, parent) in [(0, left), (1, right)] {
+                            if flags & operand_tracked(slot) != 0 {
+                                let local = op.local_derivative(slot, values, value, 0);
+                                accumulate(&mut self.nodes, parent, upstream * local, &mut lowest);
+                            }
+                        }
+                    }
+                    arity => {
+                        let index = at as u32;
+                        let values = self.operand_values(index);
+                        for slot in 0..arity {
+                            if flags & operand_tracked(slot) != 0 {
+                                let local = op.local_derivative(slot, values, value, 0);
+                                let parent = self.operand(index, slot) as usize;
+                                accumulate(&mut self.nodes, parent, upstream * local, &mut lowest);
+                            }
+                        }
                     }
                 }
             }
