@@ -7,6 +7,7 @@
 //! [`Backend`], so both record exactly the same nodes and edges.
 
 use std::cell::RefCell;
+use std::marker::PhantomData;
 
 use crate::error::ScalarAutodiffError;
 use crate::ledger::pass;
@@ -16,9 +17,16 @@ use crate::tape::{with_tape, Recorded, Tape, TRACKED};
 
 type Result<T> = std::result::Result<T, ScalarAutodiffError>;
 
-/// A node recorded by a [`Trace`]: an index valid until the trace ends.
+/// A node recorded by a [`Trace`]: an index valid until the trace ends. The lifetime ties
+/// it to its trace, so it cannot outlive the nodes it names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Id(u32);
+pub struct Id<'t>(u32, PhantomData<&'t ()>);
+
+impl Id<'_> {
+    fn new(index: u32) -> Self {
+        Self(index, PhantomData)
+    }
+}
 
 /// Records nodes on a borrowed tape; see the module docs.
 #[derive(Debug)]
@@ -29,7 +37,11 @@ pub struct Trace<'t> {
 /// Runs `build` on a fresh trace of this thread's tape and pops what it recorded.
 ///
 /// Code inside `build` must not use [`Scalar`]s: the tape is borrowed, so they would
-/// fail with [`ScalarAutodiffError::TapeUnavailable`].
+/// fail with [`ScalarAutodiffError::TapeUnavailable`]. An [`Id`] cannot leave its trace:
+///
+/// ```compile_fail
+/// let leaked = autodiff_runtime::__private::trace(|t| t.variable(1.0));
+/// ```
 pub fn trace<R>(build: impl FnOnce(&Trace<'_>) -> Result<R>) -> Result<R> {
     with_tape(|tape| {
         let base = tape.len();
@@ -42,13 +54,13 @@ pub fn trace<R>(build: impl FnOnce(&Trace<'_>) -> Result<R>) -> Result<R> {
     })?
 }
 
-impl Trace<'_> {
+impl<'t> Trace<'t> {
     /// A tracked leaf.
-    pub fn variable(&self, value: f64) -> Result<Id> {
+    pub fn variable(&self, value: f64) -> Result<Id<'t>> {
         self.leaf(value, ScalarOperation::Variable)
     }
 
-    fn leaf(&self, value: f64, operation: ScalarOperation) -> Result<Id> {
+    fn leaf(&self, value: f64, operation: ScalarOperation) -> Result<Id<'t>> {
         if !value.is_finite() {
             return Err(ScalarAutodiffError::NonFiniteLeaf { operation, value });
         }
@@ -59,7 +71,7 @@ impl Trace<'_> {
         };
         let mut tape = self.tape.borrow_mut();
         tape.push(value, operation, [0; 3], 0, flags)
-            .map(Id)
+            .map(Id::new)
             .ok_or(ScalarAutodiffError::TapeFull {
                 limit: u32::MAX as usize,
             })
@@ -69,17 +81,17 @@ impl Trace<'_> {
     fn record<const N: usize>(
         &self,
         operation: ScalarOperation,
-        operands: [Id; N],
+        operands: [Id<'t>; N],
         exponent: i32,
         forward: impl FnOnce([f64; 3]) -> f64,
-    ) -> Result<Id> {
+    ) -> Result<Id<'t>> {
         let mut indices = [0; 3];
         for (slot, operand) in operands.iter().enumerate() {
             indices[slot] = operand.0;
         }
         let mut tape = self.tape.borrow_mut();
         match tape.record::<N>(operation, indices, exponent, forward) {
-            Recorded::Node(index) => Ok(Id(index)),
+            Recorded::Node(index) => Ok(Id::new(index)),
             refused => Err(refusal(&tape, operation, &indices[..N], exponent, refused)),
         }
     }
@@ -88,8 +100,8 @@ impl Trace<'_> {
     /// `variables`. An output that depends on no variable has an all-zero gradient.
     pub fn value_and_gradient<const N: usize>(
         &self,
-        output: Id,
-        variables: [Id; N],
+        output: Id<'t>,
+        variables: [Id<'t>; N],
     ) -> Result<(f64, [f64; N])> {
         let mut tape = self.tape.borrow_mut();
         let value = tape.node(output.0).value;
@@ -198,34 +210,34 @@ macro_rules! backend {
             )*
         }
 
-        impl Backend for Trace<'_> {
-            type Value = Id;
-            fn constant(&self, value: f64) -> Result<Id> {
+        impl<'t> Backend for Trace<'t> {
+            type Value = Id<'t>;
+            fn constant(&self, value: f64) -> Result<Id<'t>> {
                 self.leaf(value, ScalarOperation::Constant)
             }
-            fn detach(&self, value: &Id) -> Result<Id> {
+            fn detach(&self, value: &Id<'t>) -> Result<Id<'t>> {
                 let primal = self.value(value);
                 self.leaf(primal, ScalarOperation::Detached)
             }
-            fn value(&self, value: &Id) -> f64 {
+            fn value(&self, value: &Id<'t>) -> f64 {
                 self.tape.borrow().node(value.0).value
             }
-            fn powi(&self, value: &Id, n: i32) -> Result<Id> {
+            fn powi(&self, value: &Id<'t>, n: i32) -> Result<Id<'t>> {
                 self.record(ScalarOperation::Powi, [*value], n, |[a, _, _]| a.powi(n))
             }
-            fn mul_add(&self, value: &Id, a: &Id, b: &Id) -> Result<Id> {
+            fn mul_add(&self, value: &Id<'t>, a: &Id<'t>, b: &Id<'t>) -> Result<Id<'t>> {
                 self.record(ScalarOperation::MulAdd, [*value, *a, *b], 0, |[x, y, z]| x.mul_add(y, z))
             }
             $(
                 #[inline]
-                fn $unary(&self, value: &Id) -> Result<Id> {
+                fn $unary(&self, value: &Id<'t>) -> Result<Id<'t>> {
                     let f: fn(f64) -> f64 = $unary_f;
                     self.record(ScalarOperation::$unary_op, [*value], 0, |[a, _, _]| f(a))
                 }
             )*
             $(
                 #[inline]
-                fn $binary(&self, left: &Id, right: &Id) -> Result<Id> {
+                fn $binary(&self, left: &Id<'t>, right: &Id<'t>) -> Result<Id<'t>> {
                     let f: fn(f64, f64) -> f64 = $binary_f;
                     self.record(ScalarOperation::$binary_op, [*left, *right], 0, |[a, b, _]| f(a, b))
                 }
