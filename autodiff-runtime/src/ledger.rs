@@ -60,6 +60,9 @@ struct Replay {
     error: Option<ScalarAutodiffError>,
 }
 
+///
+/// Indexing: `topology` holds every operand of every node in it, so `position` has a rank
+/// for each operand, and ranks index `adjoints`.
 fn replay(tape: &Tape, output: u32, seed: f64, keep_edges: bool) -> Replay {
     let topology = tape.dependencies(output);
     let mut position = vec![usize::MAX; output as usize + 1];
