@@ -1,0 +1,462 @@
+//! Unit tests of the expansion, run without rustc.
+
+use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
+use quote::quote;
+
+use crate::expand::expand;
+
+/// The messages of the `compile_error!`s in an expansion, in order.
+fn errors(output: &TokenStream) -> Vec<String> {
+    fn walk(tokens: TokenStream, found: &mut Vec<String>) {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        for (index, token) in tokens.iter().enumerate() {
+            match token {
+                TokenTree::Ident(ident) if ident == "compile_error" => {
+                    if let Some(TokenTree::Group(group)) = tokens.get(index + 2) {
+                        let message: syn::LitStr =
+                            syn::parse2(group.stream()).expect("a string literal");
+                        found.push(message.value());
+                    }
+                }
+                TokenTree::Group(group) => walk(group.stream(), found),
+                _ => {}
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(output.clone(), &mut found);
+    found
+}
+
+/// The names of the functions an expansion defines.
+fn functions(output: &TokenStream) -> Vec<String> {
+    let file: syn::File = syn::parse2(output.clone()).expect("the expansion parses as items");
+    file.items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Fn(item) => Some(item.sig.ident.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The body of the generated `_graph` function, as one string.
+fn graph_body(output: &TokenStream) -> String {
+    let file: syn::File = syn::parse2(output.clone()).expect("the expansion parses as items");
+    file.items
+        .iter()
+        .find_map(|item| match item {
+            syn::Item::Fn(item) if item.sig.ident.to_string().ends_with("_graph") => {
+                Some(quote!(#item).to_string())
+            }
+            _ => None,
+        })
+        .expect("a _graph function")
+}
+
+fn accepted(item: TokenStream) -> TokenStream {
+    let output = expand(TokenStream::new(), item);
+    assert_eq!(errors(&output), Vec::<String>::new());
+    output
+}
+
+#[test]
+fn an_accepted_function_becomes_three_functions() {
+    let output = accepted(quote! {
+        /// Docs stay on the plain function.
+        pub(crate) fn loss(x: f64) -> f64 {
+            let s = x * x;
+            s + s
+        }
+    });
+    assert_eq!(functions(&output), ["loss", "loss_graph", "loss_grad"]);
+    let text = output.to_string();
+    assert!(text.contains("pub (crate) fn loss_graph"), "{text}");
+    assert!(text.contains("pub (crate) fn loss_grad"), "{text}");
+    assert!(text.contains("[:: core :: primitive :: f64 ; 1]"), "{text}");
+    assert!(text.contains("backward_without_ledger") || text.contains("value_and_gradient"));
+}
+
+#[test]
+fn operands_are_references_to_one_node_per_name() {
+    let body = graph_body(&accepted(quote! {
+        fn loss(x: f64) -> f64 {
+            let s = x * x;
+            s + s
+        }
+    }));
+    // A parameter is already a `&Scalar`; a local is borrowed; nothing is copied.
+    assert!(body.contains("let s = x . mul (x) ?"), "{body}");
+    // The last call's `Result` is the function's result: no `Ok(..?)`.
+    assert!(body.contains("s . add (& s) }"), "{body}");
+    assert!(!body.contains("variable"), "{body}");
+}
+
+#[test]
+fn evaluation_structure_is_preserved() {
+    let body = graph_body(&accepted(quote! {
+        fn f(x: f64, y: f64) -> f64 {
+            x * 2.0 - 2.0 * y + -3.0 / (x - y) - -x
+        }
+    }));
+    let expected = ":: autodiff :: Scalar :: constant (- 3.0) ?";
+    assert!(body.contains(expected), "{body}");
+    // Operand order and association as written: ((x*2 - 2*y) + (-3 / (x - y))) - (-x).
+    let order = [
+        "x . mul (& :: autodiff :: Scalar :: constant (2.0) ?) ?",
+        ". sub (& :: autodiff :: Scalar :: constant (2.0) ? . mul (y) ?) ?",
+        ". add (& :: autodiff :: Scalar :: constant (- 3.0) ? . div (& x . sub (y) ?) ?) ?",
+        ". sub (& x . neg () ?) }",
+    ];
+    let mut rest = body.as_str();
+    for part in order {
+        let at = rest
+            .find(part)
+            .unwrap_or_else(|| panic!("{part} in {body}"));
+        rest = &rest[at + part.len()..];
+    }
+}
+
+#[test]
+fn methods_in_both_forms_become_runtime_calls() {
+    let body = graph_body(&accepted(quote! {
+        fn f(x: f64, y: f64) -> f64 {
+            x.exp() + f64::ln(y) + x.powi(-2) + f64::powf(x, 1.5) + x.mul_add(y, 1.0)
+                + f64::max(x, 0.0) + x.detach() + y.detach().floor()
+        }
+    }));
+    for part in [
+        "x . exp () ?",
+        "y . ln () ?",
+        "x . powi (- 2) ?",
+        "x . powf (& :: autodiff :: Scalar :: constant (1.5) ?) ?",
+        "x . mul_add (y , & :: autodiff :: Scalar :: constant (1.0) ?) ?",
+        "x . max (& :: autodiff :: Scalar :: constant (0.0) ?) ?",
+        "x . detach () ?",
+        ":: autodiff :: Scalar :: constant (:: core :: primitive :: f64 :: floor (y . value ())) ?",
+    ] {
+        assert!(body.contains(part), "{part} in {body}");
+    }
+}
+
+#[test]
+fn detach_is_removed_from_the_plain_function() {
+    let output = accepted(quote! {
+        fn f(x: f64) -> f64 {
+            x * x + x.detach() * 3.0 + (x * 2.0).detach().floor()
+        }
+    });
+    let file: syn::File = syn::parse2(output).expect("items");
+    let plain = &file.items[0];
+    let text = quote!(#plain).to_string();
+    assert!(!text.contains("detach"), "{text}");
+    assert!(
+        text.contains("x * x + x * 3.0 + (x * 2.0) . floor ()"),
+        "{text}"
+    );
+}
+
+#[test]
+fn mutable_parameters_are_rebound_to_an_owned_handle() {
+    let body = graph_body(&accepted(quote! {
+        fn f(mut x: f64) -> f64 {
+            x += 1.0;
+            x
+        }
+    }));
+    assert!(
+        body.contains("let mut x = :: core :: clone :: Clone :: clone (x) ;"),
+        "{body}"
+    );
+    assert!(
+        body.contains("x = x . add (& :: autodiff :: Scalar :: constant (1.0) ?) ? ;"),
+        "{body}"
+    );
+}
+
+#[test]
+fn every_error_of_a_function_is_reported_at_once() {
+    let output = expand(
+        quote!(order = 2),
+        quote! {
+            async fn messy<T>(x: f64, steps: i32, (a, b): (f64, f64)) -> f32 {
+                let wrapped = x % 1.0;
+                let rounded = wrapped.round();
+                let scaled = rounded * (steps as f64);
+                println!("{scaled}");
+                if scaled > 0.0 { x } else { helper(x) }
+            }
+        },
+    );
+    let messages = errors(&output);
+    let headlines: Vec<&str> = messages
+        .iter()
+        .map(|m| m.lines().next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        headlines,
+        [
+            "unknown argument `order`: #[differentiable] takes no arguments yet",
+            "an `async fn` cannot be #[differentiable]",
+            "generic functions cannot be #[differentiable]",
+            "every parameter of a #[differentiable] function must have type `f64`",
+            "parameter patterns are not supported by #[differentiable]",
+            "every parameter of a #[differentiable] function must have type `f64`",
+            "the return type of a #[differentiable] function must be `f64`",
+            "the remainder operator `%` cannot be differentiated",
+            "`round` cannot be differentiated",
+            "`as` casts are not supported by #[differentiable]",
+            "macro calls such as `println!` are not supported inside a #[differentiable] function",
+            "`if` is not supported by #[differentiable] yet",
+        ]
+    );
+    // Every message teaches: what, why, and what to write instead.
+    for message in &messages {
+        let lines: Vec<&str> = message.lines().collect();
+        assert_eq!(lines.len(), 3, "{message}");
+        assert!(
+            lines[1].starts_with("note: ") && lines[2].starts_with("help: "),
+            "{message}"
+        );
+    }
+    // Stand-ins keep the user's calls resolving.
+    assert_eq!(functions(&output), ["messy", "messy_graph", "messy_grad"]);
+}
+
+#[test]
+fn a_rejected_binding_is_reported_once() {
+    let output = expand(
+        TokenStream::new(),
+        quote! {
+            fn f(x: f64) -> f64 {
+                let square = |v: f64| v * v;
+                let r = &x;
+                square(x) + r * square(r) + r
+            }
+        },
+    );
+    assert_eq!(errors(&output).len(), 2, "{:#?}", errors(&output));
+}
+
+#[test]
+fn not_a_function_is_reported_and_the_item_kept() {
+    let output = expand(
+        TokenStream::new(),
+        quote!(
+            pub struct Point {
+                x: f64,
+            }
+        ),
+    );
+    assert_eq!(errors(&output).len(), 1);
+    assert!(output.to_string().contains("pub struct Point"));
+}
+
+/// A deterministic xorshift generator, so the fuzz tests need no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+}
+
+/// A random expression mixing supported and (unless `clean`) unsupported constructs.
+fn random_expr(rng: &mut Rng, depth: usize, clean: bool) -> String {
+    if depth == 0 {
+        let leaves: &[&str] = if clean {
+            &["x", "y", "t", "2.0", "PI", "-1.5", "1e-3"]
+        } else {
+            &[
+                "x", "y", "t", "2.0", "3", "PI", "0.5f32", "-1.5", "true", "N",
+            ]
+        };
+        return rng.pick(leaves).to_owned();
+    }
+    let a = random_expr(rng, depth - 1, clean);
+    let b = random_expr(rng, depth - 1, clean);
+    let c = random_expr(rng, depth - 1, clean);
+    if clean {
+        return match rng.below(10) {
+            0 => format!("({a})"),
+            1 => format!("-{a}"),
+            2 | 3 => format!("{a} {} {b}", rng.pick(&["+", "-", "*", "/"])),
+            4 => format!(
+                "({a}).{}()",
+                rng.pick(&["exp", "sin", "detach", "tanh", "abs"])
+            ),
+            5 => format!("({a}).{}({b})", rng.pick(&["powf", "max", "log", "hypot"])),
+            6 => format!("f64::mul_add({a}, {b}, {c})"),
+            7 => format!("{{ let t = {a}; t * {b} }}"),
+            8 => format!(
+                "(({a}).detach()).{}()",
+                rng.pick(&["round", "signum", "fract"])
+            ),
+            _ => format!("({a}).powi({})", rng.pick(&["2", "-3", "N", "N + 1"])),
+        };
+    }
+    match rng.below(20) {
+        0 => format!("({a})"),
+        1 => format!("-{a}"),
+        2 => format!(
+            "{a} {} {b}",
+            rng.pick(&["+", "-", "*", "/", "%", "<", "^", "&&"])
+        ),
+        3 => format!(
+            "({a}).{}()",
+            rng.pick(&["exp", "floor", "detach", "sin", "foo", "ln"])
+        ),
+        4 => format!(
+            "({a}).{}({b})",
+            rng.pick(&["powf", "max", "powi", "log", "bar"])
+        ),
+        5 => format!("({a}).mul_add({b}, {c})"),
+        6 => format!(
+            "f64::{}({a})",
+            rng.pick(&["exp", "floor", "detach", "tanh", "fract"])
+        ),
+        7 => format!(
+            "f64::{}({a}, {b})",
+            rng.pick(&["powi", "hypot", "min", "atan2"])
+        ),
+        8 => format!("helper({a})"),
+        9 => format!("(|v: f64| v * {a})({b})"),
+        10 => format!("&{a}"),
+        11 => format!("*{a}"),
+        12 => format!("{a} as i32"),
+        13 => format!("if {a} {{ {b} }} else {{ {c} }}"),
+        14 => format!("{{ let t = {a}; t * {b} }}"),
+        15 => format!("println!(\"{{}}\", {a})"),
+        16 => format!(
+            "(({a}).detach()).{}()",
+            rng.pick(&["round", "signum", "trunc"])
+        ),
+        17 => format!("[{a}, {b}][0]"),
+        18 => format!("({a}, {b}).0"),
+        _ => format!(
+            "({a}).powi({})",
+            rng.pick(&["2", "-3", "N", "x", "2.0", "N + 1"])
+        ),
+    }
+}
+
+fn random_stmt(rng: &mut Rng, clean: bool) -> String {
+    let e = random_expr(rng, 2, clean);
+    match rng.below(if clean { 6 } else { 9 }) {
+        0 => format!("let t = {e};"),
+        1 => format!("let mut t = {e};"),
+        2 => format!("t += {e};"),
+        3 => format!("x = {e};"),
+        4 => format!("{{ let t = {e}; x -= t; }}"),
+        5 => "const N: i32 = 2;".to_owned(),
+        6 => format!("return {e};"),
+        7 => format!("{e};"),
+        _ => format!("let (t, _) = ({e}, 1.0);"),
+    }
+}
+
+#[test]
+fn random_bodies_never_panic_and_accepted_ones_are_well_formed() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let (mut accepted_count, mut rejected_count) = (0, 0);
+    for _ in 0..3000 {
+        let clean = rng.below(2) == 0;
+        let stmts: Vec<String> = (0..rng.below(4))
+            .map(|_| random_stmt(&mut rng, clean))
+            .collect();
+        let tail = random_expr(&mut rng, 3, clean);
+        let source = format!(
+            "fn f(mut x: f64, y: f64) -> f64 {{ let mut t = x; const N: i32 = 1; {} {tail} }}",
+            stmts.join(" ")
+        );
+        // Only sources rustc could hand to the attribute: valid function syntax.
+        if syn::parse_str::<syn::ItemFn>(&source).is_err() {
+            continue;
+        }
+        let Ok(item) = source.parse::<TokenStream>() else {
+            continue;
+        };
+        let output = expand(TokenStream::new(), item);
+        let messages = errors(&output);
+        assert!(
+            messages.iter().all(|m| !m.contains("internal error")),
+            "{source}: {messages:#?}"
+        );
+        assert!(
+            syn::parse2::<syn::File>(output.clone()).is_ok(),
+            "{source}\n{output}"
+        );
+        assert_eq!(functions(&output), ["f", "f_graph", "f_grad"], "{source}");
+        if messages.is_empty() {
+            accepted_count += 1;
+            let body = graph_body(&output);
+            // No rejected (empty) operand slipped into an accepted expansion.
+            assert!(
+                !body.contains("(& )") && !body.contains(". ("),
+                "{source}\n{body}"
+            );
+        } else {
+            rejected_count += 1;
+        }
+    }
+    assert!(accepted_count > 1000, "{accepted_count} accepted");
+    assert!(rejected_count > 1000, "{rejected_count} rejected");
+}
+
+#[test]
+fn random_token_streams_never_panic() {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    fn random_tokens(rng: &mut Rng, depth: usize) -> TokenStream {
+        let mut tokens = TokenStream::new();
+        for _ in 0..rng.below(8) {
+            let token: TokenTree = match rng.below(6) {
+                0 => Ident::new(
+                    rng.pick(&[
+                        "fn", "f", "x", "f64", "let", "pub", "detach", "async", "self",
+                    ]),
+                    Span::call_site(),
+                )
+                .into(),
+                1 => Punct::new(
+                    rng.pick(&["+", "-", "*", ":", ";", ",", "#", "&", "!", "="])
+                        .chars()
+                        .next()
+                        .unwrap_or('+'),
+                    Spacing::Alone,
+                )
+                .into(),
+                2 => Literal::f64_unsuffixed(1.5).into(),
+                3 => Literal::i32_unsuffixed(2).into(),
+                _ if depth > 0 => {
+                    let delimiter = [Delimiter::Parenthesis, Delimiter::Brace, Delimiter::Bracket]
+                        [rng.below(3)];
+                    Group::new(delimiter, random_tokens(rng, depth - 1)).into()
+                }
+                _ => Ident::new("x", Span::call_site()).into(),
+            };
+            tokens.extend([token]);
+        }
+        tokens
+    }
+    for _ in 0..3000 {
+        let args = random_tokens(&mut rng, 1);
+        let mut item: TokenStream = quote!(fn f);
+        item.extend(random_tokens(&mut rng, 3));
+        if rng.below(2) == 0 {
+            item = random_tokens(&mut rng, 3);
+        }
+        let output = expand(args, item);
+        assert!(!output.is_empty() || errors(&output).is_empty());
+    }
+}

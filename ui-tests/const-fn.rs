@@ -1,0 +1,14 @@
+// Lesson: the generated `_graph` and `_grad` functions record graph nodes at run time,
+// which constant evaluation cannot do, so a #[differentiable] function cannot be a
+// `const fn`.
+use autodiff::differentiable;
+
+#[differentiable]
+const fn doubled(x: f64) -> f64 {
+    x * 2.0
+}
+
+fn main() {
+    let _ = doubled(1.5);
+    let _ = doubled_grad(1.5);
+}

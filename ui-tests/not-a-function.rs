@@ -1,0 +1,13 @@
+// Lesson: #[differentiable] rewrites the body of a function into graph operations; it has
+// nothing to do on a struct or any other item.
+use autodiff::differentiable;
+
+#[differentiable]
+struct Point {
+    x: f64,
+}
+
+fn main() {
+    let p = Point { x: 1.0 };
+    let _ = p.x;
+}
