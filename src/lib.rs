@@ -101,3 +101,8 @@ pub mod __private {
         Ok((output.value(), gradient))
     }
 }
+
+/// The README's Rust examples, compiled and run as doctests so it keeps telling the truth.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
