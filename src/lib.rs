@@ -78,28 +78,7 @@ pub use autodiff_macros::differentiable;
 /// Support for the code `#[differentiable]` generates. Not a public API.
 #[doc(hidden)]
 pub mod __private {
-    use crate::{Scalar, ScalarAutodiffError};
-
-    /// One reverse pass from `output`, then its value and the gradients of `variables`.
-    ///
-    /// An output that depends on no variable has an all-zero gradient.
-    pub fn value_and_gradient<const N: usize>(
-        output: &Scalar,
-        variables: &[Scalar; N],
-    ) -> Result<(f64, [f64; N]), ScalarAutodiffError> {
-        match output.backward_without_ledger() {
-            Ok(()) => {}
-            Err(ScalarAutodiffError::UntrackedOutput { .. }) => {
-                return Ok((output.value(), [0.0; N]))
-            }
-            Err(error) => return Err(error),
-        }
-        let mut gradient = [0.0; N];
-        for (slot, variable) in gradient.iter_mut().zip(variables) {
-            *slot = variable.gradient().unwrap_or(0.0);
-        }
-        Ok((output.value(), gradient))
-    }
+    pub use autodiff_runtime::__private::*;
 }
 
 /// The README's Rust examples, compiled and run as doctests so it keeps telling the truth.

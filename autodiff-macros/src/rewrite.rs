@@ -1,7 +1,11 @@
-//! The body's rewrite into graph operations on the caller's `::autodiff::Scalar` nodes.
+//! The body's rewrite into graph operations on a backend (`::autodiff::__private::Backend`).
 //!
-//! Every `f64` expression becomes a [`Value`]: a new node (an expression of type `Scalar`),
-//! or the name of a parameter (`&Scalar`) or local (`Scalar`) that is referenced, never
+//! The generated body is generic: every operation is a call on the backend named by
+//! [`backend`], `__backend.mul(&a, &b)?`, whose values are `Scalar`s for `name_graph` and
+//! handle-free tape indices for `name_grad`, so both record the same nodes and edges.
+//!
+//! Every `f64` expression becomes a [`Value`]: a new node (an expression of the backend's
+//! value type), or the name of a parameter (`&V`) or local (`V`) that is referenced, never
 //! copied, so that a value used many times is one node with one edge per use. Each
 //! supported construct has its own arm in [`Rewriter::expr`] or [`Rewriter::stmt`]; the
 //! catch-all arm of each is the one place rejections are born (worded in `unsupported.rs`).
@@ -22,12 +26,12 @@ use crate::unsupported;
 /// What a name in scope holds in the generated graph function.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Binding {
-    /// A parameter of the graph function: a `&Scalar` borrowed from the caller.
+    /// A parameter of the graph function: a `&V` borrowed from the caller.
     Param,
-    /// A `let mut` binding (or a `mut` parameter rebound on entry): an owned `Scalar`
-    /// handle that assignments may rebind.
+    /// A `let mut` binding (or a `mut` parameter rebound on entry): an owned value
+    /// (another handle to the same node) that assignments may rebind.
     Local,
-    /// A `let` binding without `mut`: an owned `Scalar` handle.
+    /// A `let` binding without `mut`: an owned value.
     Fixed,
     /// A `let` binding that was rejected (and reported): its uses are not reported again.
     Rejected,
@@ -35,7 +39,7 @@ enum Binding {
 
 /// The rewrite of one `f64` expression.
 enum Value {
-    /// An expression of type `Scalar`: a new node, postfix-safe (a call chain ending in `?`
+    /// An expression of the backend's value type: a new node, postfix-safe (a call chain ending in `?`
     /// or a block).
     Node(TokenStream),
     /// A name in scope, referenced where it is used.
@@ -45,7 +49,7 @@ enum Value {
 }
 
 impl Value {
-    /// The value as an operand: an expression of type `&Scalar`.
+    /// The value as an operand: an expression of type `&V`.
     fn operand(&self) -> TokenStream {
         match self {
             Value::Node(node) => quote!(&#node),
@@ -55,16 +59,7 @@ impl Value {
         }
     }
 
-    /// The value as the receiver of a method call.
-    fn receiver(&self) -> TokenStream {
-        match self {
-            Value::Node(node) => node.clone(),
-            Value::Name(name, _) => name.to_token_stream(),
-            Value::Invalid => TokenStream::new(),
-        }
-    }
-
-    /// The value as an owned `Scalar`: a node, or another handle to a named node.
+    /// The value as an owned `V`: a node, or another handle to a named node.
     fn owned(&self) -> TokenStream {
         match self {
             Value::Node(node) => node.clone(),
@@ -221,7 +216,8 @@ impl Rewriter<'_> {
                 let target = &binary.left;
                 let method = Ident::new(compound(&binary.op).unwrap_or("add"), binary.op.span());
                 let operand = self.expr(&binary.right).operand();
-                quote_spanned!(binary.op.span()=> #target = #target.#method(#operand)? #semi)
+                let backend = backend();
+                quote_spanned!(binary.op.span()=> #target = #backend.#method(&#target, #operand)? #semi)
             }
             Stmt::Expr(Expr::Return(ret), _) if ret.expr.is_some() => self.return_stmt(ret),
             Stmt::Expr(Expr::Block(block), _)
@@ -337,8 +333,9 @@ impl Rewriter<'_> {
                 let span = binary.op.span();
                 let method = Ident::new(arithmetic(&binary.op).unwrap_or("add"), span);
                 node(&[&left, &right], |[left, right]| {
-                    let (receiver, operand) = (left.receiver(), right.operand());
-                    quote_spanned!(span=> #receiver.#method(#operand)?)
+                    let (left, right) = (left.operand(), right.operand());
+                    let backend = backend();
+                    quote_spanned!(span=> #backend.#method(#left, #right)?)
                 })
             }
             Expr::MethodCall(call) if self.method_shape(call).is_some() => {
@@ -407,8 +404,8 @@ impl Rewriter<'_> {
         let inner = self.expr(&unary.expr);
         let span = op.span();
         node(&[&inner], |[inner]| {
-            let receiver = inner.receiver();
-            quote_spanned!(span=> #receiver.neg()?)
+            let (inner, backend) = (inner.operand(), backend());
+            quote_spanned!(span=> #backend.neg(#inner)?)
         })
     }
 
@@ -454,9 +451,9 @@ impl Rewriter<'_> {
                 // detach node itself is not needed.
                 let inner = self.expr(detach_receiver(receiver));
                 node(&[&inner], |[inner]| {
-                    let receiver = inner.receiver();
+                    let (inner, backend) = (inner.operand(), backend());
                     quote_spanned!(span=>
-                        ::autodiff::Scalar::constant(::core::primitive::f64::#name(#receiver.value()))?
+                        #backend.constant(::core::primitive::f64::#name(#backend.value(#inner)))?
                     )
                 })
             }
@@ -464,8 +461,8 @@ impl Rewriter<'_> {
                 let base = self.expr(receiver);
                 let exponent = args.first();
                 node(&[&base], |[base]| {
-                    let receiver = base.receiver();
-                    quote_spanned!(span=> #receiver.#name(#exponent)?)
+                    let (base, backend) = (base.operand(), backend());
+                    quote_spanned!(span=> #backend.#name(#base, #exponent)?)
                 })
             }
             Shape::Unary | Shape::Binary | Shape::MulAdd | Shape::Detach => {
@@ -474,9 +471,9 @@ impl Rewriter<'_> {
                 if !base.is_valid() || !operands.iter().all(Value::is_valid) {
                     return self.invalid();
                 }
-                let receiver = base.receiver();
+                let (base, backend) = (base.operand(), backend());
                 let operands = operands.iter().map(Value::operand);
-                Value::Node(quote_spanned!(span=> #receiver.#name(#(#operands),*)?))
+                Value::Node(quote_spanned!(span=> #backend.#name(#base #(, #operands)*)?))
             }
         }
     }
@@ -524,6 +521,11 @@ impl Rewriter<'_> {
     }
 }
 
+/// The generated body's backend parameter, invisible to the user's names.
+pub(crate) fn backend() -> Ident {
+    Ident::new("__backend", proc_macro2::Span::mixed_site())
+}
+
 /// A new node from valid parts, or `Invalid` if any part was rejected.
 fn node<const N: usize>(
     parts: &[&Value; N],
@@ -538,7 +540,8 @@ fn node<const N: usize>(
 
 /// A constant leaf holding the `f64` that `tokens` evaluate to.
 fn constant(tokens: impl ToTokens, span: proc_macro2::Span) -> Value {
-    Value::Node(quote_spanned!(span=> ::autodiff::Scalar::constant(#tokens)?))
+    let backend = backend();
+    Value::Node(quote_spanned!(span=> #backend.constant(#tokens)?))
 }
 
 fn is_f64_literal(lit: &Lit) -> bool {

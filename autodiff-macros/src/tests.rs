@@ -40,18 +40,19 @@ fn functions(output: &TokenStream) -> Vec<String> {
         .collect()
 }
 
-/// The body of the generated `_graph` function, as one string.
+/// The generated generic body (`__autodiff_name`, behind `_graph` and `_grad`), as one
+/// string.
 fn graph_body(output: &TokenStream) -> String {
     let file: syn::File = syn::parse2(output.clone()).expect("the expansion parses as items");
     file.items
         .iter()
         .find_map(|item| match item {
-            syn::Item::Fn(item) if item.sig.ident.to_string().ends_with("_graph") => {
+            syn::Item::Fn(item) if item.sig.ident.to_string().starts_with("__autodiff_") => {
                 Some(quote!(#item).to_string())
             }
             _ => None,
         })
-        .expect("a _graph function")
+        .expect("a generic body function")
 }
 
 fn accepted(item: TokenStream) -> TokenStream {
@@ -69,12 +70,16 @@ fn an_accepted_function_becomes_three_functions() {
             s + s
         }
     });
-    assert_eq!(functions(&output), ["loss", "loss_graph", "loss_grad"]);
+    assert_eq!(
+        functions(&output),
+        ["loss", "__autodiff_loss", "loss_graph", "loss_grad"]
+    );
     let text = output.to_string();
     assert!(text.contains("pub (crate) fn loss_graph"), "{text}");
     assert!(text.contains("pub (crate) fn loss_grad"), "{text}");
     assert!(text.contains("[:: core :: primitive :: f64 ; 1]"), "{text}");
-    assert!(text.contains("backward_without_ledger") || text.contains("value_and_gradient"));
+    assert!(text.contains("__autodiff_loss (& :: autodiff :: __private :: Handles , x)"));
+    assert!(text.contains("value_and_gradient"), "{text}");
 }
 
 #[test]
@@ -85,10 +90,10 @@ fn operands_are_references_to_one_node_per_name() {
             s + s
         }
     }));
-    // A parameter is already a `&Scalar`; a local is borrowed; nothing is copied.
-    assert!(body.contains("let s = x . mul (x) ?"), "{body}");
+    // A parameter is already a `&V`; a local is borrowed; nothing is copied.
+    assert!(body.contains("let s = __backend . mul (x , x) ?"), "{body}");
     // The last call's `Result` is the function's result: no `Ok(..?)`.
-    assert!(body.contains("s . add (& s) }"), "{body}");
+    assert!(body.contains("__backend . add (& s , & s) }"), "{body}");
     assert!(!body.contains("variable"), "{body}");
 }
 
@@ -99,14 +104,14 @@ fn evaluation_structure_is_preserved() {
             x * 2.0 - 2.0 * y + -3.0 / (x - y) - -x
         }
     }));
-    let expected = ":: autodiff :: Scalar :: constant (- 3.0) ?";
+    let expected = "__backend . constant (- 3.0) ?";
     assert!(body.contains(expected), "{body}");
     // Operand order and association as written: ((x*2 - 2*y) + (-3 / (x - y))) - (-x).
     let order = [
-        "x . mul (& :: autodiff :: Scalar :: constant (2.0) ?) ?",
-        ". sub (& :: autodiff :: Scalar :: constant (2.0) ? . mul (y) ?) ?",
-        ". add (& :: autodiff :: Scalar :: constant (- 3.0) ? . div (& x . sub (y) ?) ?) ?",
-        ". sub (& x . neg () ?) }",
+        "__backend . sub (& __backend . add (& __backend . sub (& __backend . mul (x , & __backend . constant (2.0) ?) ? ,",
+        "& __backend . mul (& __backend . constant (2.0) ? , y) ?) ? ,",
+        "& __backend . div (& __backend . constant (- 3.0) ? , & __backend . sub (x , y) ?) ?) ? ,",
+        "& __backend . neg (x) ?) }",
     ];
     let mut rest = body.as_str();
     for part in order {
@@ -126,14 +131,14 @@ fn methods_in_both_forms_become_runtime_calls() {
         }
     }));
     for part in [
-        "x . exp () ?",
-        "y . ln () ?",
-        "x . powi (- 2) ?",
-        "x . powf (& :: autodiff :: Scalar :: constant (1.5) ?) ?",
-        "x . mul_add (y , & :: autodiff :: Scalar :: constant (1.0) ?) ?",
-        "x . max (& :: autodiff :: Scalar :: constant (0.0) ?) ?",
-        "x . detach () ?",
-        ":: autodiff :: Scalar :: constant (:: core :: primitive :: f64 :: floor (y . value ())) ?",
+        "__backend . exp (x) ?",
+        "__backend . ln (y) ?",
+        "__backend . powi (x , - 2) ?",
+        "__backend . powf (x , & __backend . constant (1.5) ?) ?",
+        "__backend . mul_add (x , y , & __backend . constant (1.0) ?) ?",
+        "__backend . max (x , & __backend . constant (0.0) ?) ?",
+        "__backend . detach (x) ?",
+        "__backend . constant (:: core :: primitive :: f64 :: floor (__backend . value (y))) ?",
     ] {
         assert!(body.contains(part), "{part} in {body}");
     }
@@ -169,7 +174,7 @@ fn mutable_parameters_are_rebound_to_an_owned_handle() {
         "{body}"
     );
     assert!(
-        body.contains("x = x . add (& :: autodiff :: Scalar :: constant (1.0) ?) ? ;"),
+        body.contains("x = __backend . add (& x , & __backend . constant (1.0) ?) ? ;"),
         "{body}"
     );
 }
@@ -220,7 +225,10 @@ fn every_error_of_a_function_is_reported_at_once() {
         );
     }
     // Stand-ins keep the user's calls resolving.
-    assert_eq!(functions(&output), ["messy", "messy_graph", "messy_grad"]);
+    assert_eq!(
+        functions(&output),
+        ["messy", "__autodiff_messy", "messy_graph", "messy_grad"]
+    );
 }
 
 #[test]
@@ -397,7 +405,11 @@ fn random_bodies_never_panic_and_accepted_ones_are_well_formed() {
             syn::parse2::<syn::File>(output.clone()).is_ok(),
             "{source}\n{output}"
         );
-        assert_eq!(functions(&output), ["f", "f_graph", "f_grad"], "{source}");
+        assert_eq!(
+            functions(&output),
+            ["f", "__autodiff_f", "f_graph", "f_grad"],
+            "{source}"
+        );
         if messages.is_empty() {
             accepted_count += 1;
             let body = graph_body(&output);

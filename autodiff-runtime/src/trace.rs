@@ -158,7 +158,7 @@ macro_rules! backend {
         /// same operand order, edges and errors as [`Scalar`]'s own methods.
         pub trait Backend {
             /// A node of this backend's graph.
-            type Value;
+            type Value: Clone;
             /// An untracked leaf.
             fn constant(&self, value: f64) -> Result<Self::Value>;
             /// A stop-gradient copy of `value`.
