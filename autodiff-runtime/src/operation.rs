@@ -154,6 +154,31 @@ impl ScalarOperation {
         }
     }
 
+    /// The derivatives of a binary operation with respect to both operands; the common
+    /// ones without dispatching twice. `tracked` says which slopes are needed.
+    #[inline]
+    pub(crate) fn binary_derivatives(
+        self,
+        x: f64,
+        y: f64,
+        value: f64,
+        tracked: [bool; 2],
+    ) -> [f64; 2] {
+        match self {
+            Self::Add => [1.0, 1.0],
+            Self::Subtract => [1.0, -1.0],
+            Self::Multiply => [y, x],
+            Self::Divide => [1.0 / y, -(value / y)],
+            _ => {
+                let slope = |slot: usize| match tracked[slot] {
+                    true => self.local_derivative(slot, [x, y, 0.0], value, 0),
+                    false => 0.0,
+                };
+                [slope(0), slope(1)]
+            }
+        }
+    }
+
     /// The derivative of the result with respect to operand `slot`, from forward values.
     ///
     /// `a` holds the operand values, `value` the result, `exponent` the `powi` exponent.

@@ -59,7 +59,7 @@ pub(crate) struct Tape {
 }
 
 thread_local! {
-    static TAPE: RefCell<Tape> = const {
+    pub(crate) static TAPE: RefCell<Tape> = const {
         RefCell::new(Tape { nodes: Vec::new(), addends: Vec::new() })
     };
 }
@@ -351,12 +351,17 @@ impl Tape {
                         }
                     }
                     2 => {
-                        let [left, right] = args.map(|arg| arg as usize);
-                        let values = [self.nodes[left].value, self.nodes[right].value, 0.0];
+                        let [left, right] = [args[0] as usize, args[1] as usize];
+                        let tracked = [
+                            flags & operand_tracked(0) != 0,
+                            flags & operand_tracked(1) != 0,
+                        ];
+                        let (x, y) = (self.nodes[left].value, self.nodes[right].value);
+                        let slopes = op.binary_derivatives(x, y, value, tracked);
                         for (slot, parent) in [(0, left), (1, right)] {
-                            if flags & operand_tracked(slot) != 0 {
-                                let local = op.local_derivative(slot, values, value, 0);
-                                accumulate(&mut self.nodes, parent, upstream * local, &mut lowest);
+                            if tracked[slot] {
+                                let contribution = upstream * slopes[slot];
+                                accumulate(&mut self.nodes, parent, contribution, &mut lowest);
                             }
                         }
                     }

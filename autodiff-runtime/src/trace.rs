@@ -13,7 +13,7 @@ use crate::error::ScalarAutodiffError;
 use crate::ledger::pass;
 use crate::operation::{Operands, ScalarOperation};
 use crate::scalar::Scalar;
-use crate::tape::{with_tape, Recorded, Tape, TRACKED};
+use crate::tape::{Recorded, Tape, TAPE, TRACKED};
 
 type Result<T> = std::result::Result<T, ScalarAutodiffError>;
 
@@ -42,24 +42,30 @@ pub struct Trace<'t> {
 /// ```compile_fail
 /// let leaked = autodiff_runtime::__private::trace(|t| t.variable(1.0));
 /// ```
+#[inline]
 pub fn trace<R>(build: impl FnOnce(&Trace<'_>) -> Result<R>) -> Result<R> {
-    with_tape(|tape| {
-        let base = tape.len();
-        let trace = Trace {
-            tape: RefCell::new(tape),
-        };
-        let outcome = build(&trace);
-        trace.tape.into_inner().truncate(base);
-        outcome
-    })?
+    TAPE.try_with(|cell| match cell.try_borrow_mut() {
+        Ok(mut tape) => {
+            let base = tape.len();
+            let outcome = build(&Trace {
+                tape: RefCell::new(&mut tape),
+            });
+            tape.truncate(base);
+            outcome
+        }
+        Err(_) => Err(ScalarAutodiffError::TapeUnavailable),
+    })
+    .unwrap_or(Err(ScalarAutodiffError::TapeUnavailable))
 }
 
 impl<'t> Trace<'t> {
     /// A tracked leaf.
+    #[inline]
     pub fn variable(&self, value: f64) -> Result<Id<'t>> {
         self.leaf(value, ScalarOperation::Variable)
     }
 
+    #[inline]
     fn leaf(&self, value: f64, operation: ScalarOperation) -> Result<Id<'t>> {
         if !value.is_finite() {
             return Err(ScalarAutodiffError::NonFiniteLeaf { operation, value });
@@ -72,7 +78,7 @@ impl<'t> Trace<'t> {
         let mut tape = self.tape.borrow_mut();
         tape.push(value, operation, [0; 3], 0, flags)
             .map(Id::new)
-            .ok_or(ScalarAutodiffError::TapeFull {
+            .ok_or_else(|| ScalarAutodiffError::TapeFull {
                 limit: u32::MAX as usize,
             })
     }
@@ -98,6 +104,7 @@ impl<'t> Trace<'t> {
 
     /// One validated reverse pass from `output` (seed 1): its value and the gradients of
     /// `variables`. An output that depends on no variable has an all-zero gradient.
+    #[inline]
     pub fn value_and_gradient<const N: usize>(
         &self,
         output: Id<'t>,
@@ -109,7 +116,11 @@ impl<'t> Trace<'t> {
             return Ok((value, [0.0; N]));
         }
         pass(&mut tape, output.0, 1.0, None)?;
-        Ok((value, variables.map(|variable| tape.node(variable.0).grad)))
+        let mut gradient = [0.0; N];
+        for (slot, variable) in gradient.iter_mut().zip(variables) {
+            *slot = tape.node(variable.0).grad;
+        }
+        Ok((value, gradient))
     }
 }
 
@@ -212,6 +223,7 @@ macro_rules! backend {
 
         impl<'t> Backend for Trace<'t> {
             type Value = Id<'t>;
+            #[inline]
             fn constant(&self, value: f64) -> Result<Id<'t>> {
                 self.leaf(value, ScalarOperation::Constant)
             }
@@ -219,6 +231,7 @@ macro_rules! backend {
                 let primal = self.value(value);
                 self.leaf(primal, ScalarOperation::Detached)
             }
+            #[inline]
             fn value(&self, value: &Id<'t>) -> f64 {
                 self.tape.borrow().node(value.0).value
             }
