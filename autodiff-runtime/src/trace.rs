@@ -76,11 +76,12 @@ impl<'t> Trace<'t> {
             0
         };
         let mut tape = self.tape.borrow_mut();
-        tape.push(value, operation, [0; 3], 0, flags)
-            .map(Id::new)
-            .ok_or_else(|| ScalarAutodiffError::TapeFull {
+        match tape.push(value, operation, [0; 3], 0, flags) {
+            Some(index) => Ok(Id::new(index)),
+            None => Err(ScalarAutodiffError::TapeFull {
                 limit: u32::MAX as usize,
-            })
+            }),
+        }
     }
 
     #[inline]
