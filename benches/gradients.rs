@@ -111,7 +111,7 @@ fn scalar_cases(c: &mut Criterion) {
         ("num_dual", reused_square_dual),
         ("reverse", reused_square_reverse),
     ];
-    let nonlinear: Variants = [
+    let exp_tanh: Variants = [
         ("name_grad", |x| unwrap_one(nonlinear_grad(x))),
         ("scalar", |x| {
             nonlinear_scalar(x).unwrap_or((f64::NAN, f64::NAN))
@@ -127,7 +127,7 @@ fn scalar_cases(c: &mut Criterion) {
             square,
             reused_square as fn(f64) -> f64,
         ),
-        ("exp_tanh", 0.5, nonlinear, nonlinear as fn(f64) -> f64),
+        ("exp_tanh", 0.5, exp_tanh, nonlinear as fn(f64) -> f64),
     ] {
         assert_eq!(
             plain(input),
