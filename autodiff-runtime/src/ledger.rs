@@ -33,15 +33,15 @@ pub(crate) fn pass(
     if !seed.is_finite() {
         return Err(ScalarAutodiffError::NonFiniteSeed { seed });
     }
-    match tape.backward(output, seed, record) {
-        Ok(()) => Ok(()),
-        Err(_) => Err(explain(tape, output, seed)),
-    }
+    let outcome = tape
+        .propagate(output, seed)
+        .and_then(|lowest| tape.commit(lowest, output as usize, record));
+    outcome.map_err(|_| explain(tape, output, seed))
 }
 
 /// The typed error of a pass the fast loop found non-finite.
 #[cold]
-fn explain(tape: &Tape, output: u32, seed: f64) -> ScalarAutodiffError {
+pub(crate) fn explain(tape: &Tape, output: u32, seed: f64) -> ScalarAutodiffError {
     // The replay checks what the fast pass checked, so it finds the failure; the
     // fallback only keeps this function total.
     replay(tape, output, seed, false)
@@ -80,7 +80,10 @@ fn replay(tape: &Tape, output: u32, seed: f64, keep_edges: bool) -> Replay {
         let node = tape.node(index);
         let upstream = adjoints[child];
         for operand in 0..node.op.arity() {
-            let parent_index = tape.operand(index, operand);
+            // An immediate constant (only in handle-free traces) has no node and no edge.
+            let Some(parent_index) = tape.operand(index, operand) else {
+                continue;
+            };
             let parent = position[parent_index as usize];
             let parent_tracked = tape.node(parent_index).tracked();
             let local_derivative = tape.local_derivative(index, operand);
@@ -142,7 +145,7 @@ fn replay(tape: &Tape, output: u32, seed: f64, keep_edges: bool) -> Replay {
         error = topology.iter().zip(&adjoints).enumerate().find_map(
             |(rank, (&index, &pass_adjoint))| {
                 let node = tape.node(index);
-                let stored = node.grad;
+                let stored = tape.grad(index);
                 (node.tracked() && !(stored + pass_adjoint).is_finite()).then_some(
                     ScalarAutodiffError::NonFiniteAccumulatedGradient {
                         node: rank,

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use crate::error::ScalarAutodiffError;
 use crate::ledger::BackwardPass;
 use crate::operation::{Operands, ScalarOperation};
-use crate::tape::{try_tape, with_tape, Recorded, TRACKED};
+use crate::tape::{try_tape, with_tape, Recorded};
 
 /// One value in a differentiable computation: a handle to a node of this thread's graph.
 ///
@@ -62,12 +62,7 @@ impl Scalar {
         if !value.is_finite() {
             return Err(ScalarAutodiffError::NonFiniteLeaf { operation, value });
         }
-        let flags = if operation == ScalarOperation::Variable {
-            TRACKED
-        } else {
-            0
-        };
-        match try_tape(|tape| tape.push(value, operation, [0; 3], 0, flags)) {
+        match try_tape(|tape| tape.leaf(value, operation)) {
             Some(Some(index)) => Ok(Self::from_index(index)),
             Some(None) => Err(Self::refusal(operation, &[], 0, Recorded::Full)),
             None => Err(ScalarAutodiffError::TapeUnavailable),
@@ -86,7 +81,7 @@ impl Scalar {
         for (slot, operand) in operands.iter().enumerate() {
             indices[slot] = operand.index;
         }
-        match try_tape(|tape| tape.record::<N>(operation, indices, exponent, forward)) {
+        match try_tape(|tape| tape.record::<N>(operation, indices, None, exponent, forward)) {
             Some(Recorded::Node(index)) => Ok(Self::from_index(index)),
             Some(refused) => Err(Self::refusal(operation, &operands, exponent, refused)),
             None => Err(ScalarAutodiffError::TapeUnavailable),
@@ -160,7 +155,7 @@ impl Scalar {
     pub fn gradient(&self) -> Option<f64> {
         with_tape(|tape| {
             let node = tape.node(self.index);
-            node.tracked().then_some(node.grad)
+            node.tracked().then_some(tape.grad(self.index))
         })
         .ok()
         .flatten()

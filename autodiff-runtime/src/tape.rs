@@ -27,17 +27,22 @@ const REACHED: u8 = 2;
 const fn operand_tracked(slot: usize) -> u8 {
     4 << slot
 }
+/// Operand `slot` (0 or 1) is a constant held in `aux`, not a node (bits 5, 6).
+const fn operand_immediate(slot: usize) -> u8 {
+    32 << slot
+}
 
 /// One recorded value. 40 bytes; local derivatives are not stored but computed from the
-/// operand values when a pass needs them.
+/// operand values when a pass needs them, and stored gradients live beside the nodes
+/// (only graphs built from handles need them).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Node {
     pub(crate) value: f64,
-    /// Stored gradient, accumulated over completed passes (tracked nodes only).
-    pub(crate) grad: f64,
     /// Pass-local adjoint, meaningful only while `REACHED` is set.
     adjoint: f64,
-    /// Operand indices; for `powi`, `args[1]` holds the exponent's bits.
+    /// An immediate operand's bits, the `powi` exponent, or `mul_add`'s third operand.
+    aux: u64,
+    /// Operand indices (an immediate operand's slot is unused).
     args: [u32; 2],
     handles: u32,
     pub(crate) op: ScalarOperation,
@@ -54,13 +59,13 @@ impl Node {
 #[derive(Debug)]
 pub(crate) struct Tape {
     nodes: Vec<Node>,
-    /// The third operand of each live `mul_add` node, as (node, operand), ascending.
-    addends: Vec<(u32, u32)>,
+    /// Stored gradients by node index; shorter than `nodes` where none was stored yet.
+    grads: Vec<f64>,
 }
 
 thread_local! {
     pub(crate) static TAPE: RefCell<Tape> = const {
-        RefCell::new(Tape { nodes: Vec::new(), addends: Vec::new() })
+        RefCell::new(Tape { nodes: Vec::new(), grads: Vec::new() })
     };
 }
 
@@ -112,7 +117,7 @@ fn accumulate(nodes: &mut [Node], parent: usize, contribution: f64, lowest: &mut
     }
 }
 
-/// What the reverse pass found wrong, before it is explained with topology indices.
+/// A reverse pass met a non-finite number; the caller explains it with topology indices.
 pub(crate) struct PassFailed;
 
 impl Tape {
@@ -120,15 +125,19 @@ impl Tape {
         &self.nodes[index as usize]
     }
 
-    /// The tape index of operand `slot` of node `index`.
+    /// The stored gradient of node `index` (0 until a pass stores one).
+    pub(crate) fn grad(&self, index: u32) -> f64 {
+        self.grads.get(index as usize).copied().unwrap_or(0.0)
+    }
+
+    /// The tape index of operand `slot` of node `index`, or `None` for an immediate.
     #[inline]
-    pub(crate) fn operand(&self, index: u32, slot: usize) -> u32 {
+    pub(crate) fn operand(&self, index: u32, slot: usize) -> Option<u32> {
+        let node = &self.nodes[index as usize];
         match slot {
-            0 | 1 => self.nodes[index as usize].args[slot],
-            _ => self
-                .addends
-                .binary_search_by_key(&index, |&(node, _)| node)
-                .map_or(index, |at| self.addends[at].1),
+            _ if slot < 2 && node.flags & operand_immediate(slot) != 0 => None,
+            0 | 1 => Some(node.args[slot]),
+            _ => Some(node.aux as u32),
         }
     }
 
@@ -137,7 +146,7 @@ impl Tape {
     pub(crate) fn exponent(&self, index: u32) -> i32 {
         let node = &self.nodes[index as usize];
         match node.op {
-            ScalarOperation::Powi => node.args[1] as i32,
+            ScalarOperation::Powi => node.aux as u32 as i32,
             _ => 0,
         }
     }
@@ -146,12 +155,12 @@ impl Tape {
     #[inline]
     pub(crate) fn operand_values(&self, index: u32) -> [f64; 3] {
         let mut values = [0.0; 3];
-        for (slot, value) in values
-            .iter_mut()
-            .enumerate()
-            .take(self.nodes[index as usize].op.arity())
-        {
-            *value = self.nodes[self.operand(index, slot) as usize].value;
+        let node = &self.nodes[index as usize];
+        for (slot, value) in values.iter_mut().enumerate().take(node.op.arity()) {
+            *value = match self.operand(index, slot) {
+                Some(operand) => self.nodes[operand as usize].value,
+                None => f64::from_bits(node.aux),
+            };
         }
         values
     }
@@ -178,67 +187,85 @@ impl Tape {
         )
     }
 
-    /// Computes `op` on the first `N` of `operands` with `forward` and records the result.
+    /// Computes `op` with `forward` and records the result. `operands` holds `op.arity()`
+    /// live indices, except that `immediate` may put a constant in slot 0 or 1 of a binary
+    /// operation instead. `powi` takes its exponent in `exponent`.
     #[inline]
     pub(crate) fn record<const N: usize>(
         &mut self,
         op: ScalarOperation,
         operands: [u32; 3],
+        immediate: Option<(usize, f64)>,
         exponent: i32,
         forward: impl FnOnce([f64; 3]) -> f64,
     ) -> Recorded {
         let mut values = [0.0; 3];
         let mut flags = 0;
         for slot in 0..N {
-            let node = &self.nodes[operands[slot] as usize];
-            values[slot] = node.value;
-            if node.tracked() {
-                flags |= TRACKED | operand_tracked(slot);
+            match immediate {
+                Some((at, constant)) if at == slot => {
+                    values[slot] = constant;
+                    flags |= operand_immediate(slot);
+                }
+                _ => {
+                    let node = &self.nodes[operands[slot] as usize];
+                    values[slot] = node.value;
+                    if node.tracked() {
+                        flags |= TRACKED | operand_tracked(slot);
+                    }
+                }
             }
         }
         let value = forward(values);
         if !value.is_finite() {
             return Recorded::NonFinite(value);
         }
-        match self.push(value, op, operands, exponent, flags) {
+        let aux = match (op, immediate) {
+            (ScalarOperation::Powi, _) => u64::from(exponent as u32),
+            (ScalarOperation::MulAdd, _) => u64::from(operands[2]),
+            (_, Some((_, constant))) => constant.to_bits(),
+            _ => 0,
+        };
+        match self.push(value, op, [operands[0], operands[1]], aux, flags) {
             Some(index) => Recorded::Node(index),
             None => Recorded::Full,
         }
     }
 
-    /// Records a node with one handle and the given flags (`None`: the tape is full).
-    /// `operands` holds `op.arity()` live indices.
+    /// Records a leaf with one handle (`None`: the tape is full).
     #[inline]
-    pub(crate) fn push(
+    pub(crate) fn leaf(&mut self, value: f64, op: ScalarOperation) -> Option<u32> {
+        let flags = if op == ScalarOperation::Variable {
+            TRACKED
+        } else {
+            0
+        };
+        self.push(value, op, [0; 2], 0, flags)
+    }
+
+    #[inline]
+    fn push(
         &mut self,
         value: f64,
         op: ScalarOperation,
-        operands: [u32; 3],
-        exponent: i32,
+        args: [u32; 2],
+        aux: u64,
         flags: u8,
     ) -> Option<u32> {
         let index = self.nodes.len();
         if index >= u32::MAX as usize {
             return None;
         }
-        let index = index as u32;
-        let second = match op {
-            ScalarOperation::Powi => exponent as u32,
-            _ => operands[1],
-        };
-        if op == ScalarOperation::MulAdd {
-            self.addends.push((index, operands[2]));
-        }
         self.nodes.push(Node {
             value,
-            grad: 0.0,
             adjoint: 0.0,
-            args: [operands[0], second],
+            aux,
+            args,
             handles: 1,
             op,
             flags,
         });
-        Some(index)
+        Some(index as u32)
     }
 
     /// The number of nodes on the tape.
@@ -249,10 +276,7 @@ impl Tape {
     /// Pops every node at `len` and above, handles or not (for traces, which hold none).
     pub(crate) fn truncate(&mut self, len: usize) {
         self.nodes.truncate(len);
-        let kept = self
-            .addends
-            .partition_point(|&(node, _)| (node as usize) < len);
-        self.addends.truncate(kept);
+        self.grads.truncate(len);
     }
 
     /// One more handle names `index`. A count that would overflow sticks at the maximum,
@@ -269,15 +293,11 @@ impl Tape {
         if *handles != u32::MAX {
             *handles -= 1;
         }
-        while let Some(top) = self.nodes.last() {
-            if top.handles != 0 {
-                break;
-            }
-            if top.op == ScalarOperation::MulAdd {
-                self.addends.pop();
-            }
-            self.nodes.pop();
+        let mut len = self.nodes.len();
+        while len > 0 && self.nodes[len - 1].handles == 0 {
+            len -= 1;
         }
+        self.truncate(len);
     }
 
     /// Replaces a leaf's value, refusing when a live node was computed from it.
@@ -295,7 +315,7 @@ impl Tape {
         let above = index as usize + 1..self.nodes.len();
         for consumer in above.map(|at| at as u32) {
             let node = &self.nodes[consumer as usize];
-            if (0..node.op.arity()).any(|slot| self.operand(consumer, slot) == index) {
+            if (0..node.op.arity()).any(|slot| self.operand(consumer, slot) == Some(index)) {
                 return Err(ScalarAutodiffError::LeafInUse {
                     operation: op,
                     consumer: node.op,
@@ -306,33 +326,28 @@ impl Tape {
         Ok(())
     }
 
-    /// One fresh reverse pass from `output` with `seed`, committed only if every pass
-    /// adjoint and every prospective stored gradient is finite.
+    /// Fresh pass-local adjoints of everything `output` (tracked) depends on, under `seed`.
     ///
-    /// Non-finite values absorb under `+` and `*`, so a bad derivative, contribution or
-    /// partial sum anywhere ends as a non-finite adjoint in some tracked node, and one
-    /// check per node catches it. The caller explains a failure with topology indices.
-    /// `record` receives each committed (index, gradient) in ascending order.
-    pub(crate) fn backward(
-        &mut self,
-        output: u32,
-        seed: f64,
-        mut record: Option<&mut Vec<(u32, f64)>>,
-    ) -> Result<(), PassFailed> {
+    /// Leaves `REACHED` set on exactly the tracked nodes reached, all at or above the
+    /// returned lowest index, for [`Tape::commit`] or [`Tape::adjoint`] and
+    /// [`Tape::clear_marks`]. Non-finite values absorb under `+` and `*`, so a bad
+    /// derivative, contribution or partial sum anywhere ends as a non-finite adjoint in
+    /// some reached node: one check per node finds it, and then the marks are cleared.
+    pub(crate) fn propagate(&mut self, output: u32, seed: f64) -> Result<usize, PassFailed> {
         let out = output as usize;
         self.nodes[out].adjoint = seed;
         self.nodes[out].flags |= REACHED;
         let mut lowest = out;
-        let mut finite = true;
         let mut at = out;
         loop {
             let node = &self.nodes[at];
             let flags = node.flags;
             if flags & REACHED != 0 {
-                let (op, value, upstream, args) = (node.op, node.value, node.adjoint, node.args);
-                if !(node.grad + upstream).is_finite() {
-                    finite = false;
-                    break;
+                let (op, value, upstream) = (node.op, node.value, node.adjoint);
+                let (args, aux) = (node.args, node.aux);
+                if !upstream.is_finite() {
+                    self.clear_marks(lowest, out);
+                    return Err(PassFailed);
                 }
                 // Unary and binary nodes (nearly all) read their operands directly.
                 match op.arity() {
@@ -341,7 +356,7 @@ impl Tape {
                         if flags & operand_tracked(0) != 0 {
                             let parent = args[0] as usize;
                             let exponent = if op == ScalarOperation::Powi {
-                                args[1] as i32
+                                aux as u32 as i32
                             } else {
                                 0
                             };
@@ -356,7 +371,15 @@ impl Tape {
                             flags & operand_tracked(0) != 0,
                             flags & operand_tracked(1) != 0,
                         ];
-                        let (x, y) = (self.nodes[left].value, self.nodes[right].value);
+                        let immediate = f64::from_bits(aux);
+                        let x = match flags & operand_immediate(0) {
+                            0 => self.nodes[left].value,
+                            _ => immediate,
+                        };
+                        let y = match flags & operand_immediate(1) {
+                            0 => self.nodes[right].value,
+                            _ => immediate,
+                        };
                         let slopes = op.binary_derivatives(x, y, value, tracked);
                         for (slot, parent) in [(0, left), (1, right)] {
                             if tracked[slot] {
@@ -371,8 +394,11 @@ impl Tape {
                         for slot in 0..arity {
                             if flags & operand_tracked(slot) != 0 {
                                 let local = op.local_derivative(slot, values, value, 0);
-                                let parent = self.operand(index, slot) as usize;
-                                accumulate(&mut self.nodes, parent, upstream * local, &mut lowest);
+                                if let Some(parent) = self.operand(index, slot) {
+                                    let parent = parent as usize;
+                                    let contribution = upstream * local;
+                                    accumulate(&mut self.nodes, parent, contribution, &mut lowest);
+                                }
                             }
                         }
                     }
@@ -383,22 +409,61 @@ impl Tape {
             }
             at -= 1;
         }
-        for (index, node) in self.nodes[lowest..=out].iter_mut().enumerate() {
+        Ok(lowest)
+    }
+
+    /// The pass adjoint of `index` after [`Tape::propagate`] (0 if the pass missed it).
+    pub(crate) fn adjoint(&self, index: u32) -> f64 {
+        let node = &self.nodes[index as usize];
+        if node.flags & REACHED != 0 {
+            node.adjoint
+        } else {
+            0.0
+        }
+    }
+
+    /// Clears the marks [`Tape::propagate`] left on `lowest..=out`.
+    pub(crate) fn clear_marks(&mut self, lowest: usize, out: usize) {
+        for node in &mut self.nodes[lowest..=out] {
+            node.flags &= !REACHED;
+        }
+    }
+
+    /// Adds the pass adjoints left by [`Tape::propagate`] to the stored gradients, if every
+    /// sum is finite (else nothing is stored), and clears the marks. `record` receives
+    /// each committed (index, gradient), ascending.
+    pub(crate) fn commit(
+        &mut self,
+        lowest: usize,
+        out: usize,
+        record: Option<&mut Vec<(u32, f64)>>,
+    ) -> Result<(), PassFailed> {
+        if self.grads.len() <= out {
+            self.grads.resize(out + 1, 0.0);
+        }
+        let nodes = &self.nodes[lowest..=out];
+        let grads = &self.grads[lowest..=out];
+        let finite = nodes
+            .iter()
+            .zip(grads)
+            .all(|(node, grad)| node.flags & REACHED == 0 || (grad + node.adjoint).is_finite());
+        if !finite {
+            self.clear_marks(lowest, out);
+            return Err(PassFailed);
+        }
+        let mut record = record;
+        let nodes = &mut self.nodes[lowest..=out];
+        let grads = &mut self.grads[lowest..=out];
+        for (offset, (node, grad)) in nodes.iter_mut().zip(grads).enumerate() {
             if node.flags & REACHED != 0 {
                 node.flags &= !REACHED;
-                if finite {
-                    node.grad += node.adjoint;
-                    if let Some(record) = record.as_deref_mut() {
-                        record.push(((lowest + index) as u32, node.grad));
-                    }
+                *grad += node.adjoint;
+                if let Some(record) = record.as_deref_mut() {
+                    record.push(((lowest + offset) as u32, *grad));
                 }
             }
         }
-        if finite {
-            Ok(())
-        } else {
-            Err(PassFailed)
-        }
+        Ok(())
     }
 
     /// Sets the stored gradient of every tracked node `output` depends on to zero.
@@ -414,12 +479,15 @@ impl Tape {
             let node = self.nodes[at];
             if node.flags & REACHED != 0 {
                 self.nodes[at].flags &= !REACHED;
-                self.nodes[at].grad = 0.0;
+                if let Some(grad) = self.grads.get_mut(at) {
+                    *grad = 0.0;
+                }
                 for slot in 0..node.op.arity() {
                     if node.flags & operand_tracked(slot) != 0 {
-                        let parent = self.operand(at as u32, slot) as usize;
-                        self.nodes[parent].flags |= REACHED;
-                        lowest = lowest.min(parent);
+                        if let Some(parent) = self.operand(at as u32, slot) {
+                            self.nodes[parent as usize].flags |= REACHED;
+                            lowest = lowest.min(parent as usize);
+                        }
                     }
                 }
             }
@@ -438,7 +506,9 @@ impl Tape {
         for at in (0..=out).rev() {
             if reached[at] {
                 for slot in 0..self.nodes[at].op.arity() {
-                    reached[self.operand(at as u32, slot) as usize] = true;
+                    if let Some(operand) = self.operand(at as u32, slot) {
+                        reached[operand as usize] = true;
+                    }
                 }
             }
         }

@@ -1,8 +1,12 @@
 //! Straight-line graph building without handles, for the code `#[differentiable]` writes.
 //!
 //! A [`Trace`] borrows this thread's tape once for a whole `name_grad` call. Its values
-//! are plain indices ([`Id`], `Copy`), nothing is reference-counted, and everything it
-//! recorded is popped at the end, leaving the tape's buffers for the next call. The same
+//! are plain indices or constants ([`Id`], `Copy`), nothing is reference-counted, and
+//! everything it recorded is popped at the end, leaving the tape's buffers for the next
+//! call. A constant is not a node here: an operation on constants alone is computed on
+//! the spot, and a constant operand of a binary operation is kept inside its node, so
+//! `x * 0.5` records one node, not two. Values and gradients are the same bits as on
+//! handles, where every constant is a node the ledger can show. The same
 //! generated body runs on [`Handles`] (real [`Scalar`]s) for `name_graph`: both implement
 //! [`Backend`], so both record exactly the same nodes and edges.
 
@@ -10,21 +14,43 @@ use std::cell::RefCell;
 use std::marker::PhantomData;
 
 use crate::error::ScalarAutodiffError;
-use crate::ledger::pass;
+use crate::ledger::explain;
 use crate::operation::{Operands, ScalarOperation};
 use crate::scalar::Scalar;
-use crate::tape::{Recorded, Tape, TAPE, TRACKED};
+use crate::tape::{Recorded, Tape, TAPE};
 
 type Result<T> = std::result::Result<T, ScalarAutodiffError>;
 
-/// A node recorded by a [`Trace`]: an index valid until the trace ends. The lifetime ties
-/// it to its trace, so it cannot outlive the nodes it names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Id<'t>(u32, PhantomData<&'t ()>);
+/// A value of a [`Trace`]: a node (an index valid until the trace ends) or a constant,
+/// with its primal value. The lifetime ties it to its trace, so it cannot outlive the
+/// nodes it names.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Id<'t> {
+    value: f64,
+    /// The node's index, or [`CONSTANT`].
+    index: u32,
+    trace: PhantomData<&'t ()>,
+}
+
+/// The index of an [`Id`] that is a constant, not a node (no node has it: the tape
+/// refuses to grow that far).
+const CONSTANT: u32 = u32::MAX;
 
 impl Id<'_> {
-    fn new(index: u32) -> Self {
-        Self(index, PhantomData)
+    fn node(index: u32, value: f64) -> Self {
+        Self {
+            value,
+            index,
+            trace: PhantomData,
+        }
+    }
+
+    fn constant(value: f64) -> Self {
+        Self::node(CONSTANT, value)
+    }
+
+    fn slot(&self) -> Option<u32> {
+        (self.index != CONSTANT).then_some(self.index)
     }
 }
 
@@ -62,28 +88,30 @@ impl<'t> Trace<'t> {
     /// A tracked leaf.
     #[inline]
     pub fn variable(&self, value: f64) -> Result<Id<'t>> {
-        self.leaf(value, ScalarOperation::Variable)
-    }
-
-    #[inline]
-    fn leaf(&self, value: f64, operation: ScalarOperation) -> Result<Id<'t>> {
+        let operation = ScalarOperation::Variable;
         if !value.is_finite() {
             return Err(ScalarAutodiffError::NonFiniteLeaf { operation, value });
         }
-        let flags = if operation == ScalarOperation::Variable {
-            TRACKED
-        } else {
-            0
-        };
         let mut tape = self.tape.borrow_mut();
-        match tape.push(value, operation, [0; 3], 0, flags) {
-            Some(index) => Ok(Id::new(index)),
-            None => Err(ScalarAutodiffError::TapeFull {
-                limit: u32::MAX as usize,
-            }),
+        match tape.leaf(value, operation) {
+            Some(index) => Ok(Id::node(index, value)),
+            None => Err(full()),
         }
     }
 
+    /// A node for `id`, recording a constant leaf if it is a constant.
+    fn materialize(&self, id: Id<'t>) -> Result<u32> {
+        match id.slot() {
+            Some(index) => Ok(index),
+            None => {
+                let mut tape = self.tape.borrow_mut();
+                tape.leaf(id.value, ScalarOperation::Constant)
+                    .ok_or_else(full)
+            }
+        }
+    }
+
+    /// Records `operation` on `operands`, or computes it on the spot if all are constants.
     #[inline]
     fn record<const N: usize>(
         &self,
@@ -93,13 +121,38 @@ impl<'t> Trace<'t> {
         forward: impl FnOnce([f64; 3]) -> f64,
     ) -> Result<Id<'t>> {
         let mut indices = [0; 3];
+        let mut values = [0.0; 3];
+        let mut immediate = None;
+        let mut all_constant = true;
         for (slot, operand) in operands.iter().enumerate() {
-            indices[slot] = operand.0;
+            values[slot] = operand.value;
+            indices[slot] = operand.index;
+            match operand.slot() {
+                Some(_) => all_constant = false,
+                // Only one immediate fits a node, and only in a binary operation.
+                None if N == 2 && immediate.is_none() => immediate = Some((slot, operand.value)),
+                None => {}
+            }
+        }
+        if all_constant {
+            let value = forward(values);
+            return match value.is_finite() {
+                true => Ok(Id::constant(value)),
+                false => Err(non_finite(operation, &values[..N], exponent, value)),
+            };
+        }
+        for (slot, operand) in operands.iter().enumerate() {
+            let is_immediate = matches!(immediate, Some((at, _)) if at == slot);
+            if operand.slot().is_none() && !is_immediate {
+                // A constant that fits no immediate becomes a leaf of its own.
+                indices[slot] = self.materialize(*operand)?;
+            }
         }
         let mut tape = self.tape.borrow_mut();
-        match tape.record::<N>(operation, indices, exponent, forward) {
-            Recorded::Node(index) => Ok(Id::new(index)),
-            refused => Err(refusal(&tape, operation, &indices[..N], exponent, refused)),
+        match tape.record::<N>(operation, indices, immediate, exponent, forward) {
+            Recorded::Node(index) => Ok(Id::node(index, tape.node(index).value)),
+            Recorded::NonFinite(value) => Err(non_finite(operation, &values[..N], exponent, value)),
+            Recorded::Full => Err(full()),
         }
     }
 
@@ -111,49 +164,55 @@ impl<'t> Trace<'t> {
         output: Id<'t>,
         variables: [Id<'t>; N],
     ) -> Result<(f64, [f64; N])> {
+        let Some(out) = output.slot() else {
+            return Ok((output.value, [0.0; N]));
+        };
         let mut tape = self.tape.borrow_mut();
-        let value = tape.node(output.0).value;
-        if !tape.node(output.0).tracked() {
+        let value = tape.node(out).value;
+        if !tape.node(out).tracked() {
             return Ok((value, [0.0; N]));
         }
-        pass(&mut tape, output.0, 1.0, None)?;
+        let Ok(lowest) = tape.propagate(out, 1.0) else {
+            return Err(explain(&tape, out, 1.0));
+        };
         let mut gradient = [0.0; N];
         for (slot, variable) in gradient.iter_mut().zip(variables) {
-            *slot = tape.node(variable.0).grad;
+            if let Some(index) = variable.slot() {
+                *slot = tape.adjoint(index);
+            }
         }
+        tape.clear_marks(lowest, out as usize);
         Ok((value, gradient))
     }
 }
 
-/// The error for an operation that recorded nothing.
+fn full() -> ScalarAutodiffError {
+    ScalarAutodiffError::TapeFull {
+        limit: u32::MAX as usize,
+    }
+}
+
+/// The error for an operation whose result is not finite.
 #[cold]
-fn refusal(
-    tape: &Tape,
+fn non_finite(
     operation: ScalarOperation,
-    operands: &[u32],
+    operands: &[f64],
     exponent: i32,
-    refused: Recorded,
+    value: f64,
 ) -> ScalarAutodiffError {
-    match refused {
-        Recorded::NonFinite(value) => {
-            let mut values = [0.0; 3];
-            for (slot, &operand) in operands.iter().enumerate().take(3) {
-                values[slot] = tape.node(operand).value;
-            }
-            let mut count = operands.len();
-            if operation == ScalarOperation::Powi {
-                values[1] = f64::from(exponent);
-                count = 2;
-            }
-            ScalarAutodiffError::NonFiniteResult {
-                operation,
-                operands: Operands::new(values, count),
-                value,
-            }
-        }
-        Recorded::Full | Recorded::Node(_) => ScalarAutodiffError::TapeFull {
-            limit: u32::MAX as usize,
-        },
+    let mut values = [0.0; 3];
+    for (slot, &operand) in operands.iter().enumerate().take(3) {
+        values[slot] = operand;
+    }
+    let mut count = operands.len();
+    if operation == ScalarOperation::Powi {
+        values[1] = f64::from(exponent);
+        count = 2;
+    }
+    ScalarAutodiffError::NonFiniteResult {
+        operation,
+        operands: Operands::new(values, count),
+        value,
     }
 }
 
@@ -226,15 +285,20 @@ macro_rules! backend {
             type Value = Id<'t>;
             #[inline]
             fn constant(&self, value: f64) -> Result<Id<'t>> {
-                self.leaf(value, ScalarOperation::Constant)
+                match value.is_finite() {
+                    true => Ok(Id::constant(value)),
+                    false => Err(ScalarAutodiffError::NonFiniteLeaf {
+                        operation: ScalarOperation::Constant,
+                        value,
+                    }),
+                }
             }
             fn detach(&self, value: &Id<'t>) -> Result<Id<'t>> {
-                let primal = self.value(value);
-                self.leaf(primal, ScalarOperation::Detached)
+                Ok(Id::constant(value.value))
             }
             #[inline]
             fn value(&self, value: &Id<'t>) -> f64 {
-                self.tape.borrow().node(value.0).value
+                value.value
             }
             fn powi(&self, value: &Id<'t>, n: i32) -> Result<Id<'t>> {
                 self.record(ScalarOperation::Powi, [*value], n, |[a, _, _]| a.powi(n))
