@@ -77,3 +77,84 @@ fn a_trace_reports_errors_and_untracked_outputs() -> Result {
     assert_eq!(inside, Some(ScalarAutodiffError::TapeUnavailable));
     Ok(())
 }
+
+/// Constants in every operand position: immediates in a trace, nodes on handles.
+fn constants<B: Backend>(b: &B, x: &B::Value) -> Result<B::Value> {
+    let c = b.constant(1.5)?;
+    let d = b.constant(-0.25)?;
+    let mut total = b.mul(&c, &d)?; // constants alone: folded in a trace
+    total = b.add(&total, &b.exp(&c)?)?;
+    for binary in [
+        B::add,
+        B::sub,
+        B::mul,
+        B::div,
+        B::powf,
+        B::log,
+        B::atan2,
+        B::max,
+        B::min,
+        B::hypot,
+    ] {
+        total = b.add(&total, &binary(b, x, &c)?)?;
+        total = b.add(&total, &binary(b, &c, x)?)?;
+    }
+    total = b.add(&total, &b.mul_add(x, &c, &d)?)?; // two constants: one becomes a leaf
+    total = b.add(&total, &b.mul_add(&c, &d, x)?)?;
+    total = b.add(&total, &b.mul_add(&c, x, x)?)?;
+    total = b.add(&total, &b.powi(&c, 3)?)?;
+    total = b.add(&total, &b.mul(&b.detach(x)?, x)?)?;
+    Ok(total)
+}
+
+#[test]
+fn constants_give_the_same_bits_as_constant_nodes() -> Result {
+    for x0 in [0.7, 1.3, 2.9] {
+        let (value, [dx]) = trace(|t| {
+            let x = t.variable(x0)?;
+            let out = constants(t, &x)?;
+            t.value_and_gradient(out, [x])
+        })?;
+        let x = Scalar::variable(x0)?;
+        let out = constants(&Handles, &x)?;
+        out.backward()?;
+        assert_eq!(value.to_bits(), out.value().to_bits(), "value at {x0}");
+        assert_eq!(
+            Some(dx.to_bits()),
+            x.gradient().map(f64::to_bits),
+            "gradient at {x0}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn a_trace_folds_constants_and_reports_their_errors() -> Result {
+    let base = tape_len();
+    let (value, [dx]) = trace(|t| {
+        let x = t.variable(1.0)?;
+        let c = t.exp(&t.constant(2.0)?)?;
+        assert_eq!(tape_len(), base, "nothing recorded for constants");
+        let out = t.mul(&x, &c)?;
+        t.value_and_gradient(out, [x])
+    })?;
+    assert_eq!((value, dx), (2f64.exp(), 2f64.exp()));
+    let error = trace(|t| {
+        let c = t.ln(&t.constant(-1.0)?)?;
+        t.value_and_gradient(c, [])
+    })
+    .err();
+    assert!(matches!(
+        error,
+        Some(ScalarAutodiffError::NonFiniteResult {
+            operation: ScalarOperation::Ln,
+            ..
+        })
+    ));
+    let error = trace(|t| t.constant(f64::NAN).map(|_| ())).err();
+    assert_eq!(
+        error.as_ref().map(ScalarAutodiffError::kind),
+        Some("non-finite-leaf")
+    );
+    Ok(())
+}
