@@ -154,6 +154,20 @@ impl ScalarOperation {
         }
     }
 
+    /// The derivative of a unary operation: the common ones inline, the rest through
+    /// [`local_derivative`](Self::local_derivative).
+    #[inline(always)]
+    pub(crate) fn unary_derivative(self, x: f64, value: f64, exponent: i32) -> f64 {
+        match self {
+            Self::Negate => -1.0,
+            Self::Exp => value,
+            Self::Tanh => 1.0 - value * value,
+            Self::Sqrt => 0.5 / value,
+            Self::Ln => 1.0 / x,
+            _ => self.local_derivative(0, [x, 0.0, 0.0], value, exponent),
+        }
+    }
+
     /// The derivatives of a binary operation with respect to both operands; the common
     /// ones without dispatching twice. `tracked` says which slopes are needed.
     #[inline]

@@ -361,7 +361,7 @@ impl Tape {
                                 0
                             };
                             let x = self.nodes[parent].value;
-                            let local = op.local_derivative(0, [x, 0.0, 0.0], value, exponent);
+                            let local = op.unary_derivative(x, value, exponent);
                             accumulate(&mut self.nodes, parent, upstream * local, &mut lowest);
                         }
                     }
