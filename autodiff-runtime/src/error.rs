@@ -6,7 +6,9 @@ use crate::operation::{Operands, ScalarOperation};
 ///
 /// Node numbers (`node`, `child`, `parent`) are topology indices of the pass's dependency
 /// subgraph, the same numbering the [`Ledger`](crate::Ledger) uses: 0 is the earliest node
-/// the output depends on, the output itself is last.
+/// the output depends on, the output itself is last. (A generated `name_grad` keeps
+/// constants out of its graph, so its numbers count only the nodes that depend on a
+/// parameter or are leaves; `name_graph`'s ledger also counts the constants.)
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ScalarAutodiffError {

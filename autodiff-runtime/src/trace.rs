@@ -5,10 +5,11 @@
 //! everything it recorded is popped at the end, leaving the tape's buffers for the next
 //! call. A constant is not a node here: an operation on constants alone is computed on
 //! the spot, and a constant operand of a binary operation is kept inside its node, so
-//! `x * 0.5` records one node, not two. Values and gradients are the same bits as on
-//! handles, where every constant is a node the ledger can show. The same
-//! generated body runs on [`Handles`] (real [`Scalar`]s) for `name_graph`: both implement
-//! [`Backend`], so both record exactly the same nodes and edges.
+//! `x * 0.5` records one node, not two. The same generated body runs on [`Handles`] (real
+//! [`Scalar`]s) for `name_graph`, where every constant is a node the ledger can show: both
+//! implement [`Backend`], so both compute the same operations in the same order and give
+//! the same value and gradient bits and the same errors, except that error node numbers
+//! in a trace do not count constants.
 
 use std::cell::RefCell;
 use std::marker::PhantomData;
@@ -178,7 +179,8 @@ impl<'t> Trace<'t> {
         let mut gradient = [0.0; N];
         for (slot, variable) in gradient.iter_mut().zip(variables) {
             if let Some(index) = variable.slot() {
-                *slot = tape.adjoint(index);
+                // A fresh stored gradient is 0 + adjoint, as on handles: never -0.0.
+                *slot = 0.0 + tape.adjoint(index);
             }
         }
         tape.clear_marks(lowest, out as usize);
@@ -226,7 +228,7 @@ macro_rules! backend {
         binary { $($binary:ident => $binary_op:ident, $binary_f:expr;)* }
     ) => {
         /// What generated code needs from a graph: one method per operation, with the
-        /// same operand order, edges and errors as [`Scalar`]'s own methods.
+        /// same operand order, values and errors as [`Scalar`]'s own methods.
         pub trait Backend {
             /// A node of this backend's graph.
             type Value: Clone;

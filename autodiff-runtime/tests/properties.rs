@@ -18,6 +18,10 @@
 //!   seed-0 pass reports in its ledger. It predicts, bit for bit, either every pass
 //!   adjoint of a pass with any seed or the exact typed error the pass must return.
 //!
+//! One more property builds each DAG through the generic `Backend` twice, on `Scalar`
+//! handles and in the handle-free trace `#[differentiable]`'s `name_grad` uses, and
+//! compares the two bit for bit.
+//!
 //! Every property prints its case statistics to stderr (`-- --nocapture` shows them).
 //! `PROPTEST_CASES=N` overrides every property's case count (for long soak runs).
 
@@ -25,6 +29,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
+use autodiff_runtime::__private::{trace, Backend, Handles, Id, Trace};
 use autodiff_runtime::{tape_len, Ledger, Scalar, ScalarAutodiffError};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestCaseResult, TestError, TestRunner};
@@ -824,48 +829,70 @@ impl Graph {
     }
 }
 
-fn apply(op: Op, h: &[Scalar], [a, b, c]: [usize; 3]) -> Result<Scalar, ScalarAutodiffError> {
-    let (a, b, c) = (&h[a], &h[b], &h[c]);
+/// Applies `op` on any backend: [`Handles`] (real `Scalar`s, as every property but the
+/// trace one uses) or a handle-free [`Trace`], so both build a DAG through the same calls.
+fn apply<B: Backend>(
+    b: &B,
+    op: Op,
+    h: &[B::Value],
+    [x, y, z]: [usize; 3],
+) -> Result<B::Value, ScalarAutodiffError> {
+    let (x, y, z) = (&h[x], &h[y], &h[z]);
     match op {
-        Op::Add => a.add(b),
-        Op::Sub => a.sub(b),
-        Op::Mul => a.mul(b),
-        Op::Div => a.div(b),
-        Op::Neg => a.neg(),
-        Op::Recip => a.recip(),
-        Op::Powi(n) => a.powi(n),
-        Op::Powf => a.powf(b),
-        Op::Sqrt => a.sqrt(),
-        Op::Cbrt => a.cbrt(),
-        Op::Exp => a.exp(),
-        Op::Exp2 => a.exp2(),
-        Op::ExpM1 => a.exp_m1(),
-        Op::Ln => a.ln(),
-        Op::Ln1p => a.ln_1p(),
-        Op::Log => a.log(b),
-        Op::Log2 => a.log2(),
-        Op::Log10 => a.log10(),
-        Op::Sin => a.sin(),
-        Op::Cos => a.cos(),
-        Op::Tan => a.tan(),
-        Op::Asin => a.asin(),
-        Op::Acos => a.acos(),
-        Op::Atan => a.atan(),
-        Op::Atan2 => a.atan2(b),
-        Op::Sinh => a.sinh(),
-        Op::Cosh => a.cosh(),
-        Op::Tanh => a.tanh(),
-        Op::Asinh => a.asinh(),
-        Op::Acosh => a.acosh(),
-        Op::Atanh => a.atanh(),
-        Op::Abs => a.abs(),
-        Op::Max => a.max(b),
-        Op::Min => a.min(b),
-        Op::Hypot => a.hypot(b),
-        Op::MulAdd => a.mul_add(b, c),
-        Op::Constant(value) => Scalar::constant(value),
-        Op::Detach => a.detach(),
+        Op::Add => b.add(x, y),
+        Op::Sub => b.sub(x, y),
+        Op::Mul => b.mul(x, y),
+        Op::Div => b.div(x, y),
+        Op::Neg => b.neg(x),
+        Op::Recip => b.recip(x),
+        Op::Powi(n) => b.powi(x, n),
+        Op::Powf => b.powf(x, y),
+        Op::Sqrt => b.sqrt(x),
+        Op::Cbrt => b.cbrt(x),
+        Op::Exp => b.exp(x),
+        Op::Exp2 => b.exp2(x),
+        Op::ExpM1 => b.exp_m1(x),
+        Op::Ln => b.ln(x),
+        Op::Ln1p => b.ln_1p(x),
+        Op::Log => b.log(x, y),
+        Op::Log2 => b.log2(x),
+        Op::Log10 => b.log10(x),
+        Op::Sin => b.sin(x),
+        Op::Cos => b.cos(x),
+        Op::Tan => b.tan(x),
+        Op::Asin => b.asin(x),
+        Op::Acos => b.acos(x),
+        Op::Atan => b.atan(x),
+        Op::Atan2 => b.atan2(x, y),
+        Op::Sinh => b.sinh(x),
+        Op::Cosh => b.cosh(x),
+        Op::Tanh => b.tanh(x),
+        Op::Asinh => b.asinh(x),
+        Op::Acosh => b.acosh(x),
+        Op::Atanh => b.atanh(x),
+        Op::Abs => b.abs(x),
+        Op::Max => b.max(x, y),
+        Op::Min => b.min(x, y),
+        Op::Hypot => b.hypot(x, y),
+        Op::MulAdd => b.mul_add(x, y, z),
+        Op::Constant(value) => b.constant(value),
+        Op::Detach => b.detach(x),
     }
+}
+
+/// Builds `dag` over `inputs` (its input variables, made by the caller) on any backend:
+/// the output, or the first refused operation's error.
+fn evaluate<B: Backend>(
+    b: &B,
+    dag: &Dag,
+    inputs: &[B::Value],
+) -> Result<B::Value, ScalarAutodiffError> {
+    let mut values = inputs.to_vec();
+    for node in &dag.nodes {
+        let value = apply(b, node.op, &values, node.args)?;
+        values.push(value);
+    }
+    Ok(values.swap_remove(dag.output()))
 }
 
 /// Builds `dag` on the tape (position `cut.0` replaced as `cut.1` says). Stops at the
@@ -877,7 +904,7 @@ fn build(dag: &Dag, cut: Option<(usize, Cut)>) -> (Graph, Option<(usize, ScalarA
             None => g.make(|_| Scalar::variable(dag.inputs[position])),
             Some(node) => {
                 let args = node.args.map(|a| g.slot[a]);
-                g.make(|h| apply(node.op, h, args))
+                g.make(|h| apply(&Handles, node.op, h, args))
             }
         };
         match made {
@@ -2053,6 +2080,289 @@ fn injected_overflow_is_a_typed_error_that_changes_no_gradient() {
             prop_assert_eq!(&again.nodes.len(), &first.nodes.len());
             for (a, b) in again.nodes.iter().zip(&first.nodes) {
                 prop_assert_eq!(a.pass_adjoint, b.pass_adjoint);
+            }
+            Ok(())
+        },
+    );
+}
+
+// ------------------------------------------------------------------------------------
+// Property 5: a handle-free trace gives the bits of handles
+// ------------------------------------------------------------------------------------
+
+/// What the DAG gave on [`Handles`] (real `Scalar`s, then `backward()`).
+#[derive(Debug)]
+enum OnHandles {
+    /// The output's value and each input's stored gradient.
+    Stored(f64, Vec<Option<f64>>),
+    /// The output depends on no variable: its value, and `backward()`'s refusal.
+    Untracked(f64, ScalarAutodiffError),
+    /// Refused at construction or by the reverse pass.
+    Refused(ScalarAutodiffError),
+}
+
+/// Builds `dag` on handles and runs one `backward()`. Returns the input variables and the
+/// output (so the caller can keep the graph alive) with the outcome.
+fn on_handles(dag: &Dag) -> (Vec<Scalar>, Option<Scalar>, OnHandles) {
+    let inputs: Result<Vec<Scalar>, _> = dag.inputs.iter().map(|&x| Scalar::variable(x)).collect();
+    let inputs = match inputs {
+        Ok(inputs) => inputs,
+        Err(error) => return (Vec::new(), None, OnHandles::Refused(error)),
+    };
+    let output = match evaluate(&Handles, dag, &inputs) {
+        Ok(output) => output,
+        Err(error) => return (inputs, None, OnHandles::Refused(error)),
+    };
+    let value = output.value();
+    let outcome = match output.backward() {
+        Ok(_) => OnHandles::Stored(value, inputs.iter().map(Scalar::gradient).collect()),
+        Err(error @ ScalarAutodiffError::UntrackedOutput { .. }) => {
+            OnHandles::Untracked(value, error)
+        }
+        Err(error) => OnHandles::Refused(error),
+    };
+    (inputs, Some(output), outcome)
+}
+
+/// `Trace::value_and_gradient` for the DAG's one to four inputs (generated code knows how
+/// many at compile time).
+fn value_and_gradient<'t>(
+    t: &Trace<'t>,
+    output: Id<'t>,
+    inputs: &[Id<'t>],
+) -> Result<(f64, Vec<f64>), ScalarAutodiffError> {
+    fn exactly<'t, const N: usize>(
+        t: &Trace<'t>,
+        output: Id<'t>,
+        inputs: &[Id<'t>],
+    ) -> Result<(f64, Vec<f64>), ScalarAutodiffError> {
+        let variables: [Id<'t>; N] = std::array::from_fn(|i| inputs[i]);
+        let (value, gradient) = t.value_and_gradient(output, variables)?;
+        Ok((value, gradient.to_vec()))
+    }
+    match inputs.len() {
+        1 => exactly::<1>(t, output, inputs),
+        2 => exactly::<2>(t, output, inputs),
+        3 => exactly::<3>(t, output, inputs),
+        4 => exactly::<4>(t, output, inputs),
+        n => panic!("{n} inputs"),
+    }
+}
+
+/// What a trace gave: the output's value and each input's gradient, or the refusal.
+type Traced = Result<(f64, Vec<f64>), ScalarAutodiffError>;
+
+/// Builds `dag` in a handle-free trace and differentiates it as `name_grad` does; checks
+/// that the trace pops everything it recorded.
+fn traced(dag: &Dag) -> Result<Traced, TestCaseError> {
+    let base = tape_len();
+    let outcome = trace(|t| {
+        let inputs: Vec<Id<'_>> = dag
+            .inputs
+            .iter()
+            .map(|&x| t.variable(x))
+            .collect::<Result<_, _>>()?;
+        let output = evaluate(t, dag, &inputs)?;
+        value_and_gradient(t, output, &inputs)
+    });
+    prop_assert_eq!(tape_len(), base, "the trace left nodes on the tape");
+    Ok(outcome)
+}
+
+/// Equal errors, field for field (a NaN field, which `==` never equates, by its `Debug`).
+fn same_error(a: &ScalarAutodiffError, b: &ScalarAutodiffError) -> bool {
+    a == b || format!("{a:?}") == format!("{b:?}")
+}
+
+/// The topology index of each DAG value in the reverse pass from the output (`None`
+/// outside the pass's dependency subgraph), on handles and in a trace.
+///
+/// On handles every value is a node, so every dependency counts, tracked or not. In a
+/// trace an untracked value is a constant, not a node (an immediate operand, or folded
+/// away), except that a tracked `mul_add` records each constant operand occurrence as a
+/// leaf just before itself.
+fn topology(dag: &Dag) -> (Vec<Option<usize>>, Vec<Option<usize>>) {
+    let rank = |reached: &[bool], leaves_before: &dyn Fn(usize) -> usize| {
+        let mut count = 0;
+        let mut ranks = vec![None; dag.len()];
+        for (position, rank) in ranks.iter_mut().enumerate() {
+            if reached[position] {
+                count += leaves_before(position);
+                *rank = Some(count);
+                count += 1;
+            }
+        }
+        ranks
+    };
+    let handles = rank(&dag.dependencies(dag.output()), &|_| 0);
+    let tracked = dag.tracked(None);
+    let mut reached = vec![false; dag.len()];
+    reached[dag.output()] = tracked[dag.output()];
+    for position in (0..dag.len()).rev() {
+        if let (true, Some(node)) = (reached[position], dag.node(position)) {
+            for slot in 0..node.op.edges() {
+                reached[node.args[slot]] |= tracked[node.args[slot]];
+            }
+        }
+    }
+    let materialized = |position: usize| match dag.node(position) {
+        Some(node) if node.op == Op::MulAdd => node.args.iter().filter(|&&a| !tracked[a]).count(),
+        _ => 0,
+    };
+    (handles, rank(&reached, &materialized))
+}
+
+/// A handle pass's error as the trace must report it: the same error, with its topology
+/// indices renumbered from the handle subgraph to the trace's (`None` if an index names
+/// no node of the trace's subgraph).
+fn renumbered(dag: &Dag, error: &ScalarAutodiffError) -> Option<ScalarAutodiffError> {
+    let (handles, traced) = topology(dag);
+    let map = |index: &mut usize| -> Option<()> {
+        let position = handles.iter().position(|&rank| rank == Some(*index))?;
+        *index = traced[position]?;
+        Some(())
+    };
+    let mut error = error.clone();
+    match &mut error {
+        ScalarAutodiffError::NonFiniteDerivative { node, .. }
+        | ScalarAutodiffError::NonFinitePassAdjoint { node, .. }
+        | ScalarAutodiffError::NonFiniteAccumulatedGradient { node, .. } => map(node)?,
+        ScalarAutodiffError::NonFiniteContribution { child, parent, .. } => {
+            map(child)?;
+            map(parent)?;
+        }
+        _ => {}
+    }
+    Some(error)
+}
+
+/// The same generic construction (`apply` over `B: Backend`) run on [`Handles`] with
+/// `backward()` and in a [`trace`] with `value_and_gradient` (as `name_graph` and
+/// `name_grad` do) ends the same way: both store the same value and gradient bits, or
+/// both refuse with equal errors (construction or reverse pass; topology indices
+/// renumbered, since a trace has no constant nodes), or the output is untracked (handles
+/// refuse `backward`, the trace gives a zero gradient). The trace pops all it recorded.
+#[test]
+fn a_trace_gives_the_bits_of_handles() {
+    let dags = prop_oneof![
+        2 => dag(Mode::Guarded, 200),
+        1 => dag(Mode::Integer, 200),
+        3 => dag(Mode::Wild, 200),
+    ];
+    run(
+        "trace == handles, bit for bit",
+        400,
+        (dags, any::<bool>()),
+        |(dag, trace_first), stats| {
+            // The trace runs on an empty tape, or on top of the live handle graph (whose
+            // stored gradients it must leave alone).
+            let early = if trace_first {
+                Some(traced(&dag)?)
+            } else {
+                None
+            };
+            let (inputs, output, handles) = on_handles(&dag);
+            let traced = match early {
+                Some(traced) => traced,
+                None => {
+                    let before: Vec<_> = inputs.iter().map(Scalar::gradient).collect();
+                    let traced = traced(&dag)?;
+                    let after: Vec<_> = inputs.iter().map(Scalar::gradient).collect();
+                    prop_assert_eq!(before, after, "the trace changed a stored gradient");
+                    stats.count("traced on top of a live handle graph");
+                    traced
+                }
+            };
+            drop((output, inputs));
+            let bits = |gradient: &[f64]| gradient.iter().map(|g| Some(g.to_bits())).collect();
+            match (handles, traced) {
+                (OnHandles::Stored(value, gradient), Ok((traced_value, traced_gradient))) => {
+                    prop_assert_eq!(
+                        value.to_bits(),
+                        traced_value.to_bits(),
+                        "value: handles {:?}, trace {:?}",
+                        value,
+                        traced_value
+                    );
+                    let handle_bits: Vec<Option<u64>> =
+                        gradient.iter().map(|g| g.map(f64::to_bits)).collect();
+                    let traced_bits: Vec<Option<u64>> = bits(&traced_gradient);
+                    let numbers = gradient
+                        .iter()
+                        .zip(&traced_gradient)
+                        .all(|(h, t)| *h == Some(*t));
+                    prop_assert_eq!(
+                        handle_bits,
+                        traced_bits,
+                        "gradients: handles {:?}, trace {:?}{}",
+                        gradient,
+                        traced_gradient,
+                        if numbers {
+                            " (equal as numbers: a zero's sign differs)"
+                        } else {
+                            ""
+                        }
+                    );
+                    stats.count(format!("{:?}: both stored, same bits", dag.mode));
+                }
+                (OnHandles::Untracked(value, error), Ok((traced_value, traced_gradient))) => {
+                    prop_assert_eq!(value.to_bits(), traced_value.to_bits());
+                    let zeros: Vec<Option<u64>> = vec![Some(0); traced_gradient.len()];
+                    let traced_bits: Vec<Option<u64>> = bits(&traced_gradient);
+                    prop_assert_eq!(
+                        traced_bits,
+                        zeros,
+                        "untracked output: trace gradient {:?}",
+                        traced_gradient
+                    );
+                    stats.count(format!(
+                        "untracked output: handles {}, trace 0",
+                        error.kind()
+                    ));
+                }
+                (OnHandles::Refused(error), Err(traced_error)) => {
+                    // Topology indices count constants on handles only (see `topology`).
+                    let expected = renumbered(&dag, &error);
+                    prop_assert!(
+                        expected.as_ref().is_some_and(|e| same_error(e, &traced_error)),
+                        "handles refused with {:?}\n  so the trace should with {:?}\n  but it did with {:?}",
+                        error,
+                        expected,
+                        traced_error
+                    );
+                    stats.count(if same_error(&error, &traced_error) {
+                        format!("both refused: {}", error.kind())
+                    } else {
+                        format!("both refused: {}, topology renumbered", error.kind())
+                    });
+                }
+                (handles, traced) => {
+                    return Err(TestCaseError::fail(format!(
+                        "handles gave {handles:?}\n  but the trace {traced:?}"
+                    )));
+                }
+            }
+            // What the trace did differently from handles in this DAG.
+            let tracked = dag.tracked(None);
+            let mut seen = [false; 3];
+            for (k, node) in dag.nodes.iter().enumerate() {
+                let untracked = |slot: usize| !tracked[node.args[slot]];
+                if !tracked[dag.inputs.len() + k] {
+                    seen[0] |= node.op.edges() > 0;
+                } else if node.op == Op::MulAdd {
+                    seen[2] |= (0..3).any(untracked);
+                } else if node.op.operands() == 2 {
+                    seen[1] |= (0..2).any(untracked);
+                }
+            }
+            for (seen, what) in seen.into_iter().zip([
+                "DAGs with an operation on constants alone (folded)",
+                "DAGs with a constant operand (immediate)",
+                "DAGs with a mul_add on a constant (materialized)",
+            ]) {
+                if seen {
+                    stats.count(what);
+                }
             }
             Ok(())
         },
