@@ -81,7 +81,7 @@ impl Scalar {
         for (slot, operand) in operands.iter().enumerate() {
             indices[slot] = operand.index;
         }
-        match try_tape(|tape| tape.record::<N>(operation, indices, None, exponent, forward)) {
+        match try_tape(|tape| tape.record::<N>(operation, indices, exponent, forward)) {
             Some(Recorded::Node(index)) => Ok(Self::from_index(index)),
             Some(refused) => Err(Self::refusal(operation, &operands, exponent, refused)),
             None => Err(ScalarAutodiffError::TapeUnavailable),
@@ -113,7 +113,7 @@ impl Scalar {
                     value,
                 }
             }
-            Recorded::Full | Recorded::Node(_) => ScalarAutodiffError::TapeFull {
+            Recorded::Full | Recorded::Node(..) => ScalarAutodiffError::TapeFull {
                 limit: u32::MAX as usize,
             },
         }

@@ -24,11 +24,11 @@ pub(crate) const TRACKED: u8 = 1;
 /// Scratch mark used inside one walk; clear outside of walks.
 const REACHED: u8 = 2;
 /// Operand `slot` is tracked (bits 2, 3, 4).
-const fn operand_tracked(slot: usize) -> u8 {
+pub(crate) const fn operand_tracked(slot: usize) -> u8 {
     4 << slot
 }
 /// Operand `slot` (0 or 1) is a constant held in `aux`, not a node (bits 5, 6).
-const fn operand_immediate(slot: usize) -> u8 {
+pub(crate) const fn operand_immediate(slot: usize) -> u8 {
     32 << slot
 }
 
@@ -187,46 +187,50 @@ impl Tape {
         )
     }
 
-    /// Computes `op` with `forward` and records the result. `operands` holds `op.arity()`
-    /// live indices, except that `immediate` may put a constant in slot 0 or 1 of a binary
-    /// operation instead. `powi` takes its exponent in `exponent`.
+    /// Computes `op` on the first `N` of `operands` (live nodes) with `forward` and
+    /// records the result. `powi` takes its exponent in `exponent`.
     #[inline]
     pub(crate) fn record<const N: usize>(
         &mut self,
         op: ScalarOperation,
         operands: [u32; 3],
-        immediate: Option<(usize, f64)>,
         exponent: i32,
         forward: impl FnOnce([f64; 3]) -> f64,
     ) -> Recorded {
         let mut values = [0.0; 3];
         let mut flags = 0;
         for slot in 0..N {
-            match immediate {
-                Some((at, constant)) if at == slot => {
-                    values[slot] = constant;
-                    flags |= operand_immediate(slot);
-                }
-                _ => {
-                    let node = &self.nodes[operands[slot] as usize];
-                    values[slot] = node.value;
-                    if node.tracked() {
-                        flags |= TRACKED | operand_tracked(slot);
-                    }
-                }
+            let node = &self.nodes[operands[slot] as usize];
+            values[slot] = node.value;
+            if node.tracked() {
+                flags |= TRACKED | operand_tracked(slot);
             }
         }
+        let aux = match op {
+            ScalarOperation::Powi => u64::from(exponent as u32),
+            ScalarOperation::MulAdd => u64::from(operands[2]),
+            _ => 0,
+        };
+        self.record_values(op, [operands[0], operands[1]], aux, values, flags, forward)
+    }
+
+    /// Computes `op` on operand `values` already known, and records it with the given
+    /// operand indices, `aux` and flags (see [`Node`]).
+    #[inline]
+    pub(crate) fn record_values(
+        &mut self,
+        op: ScalarOperation,
+        args: [u32; 2],
+        aux: u64,
+        values: [f64; 3],
+        flags: u8,
+        forward: impl FnOnce([f64; 3]) -> f64,
+    ) -> Recorded {
         let value = forward(values);
         if !value.is_finite() {
             return Recorded::NonFinite(value);
         }
-        let aux = match (op, immediate) {
-            (ScalarOperation::Powi, _) => u64::from(exponent as u32),
-            (ScalarOperation::MulAdd, _) => u64::from(operands[2]),
-            (_, Some((_, constant))) => constant.to_bits(),
-            _ => 0,
-        };
-        match self.push(value, op, [operands[0], operands[1]], aux, flags) {
+        match self.push(value, op, args, aux, flags) {
             Some(index) => Recorded::Node(index),
             None => Recorded::Full,
         }

@@ -18,40 +18,52 @@ use crate::error::ScalarAutodiffError;
 use crate::ledger::explain;
 use crate::operation::{Operands, ScalarOperation};
 use crate::scalar::Scalar;
-use crate::tape::{Recorded, Tape, TAPE};
+use crate::tape::{operand_immediate, operand_tracked, Recorded, Tape, TAPE, TRACKED};
 
 type Result<T> = std::result::Result<T, ScalarAutodiffError>;
 
-/// A value of a [`Trace`]: a node (an index valid until the trace ends) or a constant,
-/// with its primal value. The lifetime ties it to its trace, so it cannot outlive the
-/// nodes it names.
+/// A value of a [`Trace`]: a node (an index valid until the trace ends) or a constant.
+/// The lifetime ties it to its trace, so it cannot outlive the nodes it names.
+///
+/// It is one `u64`, NaN-boxed: a constant is its own (always finite) `f64` bits, and a node
+/// is a quiet NaN carrying its index and whether it is tracked. Eight bytes travel in a
+/// register through every `?` of generated code; a wider value was copied through the
+/// stack in pieces and stalled on every operation.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Id<'t> {
-    value: f64,
-    /// The node's index, or [`CONSTANT`].
-    index: u32,
+    bits: u64,
     trace: PhantomData<&'t ()>,
 }
 
-/// The index of an [`Id`] that is a constant, not a node (no node has it: the tape
-/// refuses to grow that far).
-const CONSTANT: u32 = u32::MAX;
+/// The quiet-NaN pattern of a node [`Id`]; bit 32 marks it tracked, bits 0-31 its index.
+const NODE: u64 = 0x7FF8_0000_0000_0000;
+const TRACKED_BIT: u64 = 1 << 32;
 
 impl Id<'_> {
-    fn node(index: u32, value: f64) -> Self {
+    fn node(index: u32, tracked: bool) -> Self {
+        let tracked = if tracked { TRACKED_BIT } else { 0 };
         Self {
-            value,
-            index,
+            bits: NODE | tracked | u64::from(index),
             trace: PhantomData,
         }
     }
 
+    /// A constant; `value` must be finite, so its bits are never NaN.
     fn constant(value: f64) -> Self {
-        Self::node(CONSTANT, value)
+        Self {
+            bits: value.to_bits(),
+            trace: PhantomData,
+        }
     }
 
+    /// The node's index, or `None` for a constant.
+    #[inline]
     fn slot(&self) -> Option<u32> {
-        (self.index != CONSTANT).then_some(self.index)
+        (self.bits & NODE == NODE).then_some(self.bits as u32)
+    }
+
+    fn tracked(&self) -> bool {
+        self.bits & (NODE | TRACKED_BIT) == NODE | TRACKED_BIT
     }
 }
 
@@ -95,66 +107,114 @@ impl<'t> Trace<'t> {
         }
         let mut tape = self.tape.borrow_mut();
         match tape.leaf(value, operation) {
-            Some(index) => Ok(Id::node(index, value)),
+            Some(index) => Ok(Id::node(index, true)),
             None => Err(full()),
         }
     }
 
-    /// A node for `id`, recording a constant leaf if it is a constant.
-    fn materialize(&self, id: Id<'t>) -> Result<u32> {
+    /// The primal value of `id`.
+    #[inline]
+    fn primal(tape: &Tape, id: Id<'t>) -> f64 {
         match id.slot() {
-            Some(index) => Ok(index),
-            None => {
-                let mut tape = self.tape.borrow_mut();
-                tape.leaf(id.value, ScalarOperation::Constant)
-                    .ok_or_else(full)
-            }
+            Some(index) => tape.node(index).value,
+            None => f64::from_bits(id.bits),
         }
     }
 
-    /// Records `operation` on `operands`, or computes it on the spot if all are constants.
+    /// A node for `id`, recording a constant leaf if it is a constant.
+    fn materialize(tape: &mut Tape, id: Id<'t>) -> Result<u32> {
+        match id.slot() {
+            Some(index) => Ok(index),
+            None => tape
+                .leaf(f64::from_bits(id.bits), ScalarOperation::Constant)
+                .ok_or_else(full),
+        }
+    }
+
+    /// Records a unary `operation` on `a`, or computes it on the spot for a constant.
     #[inline]
-    fn record<const N: usize>(
+    fn unary(
         &self,
         operation: ScalarOperation,
-        operands: [Id<'t>; N],
+        a: Id<'t>,
         exponent: i32,
         forward: impl FnOnce([f64; 3]) -> f64,
     ) -> Result<Id<'t>> {
-        let mut indices = [0; 3];
-        let mut values = [0.0; 3];
-        let mut immediate = None;
-        let mut all_constant = true;
-        for (slot, operand) in operands.iter().enumerate() {
-            values[slot] = operand.value;
-            indices[slot] = operand.index;
-            match operand.slot() {
-                Some(_) => all_constant = false,
-                // Only one immediate fits a node, and only in a binary operation.
-                None if N == 2 && immediate.is_none() => immediate = Some((slot, operand.value)),
-                None => {}
-            }
-        }
-        if all_constant {
-            let value = forward(values);
-            return match value.is_finite() {
-                true => Ok(Id::constant(value)),
-                false => Err(non_finite(operation, &values[..N], exponent, value)),
-            };
-        }
-        for (slot, operand) in operands.iter().enumerate() {
-            let is_immediate = matches!(immediate, Some((at, _)) if at == slot);
-            if operand.slot().is_none() && !is_immediate {
-                // A constant that fits no immediate becomes a leaf of its own.
-                indices[slot] = self.materialize(*operand)?;
-            }
-        }
         let mut tape = self.tape.borrow_mut();
-        match tape.record::<N>(operation, indices, immediate, exponent, forward) {
-            Recorded::Node(index) => Ok(Id::node(index, tape.node(index).value)),
-            Recorded::NonFinite(value) => Err(non_finite(operation, &values[..N], exponent, value)),
-            Recorded::Full => Err(full()),
+        let values = [Self::primal(&tape, a), 0.0, 0.0];
+        let Some(index) = a.slot() else {
+            return fold(operation, values, 1, exponent, forward);
+        };
+        let flags = match a.tracked() {
+            false => 0,
+            true => TRACKED | operand_tracked(0),
+        };
+        let aux = match operation {
+            ScalarOperation::Powi => u64::from(exponent as u32),
+            _ => 0,
+        };
+        let recorded = tape.record_values(operation, [index, 0], aux, values, flags, forward);
+        finish(recorded, operation, &values[..1], exponent, flags)
+    }
+
+    /// Records a binary `operation`; a constant operand is kept inside the node, and two
+    /// constants are computed on the spot.
+    #[inline]
+    fn binary(
+        &self,
+        operation: ScalarOperation,
+        a: Id<'t>,
+        b: Id<'t>,
+        forward: impl FnOnce([f64; 3]) -> f64,
+    ) -> Result<Id<'t>> {
+        let mut tape = self.tape.borrow_mut();
+        let values = [Self::primal(&tape, a), Self::primal(&tape, b), 0.0];
+        let mut flags = 0;
+        let mut args = [0; 2];
+        let mut aux = 0;
+        for (slot, operand) in [a, b].into_iter().enumerate() {
+            match operand.slot() {
+                Some(index) => {
+                    args[slot] = index;
+                    if operand.tracked() {
+                        flags |= TRACKED | operand_tracked(slot);
+                    }
+                }
+                None => {
+                    flags |= operand_immediate(slot);
+                    aux = operand.bits;
+                }
+            }
         }
+        let both = operand_immediate(0) | operand_immediate(1);
+        if flags & both == both {
+            return fold(operation, values, 2, 0, forward);
+        }
+        let recorded = tape.record_values(operation, args, aux, values, flags, forward);
+        finish(recorded, operation, &values[..2], 0, flags)
+    }
+
+    /// Records `a.mul_add(b, c)`; constant operands become leaves (a node holds one).
+    fn ternary(&self, a: Id<'t>, b: Id<'t>, c: Id<'t>) -> Result<Id<'t>> {
+        let operation = ScalarOperation::MulAdd;
+        let forward = |[x, y, z]: [f64; 3]| x.mul_add(y, z);
+        let mut tape = self.tape.borrow_mut();
+        let values = [a, b, c].map(|operand| Self::primal(&tape, operand));
+        if [a, b, c].iter().all(|operand| operand.slot().is_none()) {
+            return fold(operation, values, 3, 0, forward);
+        }
+        let mut flags = 0;
+        let mut indices = [0; 3];
+        for (slot, operand) in [a, b, c].into_iter().enumerate() {
+            indices[slot] = Self::materialize(&mut tape, operand)?;
+            if operand.tracked() {
+                flags |= TRACKED | operand_tracked(slot);
+            }
+        }
+        let args = [indices[0], indices[1]];
+        let aux = u64::from(indices[2]);
+        let recorded = tape.record_values(operation, args, aux, values, flags, forward);
+        finish(recorded, operation, &values, 0, flags)
     }
 
     /// One validated reverse pass from `output` (seed 1): its value and the gradients of
@@ -165,10 +225,10 @@ impl<'t> Trace<'t> {
         output: Id<'t>,
         variables: [Id<'t>; N],
     ) -> Result<(f64, [f64; N])> {
-        let Some(out) = output.slot() else {
-            return Ok((output.value, [0.0; N]));
-        };
         let mut tape = self.tape.borrow_mut();
+        let Some(out) = output.slot() else {
+            return Ok((Self::primal(&tape, output), [0.0; N]));
+        };
         let value = tape.node(out).value;
         if !tape.node(out).tracked() {
             return Ok((value, [0.0; N]));
@@ -185,6 +245,38 @@ impl<'t> Trace<'t> {
         }
         tape.clear_marks(lowest, out as usize);
         Ok((value, gradient))
+    }
+}
+
+/// The [`Id`] of a recorded node, or the error of a refused one.
+#[inline]
+fn finish<'t>(
+    recorded: Recorded,
+    operation: ScalarOperation,
+    values: &[f64],
+    exponent: i32,
+    flags: u8,
+) -> Result<Id<'t>> {
+    match recorded {
+        Recorded::Node(index) => Ok(Id::node(index, flags & TRACKED != 0)),
+        Recorded::NonFinite(value) => Err(non_finite(operation, values, exponent, value)),
+        Recorded::Full => Err(full()),
+    }
+}
+
+/// An operation on constants alone: computed on the spot, recorded nowhere.
+#[inline]
+fn fold<'t>(
+    operation: ScalarOperation,
+    values: [f64; 3],
+    count: usize,
+    exponent: i32,
+    forward: impl FnOnce([f64; 3]) -> f64,
+) -> Result<Id<'t>> {
+    let value = forward(values);
+    match value.is_finite() {
+        true => Ok(Id::constant(value)),
+        false => Err(non_finite(operation, &values[..count], exponent, value)),
     }
 }
 
@@ -296,30 +388,30 @@ macro_rules! backend {
                 }
             }
             fn detach(&self, value: &Id<'t>) -> Result<Id<'t>> {
-                Ok(Id::constant(value.value))
+                Ok(Id::constant(Self::primal(&self.tape.borrow(), *value)))
             }
             #[inline]
             fn value(&self, value: &Id<'t>) -> f64 {
-                value.value
+                Self::primal(&self.tape.borrow(), *value)
             }
             fn powi(&self, value: &Id<'t>, n: i32) -> Result<Id<'t>> {
-                self.record(ScalarOperation::Powi, [*value], n, |[a, _, _]| a.powi(n))
+                self.unary(ScalarOperation::Powi, *value, n, |[a, _, _]| a.powi(n))
             }
             fn mul_add(&self, value: &Id<'t>, a: &Id<'t>, b: &Id<'t>) -> Result<Id<'t>> {
-                self.record(ScalarOperation::MulAdd, [*value, *a, *b], 0, |[x, y, z]| x.mul_add(y, z))
+                self.ternary(*value, *a, *b)
             }
             $(
                 #[inline]
                 fn $unary(&self, value: &Id<'t>) -> Result<Id<'t>> {
                     let f: fn(f64) -> f64 = $unary_f;
-                    self.record(ScalarOperation::$unary_op, [*value], 0, |[a, _, _]| f(a))
+                    self.unary(ScalarOperation::$unary_op, *value, 0, |[a, _, _]| f(a))
                 }
             )*
             $(
                 #[inline]
                 fn $binary(&self, left: &Id<'t>, right: &Id<'t>) -> Result<Id<'t>> {
                     let f: fn(f64, f64) -> f64 = $binary_f;
-                    self.record(ScalarOperation::$binary_op, [*left, *right], 0, |[a, b, _]| f(a, b))
+                    self.binary(ScalarOperation::$binary_op, *left, *right, |[a, b, _]| f(a, b))
                 }
             )*
         }
