@@ -6,39 +6,63 @@
 
 pub use autodiff_runtime::*;
 
-/// Differentiates a plain `f64` function: keeps it, and generates `name_graph` and
-/// `name_grad` beside it.
+/// Differentiates a plain Rust function of `f64` values: keeps it, and generates
+/// `name_graph` and `name_grad` beside it.
 ///
-/// For `#[differentiable] fn name(a: f64, b: f64) -> f64 { ... }` it emits, with the
-/// function's own visibility:
+/// For `#[differentiable] fn name(a: f64, w: [f64; 2], xs: &[f64]) -> f64 { ... }` it
+/// emits, with the function's own visibility:
 ///
-/// - `fn name(a: f64, b: f64) -> f64`: the function as written (`.detach()` calls removed,
-///   as detach is the identity on values);
-/// - `fn name_graph(a: &Scalar, b: &Scalar) -> Result<Scalar, ScalarAutodiffError>`: the
-///   same computation recorded on the caller's nodes, one edge per operand occurrence;
-/// - `fn name_grad(a: f64, b: f64) -> Result<(f64, [f64; 2]), ScalarAutodiffError>`: the
-///   value and the gradient in parameter order, from fresh variables and one reverse pass
-///   (a result that depends on no parameter has gradient zero).
+/// - `fn name(a: f64, w: [f64; 2], xs: &[f64]) -> f64`: the function as written
+///   (`.detach()` calls removed, as detach is the identity on values);
+/// - `fn name_graph(a: &Scalar, w: &[Scalar; 2], xs: &[f64]) -> Result<Scalar, ScalarAutodiffError>`:
+///   the same computation recorded on the caller's nodes, one edge per operand occurrence;
+/// - `fn name_grad(a: f64, w: [f64; 2], xs: &[f64]) -> Result<(f64, [f64; 3]), ScalarAutodiffError>`:
+///   the value and the gradient, flattened in parameter order (`a`, `w[0]`, `w[1]`), from
+///   fresh variables and one reverse pass (a result that depends on no parameter has
+///   gradient zero).
+///
+/// `f64` parameters and parameter arrays `[f64; K]` (`K` a literal or a constant) are
+/// differentiated. Every other parameter is data, passed through untouched and left out of
+/// the gradient (`&[f64]`, `&[[f64; 2]]`, `usize`, `bool`, ...), and so is an `f64`
+/// parameter marked `#[constant]` (a hyperparameter such as a learning rate).
 ///
 /// The plain function and the graph compute the same value bit for bit: the rewrite keeps
 /// every operation, its operands' order and its association as written.
 ///
-/// The body may use `f64` literals and constants, the parameters, `let` / `let mut`
-/// bindings (shadowing and reassignment included), `+ - * /` and their compound
-/// assignments, unary `-`, nested blocks, `return`, `.detach()`, and these `f64` methods
-/// in either form (`x.exp()` or `f64::exp(x)`): exp, exp2, exp_m1, ln, ln_1p, log, log2,
-/// log10, sqrt, cbrt, powi (with an integer exponent), powf, recip, sin, cos, tan, asin,
-/// acos, atan, atan2, sinh, cosh, tanh, asinh, acosh, atanh, abs, max, min, hypot, mul_add.
-/// `floor`, `ceil`, `round`, `trunc`, `fract` and `signum` are accepted only on a detached
-/// value (`x.detach().floor()`), where the result is a constant.
+/// # What the body may contain
 ///
-/// Anything else (`%`, casts, integer arithmetic, closures, macro calls, references,
-/// unknown methods and functions, `if`, `match` and loops, and signatures other than
-/// `f64` parameters to an `f64` result) is a compile error on the offending tokens, saying
-/// what is unsupported, why, and what to write instead. Every offending spot of a function
-/// is reported in one compile.
+/// An expression that uses no differentiated value (no parameter, no local computed from
+/// one) is ordinary Rust over data, evaluated as written: casts, closures, method calls,
+/// macros and calls of any function; where its `f64` result meets a tracked value, it
+/// enters the graph as a constant. Tracked values may use:
 ///
-/// # Example
+/// - `f64` literals and constants, `let` / `let mut` (a local assigned a tracked value
+///   anywhere is tracked from its declaration), shadowing, `+ - * /` and their compound
+///   assignments, unary `-`, blocks, `return`, `.detach()`, and these `f64` methods in
+///   either form (`x.exp()` or `f64::exp(x)`): exp, exp2, exp_m1, ln, ln_1p, log, log2,
+///   log10, sqrt, cbrt, powi, powf, recip, sin, cos, tan, asin, acos, atan, atan2, sinh,
+///   cosh, tanh, asinh, acosh, atanh, abs, max, min, hypot, mul_add; `floor`, `ceil`,
+///   `round`, `trunc`, `fract` and `signum` only on a detached value, where the result is
+///   a constant;
+/// - elements of parameter arrays, `w[i]` with a data index;
+/// - `if` / `else if` / `else` as statements and values, whose conditions compare primal
+///   values (`x > 0.0 && n < 3`; the branch not taken records nothing), and `match`,
+///   `if let` and `while let` on data;
+/// - `for` loops over ranges (`0..n`, `0..=xs.len()`), data (`for &x in xs`,
+///   `xs.iter().zip(ys)`, `.enumerate()`) and parameter arrays (`w.iter()`), `while` on a
+///   primal condition, `loop`, `break` and `continue` (with labels);
+/// - calls of other `#[differentiable]` functions (also by path, `layers::dense(w, x)`),
+///   which record into the same graph.
+///
+/// Anything else on a tracked value (`%`, casts, integer arithmetic, closures, macro
+/// calls, references, unknown methods, `match` on a tracked value, a tracked index or loop
+/// bound, `loop` with `break value`, and signatures without a differentiated parameter or
+/// with a result other than `f64`) is a compile error on the offending tokens, saying what
+/// is unsupported, why, and what to write instead. Every offending spot of a function is
+/// reported in one compile. A call with tracked arguments to a function that is not
+/// `#[differentiable]` fails with rustc's "cannot find function `differentiable_name`".
+///
+/// # Examples
 ///
 /// ```
 /// use autodiff::differentiable;
@@ -64,6 +88,33 @@ pub use autodiff_runtime::*;
 /// # Ok::<(), autodiff::ScalarAutodiffError>(())
 /// ```
 ///
+/// A small model: data, a hyperparameter, a loop and a branch.
+///
+/// ```
+/// use autodiff::differentiable;
+///
+/// /// Mean Huber loss of the line `w x + b`.
+/// #[differentiable]
+/// fn huber(w: f64, b: f64, xs: &[f64], ys: &[f64], #[constant] delta: f64) -> f64 {
+///     let mut total = 0.0;
+///     for (x, y) in xs.iter().zip(ys) {
+///         let r = w * x + b - y;
+///         if r.abs() <= delta {
+///             total += 0.5 * r * r;
+///         } else {
+///             total += delta * (r.abs() - 0.5 * delta);
+///         }
+///     }
+///     total / xs.len() as f64
+/// }
+///
+/// let (xs, ys) = ([1.0, 2.0], [1.0, 5.0]);
+/// let (value, [dw, db]) = huber_grad(1.0, 0.0, &xs, &ys, 1.0)?; // residuals 0 and -3
+/// assert_eq!(value, huber(1.0, 0.0, &xs, &ys, 1.0));
+/// assert_eq!((value, dw, db), (1.25, -1.0, -0.5));
+/// # Ok::<(), autodiff::ScalarAutodiffError>(())
+/// ```
+///
 /// A rejected construct is a compile error on the offending tokens:
 ///
 /// ```compile_fail
@@ -79,6 +130,129 @@ pub use autodiff_macros::differentiable;
 #[doc(hidden)]
 pub mod __private {
     pub use autodiff_runtime::__private::*;
+
+    use autodiff_runtime::ScalarAutodiffError;
+
+    type Result<T> = core::result::Result<T, ScalarAutodiffError>;
+
+    /// A tracked value (or parameter array) of the caller, lent to a composed
+    /// `#[differentiable]` function so that it records into the caller's graph.
+    #[derive(Debug)]
+    pub struct Tracked<'a, T: ?Sized>(pub &'a T);
+
+    /// An `f64` computed from data alone, which enters the graph as a constant where it
+    /// meets a tracked value.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is not an `f64`, so it cannot meet a tracked value",
+        label = "this value is computed from data alone and meets a tracked value here",
+        note = "in a #[differentiable] function, a value computed from data enters the graph as \
+                an `f64` constant where it meets a parameter; other types carry no gradient",
+        note = "convert it first, e.g. `n as f64`, or write a float literal such as `2.0`"
+    )]
+    pub trait PlainF64 {
+        /// The `f64` itself.
+        fn to_f64(self) -> f64;
+    }
+
+    impl PlainF64 for f64 {
+        fn to_f64(self) -> f64 {
+            self
+        }
+    }
+
+    impl PlainF64 for &f64 {
+        fn to_f64(self) -> f64 {
+            *self
+        }
+    }
+
+    /// `value` as a constant node of `backend`.
+    pub fn constant<B: Backend>(backend: &B, value: impl PlainF64) -> Result<B::Value> {
+        backend.constant(value.to_f64())
+    }
+
+    /// What a composed `#[differentiable]` function accepts for an `f64` parameter: a tracked
+    /// value of the caller, or an `f64` from data (a constant).
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be passed for an `f64` parameter of a #[differentiable] function",
+        label = "expected a tracked value or an `f64`",
+        note = "the parameter is a graph input: pass a value of the calling function's graph, or \
+                an `f64` (it becomes a constant)"
+    )]
+    pub trait ScalarArgument<B: Backend> {
+        /// The argument as a node of `backend`: the caller's node itself, or a new constant.
+        fn value(self, backend: &B) -> Result<B::Value>;
+    }
+
+    impl<B: Backend> ScalarArgument<B> for Tracked<'_, B::Value> {
+        fn value(self, _backend: &B) -> Result<B::Value> {
+            Ok(self.0.clone())
+        }
+    }
+
+    impl<B: Backend, T: PlainF64> ScalarArgument<B> for T {
+        fn value(self, backend: &B) -> Result<B::Value> {
+            constant(backend, self)
+        }
+    }
+
+    /// What a composed `#[differentiable]` function accepts for a `[f64; K]` parameter: a
+    /// parameter array of the caller, or `K` values from data (constants).
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` cannot be passed for a `[f64; {K}]` parameter of a #[differentiable] \
+                   function",
+        label = "expected a parameter array of the caller or a `[f64; {K}]`",
+        note = "pass a parameter array of the calling function (its elements are graph inputs), \
+                or an array of `f64` data (its elements become constants)"
+    )]
+    pub trait ArrayArgument<B: Backend, const K: usize> {
+        /// The argument as `K` nodes of `backend`.
+        fn values(self, backend: &B) -> Result<[B::Value; K]>;
+    }
+
+    impl<B: Backend, const K: usize> ArrayArgument<B, K> for Tracked<'_, [B::Value; K]> {
+        fn values(self, _backend: &B) -> Result<[B::Value; K]> {
+            Ok(self.0.clone())
+        }
+    }
+
+    impl<B: Backend, const K: usize> ArrayArgument<B, K> for [f64; K] {
+        fn values(self, backend: &B) -> Result<[B::Value; K]> {
+            fill(self, |value| backend.constant(value))
+        }
+    }
+
+    impl<B: Backend, const K: usize> ArrayArgument<B, K> for &[f64; K] {
+        fn values(self, backend: &B) -> Result<[B::Value; K]> {
+            fill(*self, |value| backend.constant(value))
+        }
+    }
+
+    /// `values` as fresh variables of `trace`, in order.
+    pub fn variables<'t, const K: usize>(
+        trace: &Trace<'t>,
+        values: [f64; K],
+    ) -> Result<[Id<'t>; K]> {
+        fill(values, |value| trace.variable(value))
+    }
+
+    /// `make` applied to every value in order, stopping at the first error.
+    fn fill<V: Clone, const K: usize>(
+        values: [f64; K],
+        mut make: impl FnMut(f64) -> Result<V>,
+    ) -> Result<[V; K]> {
+        let mut slots: [Option<V>; K] = core::array::from_fn(|_| None);
+        for (slot, value) in slots.iter_mut().zip(values) {
+            *slot = Some(make(value)?);
+        }
+        // Every slot is filled now, so the filler is never used; it exists because stable
+        // Rust has no fallible array map (`K = 0` has no first element and makes a spare one).
+        let filler = match slots.first() {
+            Some(Some(first)) => first.clone(),
+            _ => make(0.0)?,
+        };
+        Ok(slots.map(|slot| slot.unwrap_or_else(|| filler.clone())))
+    }
 }
 
 /// The README's Rust examples, compiled and run as doctests so it keeps telling the truth.

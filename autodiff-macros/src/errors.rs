@@ -18,6 +18,13 @@ impl Errors {
         }
     }
 
+    /// Records every error of `other`.
+    pub(crate) fn append(&mut self, other: Errors) {
+        if let Some(error) = other.combined {
+            self.push(error);
+        }
+    }
+
     /// Whether nothing has been recorded.
     pub(crate) fn is_empty(&self) -> bool {
         self.combined.is_none()

@@ -11,7 +11,7 @@ use crate::{args, emit, rewrite, signature};
 /// Expands `#[differentiable(args)] item`.
 ///
 /// Never panics: every problem becomes a `compile_error!` spanned on the user's tokens,
-/// emitted next to stand-ins for the three functions so the user's calls still resolve.
+/// emitted next to stand-ins for the generated functions so the user's calls still resolve.
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     args::check(args, &mut errors);
@@ -33,11 +33,9 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let returns_value = !matches!(item.sig.output, syn::ReturnType::Default);
     let graph_body = rewrite::graph_body(&item.block, &params, returns_value, &mut errors);
     if errors.is_empty() {
-        let params: Vec<signature::Param> = params.into_iter().flatten().collect();
         emit::functions(item, &params, graph_body)
     } else {
-        let arity = params.len();
-        emit::stubs(&item, arity, errors.into_compile_errors())
+        emit::stubs(&item, &params, errors.into_compile_errors())
     }
 }
 

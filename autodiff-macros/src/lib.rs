@@ -6,21 +6,34 @@
 //!
 //! The crate is laid out like dtolnay's attribute crates: this file only delegates to
 //! `expand`, which checks the attribute's arguments (`args`) and the signature
-//! (`signature`), rewrites the body (`rewrite`, with every rejection worded in
-//! `unsupported`) and emits the three functions (`emit`). Every error of one function is
-//! collected (`errors`) and reported in one compile.
+//! (`signature`, which sorts parameters into differentiated ones and data), rewrites the
+//! body (`rewrite`) and emits the generated functions (`emit`). The rewrite classifies each
+//! expression by the tracked names it mentions (`mentions`): plain Rust over data is kept as
+//! written; the rest becomes graph operations (`expression`, `value`), with statements,
+//! branches and loops keeping their shape (`statement`, `branch`, `looping`), conditions
+//! read on primal values (`primal`) and calls to other differentiable functions recorded
+//! into the same graph (`compose`). Every rejection is worded in `unsupported`, and every
+//! error of one function is collected (`errors`) and reported in one compile.
 #![forbid(unsafe_code)]
 
 mod args;
+mod branch;
+mod compose;
 mod emit;
 mod errors;
 mod expand;
+mod expression;
 mod lesson;
+mod looping;
+mod mentions;
 mod ops;
 mod plain;
+mod primal;
 mod rewrite;
 mod signature;
+mod statement;
 mod unsupported;
+mod value;
 
 #[cfg(test)]
 mod tests;

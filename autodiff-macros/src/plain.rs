@@ -16,6 +16,13 @@ pub(crate) fn strip_detach(mut block: Block) -> Block {
     block
 }
 
+/// `expr` with every `value.detach()` replaced by `value`.
+pub(crate) fn strip_detach_expr(expr: &Expr) -> Expr {
+    let mut expr = expr.clone();
+    StripDetach.visit_expr_mut(&mut expr);
+    expr
+}
+
 struct StripDetach;
 
 fn is_detach(call: &ExprMethodCall) -> bool {

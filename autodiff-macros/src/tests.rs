@@ -40,14 +40,14 @@ fn functions(output: &TokenStream) -> Vec<String> {
         .collect()
 }
 
-/// The generated generic body (`__autodiff_name`, behind `_graph` and `_grad`), as one
+/// The generated generic body (`differentiable_name`, behind `_graph` and `_grad`), as one
 /// string.
 fn graph_body(output: &TokenStream) -> String {
     let file: syn::File = syn::parse2(output.clone()).expect("the expansion parses as items");
     file.items
         .iter()
         .find_map(|item| match item {
-            syn::Item::Fn(item) if item.sig.ident.to_string().starts_with("__autodiff_") => {
+            syn::Item::Fn(item) if item.sig.ident.to_string().starts_with("differentiable_") => {
                 Some(quote!(#item).to_string())
             }
             _ => None,
@@ -72,13 +72,15 @@ fn an_accepted_function_becomes_three_functions() {
     });
     assert_eq!(
         functions(&output),
-        ["loss", "__autodiff_loss", "loss_graph", "loss_grad"]
+        ["loss", "differentiable_loss", "loss_graph", "loss_grad"]
     );
     let text = output.to_string();
     assert!(text.contains("pub (crate) fn loss_graph"), "{text}");
     assert!(text.contains("pub (crate) fn loss_grad"), "{text}");
     assert!(text.contains("[:: core :: primitive :: f64 ; 1]"), "{text}");
-    assert!(text.contains("__autodiff_loss (& :: autodiff :: __private :: Handles , x)"));
+    assert!(text.contains(
+        "differentiable_loss (& :: autodiff :: __private :: Handles , :: autodiff :: __private :: Tracked (x))"
+    ));
     assert!(text.contains("value_and_gradient"), "{text}");
 }
 
@@ -104,13 +106,13 @@ fn evaluation_structure_is_preserved() {
             x * 2.0 - 2.0 * y + -3.0 / (x - y) - -x
         }
     }));
-    let expected = "__backend . constant (- 3.0) ?";
+    let expected = ":: autodiff :: __private :: constant (__backend , - 3.0) ?";
     assert!(body.contains(expected), "{body}");
     // Operand order and association as written: ((x*2 - 2*y) + (-3 / (x - y))) - (-x).
     let order = [
-        "__backend . sub (& __backend . add (& __backend . sub (& __backend . mul (x , & __backend . constant (2.0) ?) ? ,",
-        "& __backend . mul (& __backend . constant (2.0) ? , y) ?) ? ,",
-        "& __backend . div (& __backend . constant (- 3.0) ? , & __backend . sub (x , y) ?) ?) ? ,",
+        "__backend . sub (& __backend . add (& __backend . sub (& __backend . mul (x , & :: autodiff :: __private :: constant (__backend , 2.0) ?) ? ,",
+        "& __backend . mul (& :: autodiff :: __private :: constant (__backend , 2.0) ? , y) ?) ? ,",
+        "& __backend . div (& :: autodiff :: __private :: constant (__backend , - 3.0) ? , & __backend . sub (x , y) ?) ?) ? ,",
         "& __backend . neg (x) ?) }",
     ];
     let mut rest = body.as_str();
@@ -134,9 +136,9 @@ fn methods_in_both_forms_become_runtime_calls() {
         "__backend . exp (x) ?",
         "__backend . ln (y) ?",
         "__backend . powi (x , - 2) ?",
-        "__backend . powf (x , & __backend . constant (1.5) ?) ?",
-        "__backend . mul_add (x , y , & __backend . constant (1.0) ?) ?",
-        "__backend . max (x , & __backend . constant (0.0) ?) ?",
+        "__backend . powf (x , & :: autodiff :: __private :: constant (__backend , 1.5) ?) ?",
+        "__backend . mul_add (x , y , & :: autodiff :: __private :: constant (__backend , 1.0) ?) ?",
+        "__backend . max (x , & :: autodiff :: __private :: constant (__backend , 0.0) ?) ?",
         "__backend . detach (x) ?",
         "__backend . constant (:: core :: primitive :: f64 :: floor (__backend . value (y))) ?",
     ] {
@@ -170,11 +172,15 @@ fn mutable_parameters_are_rebound_to_an_owned_handle() {
         }
     }));
     assert!(
-        body.contains("let mut x = :: core :: clone :: Clone :: clone (x) ;"),
+        body.contains(
+            "let mut x = :: autodiff :: __private :: ScalarArgument :: value (x , __backend) ? ;"
+        ),
         "{body}"
     );
     assert!(
-        body.contains("x = __backend . add (& x , & __backend . constant (1.0) ?) ? ;"),
+        body.contains(
+            "x = __backend . add (& x , & :: autodiff :: __private :: constant (__backend , 1.0) ?) ? ;"
+        ),
         "{body}"
     );
 }
@@ -184,12 +190,17 @@ fn every_error_of_a_function_is_reported_at_once() {
     let output = expand(
         quote!(order = 2),
         quote! {
-            async fn messy<T>(x: f64, steps: i32, (a, b): (f64, f64)) -> f32 {
+            async fn messy<T>(x: f64, steps: i32, (a, b): (f64, f64), #[constant] xs: &[f64]) -> f32 {
                 let wrapped = x % 1.0;
-                let rounded = wrapped.round();
-                let scaled = rounded * (steps as f64);
-                println!("{scaled}");
-                if scaled > 0.0 { x } else { helper(x) }
+                let rounded = x.round();
+                let scaled = x * (x as i32 + steps) as f64;
+                println!("{x}");
+                let clipped = match x { v if v > 1.0 => 1.0, v => v };
+                for _ in 0..(x as usize) {}
+                let (p, q) = (x, x);
+                #[constant]
+                let unused = xs[x as usize];
+                wrapped + rounded + scaled + clipped + p + q + unused
             }
         },
     );
@@ -204,15 +215,18 @@ fn every_error_of_a_function_is_reported_at_once() {
             "unknown argument `order`: #[differentiable] takes no arguments yet",
             "an `async fn` cannot be #[differentiable]",
             "generic functions cannot be #[differentiable]",
-            "every parameter of a #[differentiable] function must have type `f64`",
             "parameter patterns are not supported by #[differentiable]",
-            "every parameter of a #[differentiable] function must have type `f64`",
+            "`#[constant]` applies to `f64` and `[f64; K]` parameters only",
             "the return type of a #[differentiable] function must be `f64`",
+            "`#[constant]` marks a parameter of a #[differentiable] function, and cannot appear here",
             "the remainder operator `%` cannot be differentiated",
             "`round` cannot be differentiated",
-            "`as` casts are not supported by #[differentiable]",
-            "macro calls such as `println!` are not supported inside a #[differentiable] function",
-            "`if` is not supported by #[differentiable] yet",
+            "`as` casts of tracked values are not supported by #[differentiable]",
+            "macro calls such as `println!` cannot use tracked values in a #[differentiable] function",
+            "`match` on a tracked value is not supported by #[differentiable]",
+            "a `for` loop cannot run over this tracked value",
+            "`let` patterns cannot bind tracked values in a #[differentiable] function",
+            "a tracked value cannot be used as an index",
         ]
     );
     // Every message teaches: what, why, and what to write instead.
@@ -227,8 +241,115 @@ fn every_error_of_a_function_is_reported_at_once() {
     // Stand-ins keep the user's calls resolving.
     assert_eq!(
         functions(&output),
-        ["messy", "__autodiff_messy", "messy_graph", "messy_grad"]
+        ["messy", "differentiable_messy", "messy_graph", "messy_grad"]
     );
+}
+
+#[test]
+fn an_accumulator_assigned_a_tracked_value_is_tracked_from_its_declaration() {
+    let body = graph_body(&accepted(quote! {
+        fn f(w: f64, xs: &[f64]) -> f64 {
+            let mut total = 0.0;
+            let mut last;
+            let count = xs.len() as f64;
+            for x in xs {
+                last = w * x;
+                total += last;
+            }
+            total / count
+        }
+    }));
+    // Promoted by the fixpoint: both hold graph nodes, the first from a constant.
+    assert!(
+        body.contains("let mut total = :: autodiff :: __private :: constant (__backend , 0.0) ? ;"),
+        "{body}"
+    );
+    assert!(body.contains("let mut last ;"), "{body}");
+    // Plain Rust over data stays as written, and meets the graph as a constant.
+    assert!(body.contains("let count = xs . len () as f64 ;"), "{body}");
+    assert!(body.contains("for x in xs {"), "{body}");
+    assert!(
+        body.contains("last = __backend . mul (w , & :: autodiff :: __private :: constant (__backend , x) ?) ? ;"),
+        "{body}"
+    );
+    assert!(
+        body.contains("__backend . div (& total , & :: autodiff :: __private :: constant (__backend , count) ?)"),
+        "{body}"
+    );
+}
+
+#[test]
+fn conditions_read_primal_values_and_branches_keep_their_shape() {
+    let body = graph_body(&accepted(quote! {
+        fn f(x: f64, w: [f64; 2], n: usize) -> f64 {
+            let big = x.abs() > 1.0 && w[n] <= x.detach();
+            if big {
+                x * w[0]
+            } else if n == 0 {
+                w[1]
+            } else {
+                2.0
+            }
+        }
+    }));
+    assert!(
+        body.contains(
+            "let big = __backend . value (x) . abs () > 1.0 && __backend . value (& w [n]) <= __backend . value (x) ;"
+        ),
+        "{body}"
+    );
+    assert!(body.contains("if big {"), "{body}");
+    assert!(body.contains("__backend . mul (x , & w [0]) ?"), "{body}");
+    assert!(
+        body.contains("else if n == 0 { :: core :: clone :: Clone :: clone (& w [1]) }"),
+        "{body}"
+    );
+    assert!(
+        body.contains("else { :: autodiff :: __private :: constant (__backend , 2.0) ? }"),
+        "{body}"
+    );
+}
+
+#[test]
+fn calls_to_differentiable_functions_lend_tracked_values_and_pass_data() {
+    let body = graph_body(&accepted(quote! {
+        fn f(x: f64, w: [f64; 2], xs: &[f64]) -> f64 {
+            layers::dense(w, xs) + square(x * 2.0) + square(1.5)
+        }
+    }));
+    for part in [
+        "layers :: differentiable_dense (__backend , :: autodiff :: __private :: Tracked (w) , xs) ?",
+        "differentiable_square (__backend , :: autodiff :: __private :: Tracked (& __backend . mul (x ,",
+    ] {
+        assert!(body.contains(part), "{part} in {body}");
+    }
+    // A call on data alone is plain Rust: the plain function, evaluated as written.
+    assert!(
+        body.contains("constant (__backend , square (1.5)) ?"),
+        "{body}"
+    );
+}
+
+#[test]
+fn data_parameters_and_arrays_shape_the_generated_signatures() {
+    let output = accepted(quote! {
+        pub fn loss(w: [f64; K], b: f64, xs: &[f64], #[constant] rate: f64) -> f64 {
+            w[0] * xs[0] + b * rate
+        }
+    });
+    let text = output.to_string();
+    // `#[constant]` is the attribute's own: rustc never sees it.
+    assert!(!text.contains("constant ]"), "{text}");
+    for part in [
+        "pub fn loss (w : [f64 ; K] , b : f64 , xs : & [f64] , rate : f64) -> f64",
+        "pub fn loss_graph (w : & [:: autodiff :: Scalar ; K] , b : & :: autodiff :: Scalar , xs : & [f64] , rate : f64)",
+        "[:: core :: primitive :: f64 ; 1 + (K)]",
+        "let w = :: autodiff :: __private :: variables (tape , w) ? ;",
+        "w : impl :: autodiff :: __private :: ArrayArgument < __AutodiffBackend , K >",
+        ":: core :: array :: from_fn",
+    ] {
+        assert!(text.contains(part), "{part} in {text}");
+    }
 }
 
 #[test]
@@ -407,7 +528,7 @@ fn random_bodies_never_panic_and_accepted_ones_are_well_formed() {
         );
         assert_eq!(
             functions(&output),
-            ["f", "__autodiff_f", "f_graph", "f_grad"],
+            ["f", "differentiable_f", "f_graph", "f_grad"],
             "{source}"
         );
         if messages.is_empty() {
@@ -424,6 +545,95 @@ fn random_bodies_never_panic_and_accepted_ones_are_well_formed() {
     }
     assert!(accepted_count > 1000, "{accepted_count} accepted");
     assert!(rejected_count > 1000, "{rejected_count} rejected");
+}
+
+/// A random statement with branches, loops, data and calls, mixing supported and
+/// unsupported forms.
+fn random_control(rng: &mut Rng, depth: usize) -> String {
+    let clean = rng.below(3) > 0;
+    let e = random_expr(rng, 2, clean);
+    let data = rng.pick(&["xs[i]", "n as f64", "xs.len() as f64", "w[0]", "w[i]", "k"]);
+    let cond = rng.pick(&[
+        "x > 0.0",
+        "t <= y && n > 2",
+        "!(w[1] < x) || k > 1.0",
+        "x.abs().sqrt() > 1.0",
+        "xs.iter().any(|v| *v > x)",
+        "x.detach() as usize > n",
+        "let Some(v) = xs.first()",
+        "println!(\"{x}\") == ()",
+    ]);
+    let inner = if depth == 0 {
+        format!("t += {e} * {data};")
+    } else {
+        random_control(rng, depth - 1)
+    };
+    match rng.below(12) {
+        0 => format!("if {cond} {{ {inner} }} else {{ t = {data}; }}"),
+        1 => format!("let u = if {cond} {{ {e} }} else {{ {data} }}; t += u;"),
+        2 => format!("for i in 0..n {{ {inner} }}"),
+        3 => format!("for (i, w_i) in w.iter().enumerate() {{ t += w_i * {data}; {inner} }}"),
+        4 => format!("for &v in xs {{ t = t * v + {e}; }}"),
+        5 => format!("while {cond} {{ {inner} break; }}"),
+        6 => format!("match n {{ 0 => {{ {inner} }} 1 | 2 => t = {e}, _ => {{}} }}"),
+        7 => format!("t += helper({e}, xs) + other::g(w, {data});"),
+        8 => format!("let mut acc = 0.0; for v in xs.iter() {{ acc += {e} * v; }} t += acc;"),
+        9 => format!("'outer: loop {{ {inner} if {cond} {{ break 'outer; }} }}"),
+        10 => format!("if {cond} {{ return {e}; }}"),
+        _ => format!("let q = match n {{ 0 => {e}, _ => {data} }}; t -= q;"),
+    }
+}
+
+#[test]
+fn random_control_flow_never_panics_and_accepted_bodies_are_well_formed() {
+    let mut rng = Rng(0x51_7cc1_b727_220a);
+    let (mut accepted_count, mut rejected_count) = (0, 0);
+    for _ in 0..1500 {
+        let stmts: Vec<String> = (0..1 + rng.below(3))
+            .map(|_| {
+                let depth = rng.below(3);
+                random_control(&mut rng, depth)
+            })
+            .collect();
+        let source = format!(
+            "fn f(mut x: f64, y: f64, w: [f64; 3], xs: &[f64], n: usize, #[constant] k: f64) -> f64 {{ \
+             let mut t = x; const N: i32 = 1; let i = 0; {} t }}",
+            stmts.join(" ")
+        );
+        if syn::parse_str::<syn::ItemFn>(&source).is_err() {
+            continue;
+        }
+        let Ok(item) = source.parse::<TokenStream>() else {
+            continue;
+        };
+        let output = expand(TokenStream::new(), item);
+        let messages = errors(&output);
+        assert!(
+            messages.iter().all(|m| !m.contains("internal error")),
+            "{source}: {messages:#?}"
+        );
+        assert!(
+            syn::parse2::<syn::File>(output.clone()).is_ok(),
+            "{source}\n{output}"
+        );
+        assert_eq!(
+            functions(&output),
+            ["f", "differentiable_f", "f_graph", "f_grad"],
+            "{source}"
+        );
+        if messages.is_empty() {
+            accepted_count += 1;
+            let body = graph_body(&output);
+            assert!(
+                !body.contains("(& )") && !body.contains(". (") && !body.contains("( ,"),
+                "{source}\n{body}"
+            );
+        } else {
+            rejected_count += 1;
+        }
+    }
+    assert!(accepted_count > 300, "{accepted_count} accepted");
+    assert!(rejected_count > 300, "{rejected_count} rejected");
 }
 
 #[test]

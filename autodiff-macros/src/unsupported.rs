@@ -16,10 +16,6 @@ use crate::rewrite::f64_function;
 const WHAT_WORKS: &str = "write the math with `f64` literals, the parameters, `let` bindings, \
      `+ - * /`, unary `-` and the `f64` methods the runtime differentiates";
 
-/// Why a branch or loop is rejected.
-const NOT_YET: &str = "the rewrite handles straight-line code only: branches (`if`, `match`) \
-     and loops are planned for a later version";
-
 /// Why an expression cannot be rewritten.
 pub(crate) fn expr(expr: &Expr) -> syn::Error {
     match expr {
@@ -51,40 +47,58 @@ pub(crate) fn expr(expr: &Expr) -> syn::Error {
         ),
         Expr::Cast(cast) => lesson(
             quote!(#cast),
-            "`as` casts are not supported by #[differentiable]",
+            "`as` casts of tracked values are not supported by #[differentiable]",
             "a cast leaves the `f64` graph: a cast to an integer truncates (derivative 0 almost \
              everywhere), and no other numeric type carries a gradient",
-            "keep every value `f64`; for a whole-number constant write a float literal such as \
-             `3.0` instead of `3 as f64`",
+            "keep tracked values `f64`; if you need the number without its gradient, cast a \
+             detached value: `x.detach() as i32` (casts of data, such as `n as f64`, are fine)",
         ),
         Expr::Closure(closure) => {
             let (begin, inputs, end) =
                 (&closure.inputs_begin, &closure.inputs, &closure.inputs_end);
             lesson(
                 quote!(#begin #inputs #end),
-                "closures are not supported inside a #[differentiable] function",
+                "closures cannot use tracked values inside a #[differentiable] function",
                 "the rewrite turns this function's own expressions into graph operations and \
-                 cannot follow values into a closure body",
-                "write the computation inline; a `let` binding can hold a value used many times",
+                 cannot follow values into a closure body (closures over data alone are fine)",
+                "write the computation inline, use a loop, or make it a separate \
+                 #[differentiable] function",
             )
         }
         Expr::Macro(mac) => macro_call(&mac.mac),
         Expr::If(branch) => lesson(
             branch.if_token,
-            "`if` is not supported by #[differentiable] yet",
-            NOT_YET,
-            "for a smooth choice use `max`, `min` or `abs` (`x.max(0.0)` is a ReLU)",
+            "an `if` without `else` has no value",
+            "an `if` used as a value must produce one on every path, so the value of a tracked \
+             computation is defined whichever branch runs",
+            "add an `else` branch, or write the `if` as a statement that assigns a `let mut` \
+             variable",
         ),
-        Expr::Match(branch) => lesson(
-            branch.match_token,
-            "`match` is not supported by #[differentiable] yet",
-            NOT_YET,
-            "for a smooth choice use `max`, `min` or `abs` (`x.max(0.0)` is a ReLU)",
+        Expr::ForLoop(lp) => loop_value(lp.for_token),
+        Expr::While(lp) => loop_value(lp.while_token),
+        Expr::Loop(lp) => lesson(
+            lp.loop_token,
+            "a `loop` that produces a value with `break value` is not supported by \
+             #[differentiable]",
+            "the rewrite keeps loops as statements: each iteration records its own operations, \
+             and a tracked value leaves a loop through a variable",
+            "declare `let mut result = 0.0;` before the loop, assign it inside, and `break;`",
         ),
-        Expr::ForLoop(lp) => not_yet_loop(lp.for_token, "`for` loops"),
-        Expr::While(lp) => not_yet_loop(lp.while_token, "`while` loops"),
-        Expr::Loop(lp) => not_yet_loop(lp.loop_token, "`loop`"),
-        Expr::Break(_) | Expr::Continue(_) => not_yet_loop(expr, "`break` and `continue`"),
+        Expr::Break(_) => lesson(
+            expr,
+            "`break` with a tracked value is not supported by #[differentiable]",
+            "the rewrite keeps loops as statements: a tracked value leaves a loop through a \
+             variable",
+            "assign the value to a `let mut` variable declared before the loop, then `break;`",
+        ),
+        Expr::Range(_) => lesson(
+            expr,
+            "a range cannot be bounded by a tracked value",
+            "a bound is a whole number: the loop count (or slice) would jump as the value \
+             moves, a step with derivative 0 almost everywhere",
+            "bound ranges by data (`0..n`, `0..xs.len()`); if you mean the number without its \
+             gradient, detach it: `0..(x.detach() as usize)`",
+        ),
         Expr::Return(ret) if ret.expr.is_none() => lesson(
             expr,
             "`return` needs the function's `f64` result",
@@ -115,10 +129,12 @@ pub(crate) fn expr(expr: &Expr) -> syn::Error {
         Expr::Path(_) => generic(expr, "qualified paths and generic arguments"),
         Expr::Array(_) | Expr::Repeat(_) => generic(expr, "arrays"),
         Expr::Tuple(_) => generic(expr, "tuples"),
-        Expr::Index(_) => generic(expr, "indexing"),
+        Expr::Index(_) => generic(
+            expr,
+            "indexes into tracked values other than parameter arrays",
+        ),
         Expr::Field(_) => generic(expr, "field accesses"),
         Expr::Struct(_) => generic(expr, "struct literals"),
-        Expr::Range(_) => generic(expr, "ranges"),
         Expr::Try(_) => generic(expr, "the `?` operator"),
         Expr::Await(_) | Expr::Async(_) => generic(expr, "`async` and `.await`"),
         _ => generic(expr, "expressions of this kind"),
@@ -190,7 +206,8 @@ pub(crate) fn missing_result(block: &Block) -> syn::Error {
     }
 }
 
-fn missing_value(block: &Block) -> syn::Error {
+/// Why a block used as a value without a final value is rejected.
+pub(crate) fn missing_value(block: &Block) -> syn::Error {
     lesson_at(
         block.brace_token.span.close(),
         "this block has no final `f64` value",
@@ -399,21 +416,6 @@ fn operator(op: &BinOp, expr: &Expr) -> syn::Error {
                 "write the assignment as its own statement, ending with `;`",
             )
         }
-        BinOp::Eq(_) | BinOp::Ne(_) | BinOp::Lt(_) | BinOp::Le(_) | BinOp::Gt(_) | BinOp::Ge(_) => {
-            lesson(
-                op,
-                &format!("the comparison `{symbol}` is not supported by #[differentiable]"),
-                "a comparison yields a `bool`, which carries no gradient, and branching on it \
-                 (`if`, `match`) is not supported yet",
-                "for a smooth choice use `max`, `min` or `abs` (`x.max(0.0)` is a ReLU)",
-            )
-        }
-        BinOp::And(_) | BinOp::Or(_) => lesson(
-            op,
-            &format!("the boolean operator `{symbol}` is not supported by #[differentiable]"),
-            "booleans carry no gradient, and branches are not supported yet",
-            "for a smooth choice use `max`, `min` or `abs`",
-        ),
         BinOp::BitXor(_) | BinOp::BitXorAssign(_) => lesson(
             op,
             "`^` is bitwise exclusive or, not a power, and is not supported by #[differentiable]",
@@ -429,73 +431,178 @@ fn operator(op: &BinOp, expr: &Expr) -> syn::Error {
     }
 }
 
-fn macro_call(mac: &syn::Macro) -> syn::Error {
+/// Why a macro call that mentions tracked values is rejected.
+pub(crate) fn macro_call(mac: &syn::Macro) -> syn::Error {
     let path = &mac.path;
     let bang = &mac.bang_token;
     let name = quote!(#path).to_string().replace(' ', "");
     lesson(
         quote!(#path #bang),
         &format!(
-            "macro calls such as `{name}!` are not supported inside a #[differentiable] function"
+            "macro calls such as `{name}!` cannot use tracked values in a #[differentiable] \
+             function"
         ),
         &format!(
             "macros expand after this attribute has rewritten the body, so it cannot see or \
-             differentiate the code `{name}!` produces"
+             differentiate the code `{name}!` produces from tracked values (macros over data \
+             alone are fine)"
         ),
         "write the arithmetic out without the macro; print results from the caller instead",
     )
 }
 
-fn not_yet_loop(tokens: impl ToTokens, what: &str) -> syn::Error {
+fn loop_value(tokens: impl ToTokens) -> syn::Error {
     lesson(
         tokens,
-        &format!("{what} are not supported by #[differentiable] yet")
-            .replace("`loop` are", "`loop` is"),
-        NOT_YET,
-        "unroll a short loop by hand into `let` statements for now",
+        "a loop has no value",
+        "`for` and `while` loops produce `()`; a tracked value leaves a loop through a variable",
+        "declare `let mut total = 0.0;` before the loop and accumulate into it",
     )
 }
 
-fn binding(local: &Local) -> syn::Error {
-    if let Some(init) = &local.init {
-        if let Some((else_token, _)) = &init.diverge {
+/// Why a `let` cannot be rewritten: a tracked value bound with a pattern, or with a type
+/// other than `f64`.
+pub(crate) fn binding(local: &Local) -> syn::Error {
+    if let Pat::Type(typed) = &local.pat {
+        if !crate::signature::is_f64(&typed.ty) {
             return lesson(
-                else_token,
-                "`let ... else` is not supported by #[differentiable]",
-                "it is a pattern match, and a plain `f64` binding cannot fail to match",
-                "write `let name = value;`",
+                &typed.ty,
+                "a local variable holding a tracked value must be an `f64`",
+                "it becomes a graph node, and gradients exist only for `f64` values",
+                "write `let name: f64 = ...;` or leave out the type",
             );
         }
     }
     let pat = match &local.pat {
-        Pat::Type(typed) => {
-            if !crate::signature::is_f64(&typed.ty) {
-                return lesson(
-                    &typed.ty,
-                    "a local variable of a #[differentiable] function must be an `f64`",
-                    "every local becomes a graph node, and gradients exist only for `f64` values",
-                    "write `let name: f64 = ...;` or leave out the type",
-                );
-            }
-            &*typed.pat
-        }
+        Pat::Type(typed) => &*typed.pat,
         pat => pat,
     };
-    match pat {
-        Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => lesson(
-            local,
-            "a `let` without a value is not supported by #[differentiable]",
-            "each `let` becomes a graph node, which needs its value where it is declared",
-            "give the value in the declaration: `let name = value;` (and `let mut` to change it \
-             later)",
-        ),
-        _ => lesson(
-            pat,
-            "`let` patterns are not supported by #[differentiable]",
-            "each `let` binds one `f64` value, which becomes one graph node",
-            "bind one name per `let`: `let name = value;`",
-        ),
-    }
+    lesson(
+        pat,
+        "`let` patterns cannot bind tracked values in a #[differentiable] function",
+        "each tracked `let` binds one `f64` value, which becomes one graph node (patterns over \
+         data alone are fine)",
+        "bind one name per `let`: `let name = value;`",
+    )
+}
+
+/// Why an expression holding a `return` of the function inside it is rejected.
+pub(crate) fn nested_return(expr: &Expr) -> syn::Error {
+    lesson(
+        expr,
+        "`return` is supported only as a statement, as a final expression, or as the value of \
+         a branch",
+        "the rewrite turns `return value` into returning the graph node of `value`, which it \
+         can do only where the `return` stands on its own",
+        "write `return value;` as its own statement",
+    )
+}
+
+/// Why a condition (or detached value) that rebinds a tracked name is rejected.
+pub(crate) fn shadowed_in_primal(expr: &Expr) -> syn::Error {
+    lesson(
+        expr,
+        "this condition binds a name that is also a tracked value outside it",
+        "a condition is evaluated on the primal values of tracked names, and the rewrite \
+         cannot tell the two apart where one hides the other",
+        "rename the inner binding (a closure parameter or a `let`)",
+    )
+}
+
+/// Why a parameter array used as a whole is rejected.
+pub(crate) fn whole_array(tokens: impl ToTokens) -> syn::Error {
+    lesson(
+        tokens,
+        "a parameter array is used element by element in a #[differentiable] function",
+        "each element is its own graph variable; the array itself is not a value the graph \
+         can compute with",
+        "read elements with `w[i]`, loop with `for i in 0..w.len()` or `for w_i in w.iter()`, \
+         or pass the whole array to another #[differentiable] function",
+    )
+}
+
+/// Why assigning to a parameter array (or an element of one) is rejected.
+pub(crate) fn array_assignment(target: &Expr) -> syn::Error {
+    lesson(
+        target,
+        "the elements of a parameter array cannot be assigned",
+        "each element is a graph variable the gradient is taken for; replacing it would cut \
+         it out of the graph",
+        "copy the element into a `let mut` local and change that",
+    )
+}
+
+/// Why calling a local (such as a closure) with tracked values is rejected.
+pub(crate) fn local_call(call: &ExprCall) -> syn::Error {
+    let func = &call.func;
+    lesson(
+        func,
+        "a closure cannot be called with tracked values in a #[differentiable] function",
+        "the rewrite cannot follow values into a closure body, so it could not record what \
+         the closure computes",
+        "write the computation inline, or make it a separate #[differentiable] function and \
+         call that",
+    )
+}
+
+/// Why indexing with a tracked value is rejected.
+pub(crate) fn tracked_index(index: &Expr) -> syn::Error {
+    lesson(
+        index,
+        "a tracked value cannot be used as an index",
+        "an index is a whole number: the element chosen would jump as the value moves, a step \
+         with derivative 0 almost everywhere",
+        "index with data (`xs[i]` for a loop counter `i`); if you mean the number without its \
+         gradient, detach it: `xs[x.detach() as usize]`",
+    )
+}
+
+/// Why a `match` (or `if let`, `while let`, `let ... else`) on a tracked value is rejected.
+pub(crate) fn tracked_scrutinee(scrutinee: &Expr, keyword: &str) -> syn::Error {
+    lesson(
+        scrutinee,
+        &format!("`{keyword}` on a tracked value is not supported by #[differentiable]"),
+        "patterns compare and bind the value itself, and a name bound by a pattern would be a \
+         plain copy without its gradient",
+        "branch with `if` on comparisons (`if x > 1.0 { .. } else { .. }`); `match` works on \
+         data such as integers",
+    )
+}
+
+/// Why a plain variable (data, or a name bound by a pattern) cannot hold a tracked value.
+pub(crate) fn plain_holds_tracked(target: &Expr) -> syn::Error {
+    lesson(
+        target,
+        "this variable holds data, and cannot be assigned a tracked value",
+        "only a local declared with its own `let` (or `let mut`) can become a graph node; \
+         parameters of other types, loop variables and names bound by patterns stay data",
+        "declare a separate `let mut name = 0.0;` for the tracked value",
+    )
+}
+
+/// Why a `for` loop over tracked values is rejected.
+pub(crate) fn tracked_iterator(iter: &Expr) -> syn::Error {
+    lesson(
+        iter,
+        "a `for` loop cannot run over this tracked value",
+        "a loop runs over data (a range, a slice, an iterator) or over a parameter array's \
+         elements; a range bound or a collection computed from tracked values would change \
+         the loop as the value moves, a step with derivative 0 almost everywhere",
+        "loop over `0..n`, `xs.iter()`, `w.iter()` (a parameter array), or these with `.zip(..)` \
+         and `.enumerate()`",
+    )
+}
+
+/// Why a loop pattern does not fit the items of a loop over parameter arrays.
+pub(crate) fn loop_pattern(pat: &Pat) -> syn::Error {
+    lesson(
+        pat,
+        "this pattern does not fit a loop over a parameter array",
+        "each element of a parameter array is bound by name (as `w_i` or `&w_i`), and each \
+         `zip` or `enumerate` makes a pair",
+        "write `for w_i in w.iter()`, `for (w_i, x) in w.iter().zip(xs)` or `for (i, w_i) in \
+         w.iter().enumerate()`",
+    )
 }
 
 fn generic(tokens: impl ToTokens, kind: &str) -> syn::Error {

@@ -1,0 +1,358 @@
+//! Expressions in value position: names, parameter-array elements, arithmetic, the
+//! runtime's methods, blocks and branches.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::visit::{self, Visit};
+use syn::{BinOp, Expr, ExprBinary, ExprCall, ExprIndex, ExprMethodCall, ExprUnary, Ident, UnOp};
+
+use crate::mentions::Scan;
+use crate::ops::{self, Shape};
+use crate::rewrite::{
+    arithmetic, backend, detach_receiver, f64_function, is_detach_call, is_logic, node,
+    without_parens, Binding, Rewriter,
+};
+use crate::unsupported;
+use crate::value::Value;
+
+impl Rewriter<'_> {
+    /// Rewrites an expression in value position.
+    pub(crate) fn expr(&mut self, expr: &Expr) -> Value {
+        let scan = self.scan(expr);
+        if scan.is_plain() {
+            return self.plain(expr);
+        }
+        if !scan.tracked && !scan.detached {
+            return self.returning(expr);
+        }
+        match expr {
+            Expr::Path(path) if self.local_name(path).is_some() => match self.local_name(path) {
+                // A rejected binding was reported where it was declared.
+                Some((_, Binding::Rejected)) | None => self.invalid(),
+                Some((_, Binding::Array)) => {
+                    self.errors.push(unsupported::whole_array(path));
+                    self.invalid()
+                }
+                Some((_, Binding::Plain(_))) => self.plain(expr),
+                Some((ident, binding)) => Value::Name(ident, binding),
+            },
+            Expr::Index(index) if self.is_array(&index.expr) => self.element(index),
+            Expr::Paren(paren) => self.expr(&paren.expr),
+            Expr::Group(group) => self.expr(&group.expr),
+            Expr::Unary(unary) if matches!(unary.op, UnOp::Neg(_)) => self.negate(unary),
+            Expr::Unary(unary) if matches!(unary.op, UnOp::Not(_)) => {
+                self.primal_value(expr, &scan)
+            }
+            Expr::Binary(binary) if is_logic(&binary.op) => self.primal_value(expr, &scan),
+            Expr::Binary(binary) if arithmetic(&binary.op).is_some() => self.arithmetic(binary),
+            Expr::MethodCall(call) if self.method_shape(call).is_some() => {
+                let shape = self.method_shape(call).unwrap_or(Shape::Unary);
+                let args: Vec<&Expr> = call.args.iter().collect();
+                self.operation(&call.method, shape, &call.receiver, &args)
+            }
+            Expr::Call(call) if self.function_shape(call).is_some() => {
+                let shape = self.function_shape(call).unwrap_or(Shape::Unary);
+                let args: Vec<&Expr> = call.args.iter().collect();
+                match (f64_function(call), args.split_first()) {
+                    (Some(name), Some((receiver, rest))) => {
+                        self.operation(name, shape, receiver, rest)
+                    }
+                    _ => self.invalid(),
+                }
+            }
+            Expr::Call(call) if scan.tracked && self.composable(call) => self.compose(call),
+            Expr::Block(block) if block.label.is_none() && block.attrs.is_empty() => {
+                self.block_value(&block.block)
+            }
+            Expr::If(branch) if branch.else_branch.is_some() => self.if_value(branch),
+            Expr::Match(branch) => self.match_value(branch),
+            Expr::Return(ret) if ret.expr.is_some() => Value::Diverge(self.return_expr(ret)),
+            _ => self.unsupported(expr, &scan),
+        }
+    }
+
+    /// An expression that mentions nothing tracked but returns from the function inside:
+    /// only branches and blocks can hold such a `return`.
+    fn returning(&mut self, expr: &Expr) -> Value {
+        match expr {
+            Expr::Paren(paren) => self.expr(&paren.expr),
+            Expr::Group(group) => self.expr(&group.expr),
+            Expr::Block(block) if block.label.is_none() && block.attrs.is_empty() => {
+                self.block_value(&block.block)
+            }
+            Expr::If(branch) if branch.else_branch.is_some() => self.if_value(branch),
+            Expr::Match(branch) => self.match_value(branch),
+            Expr::Return(ret) if ret.expr.is_some() => Value::Diverge(self.return_expr(ret)),
+            _ => {
+                self.errors.push(unsupported::nested_return(expr));
+                self.invalid()
+            }
+        }
+    }
+
+    /// A `bool` (or other plain value) computed on primal values, such as `x > 0.0`.
+    pub(crate) fn primal_value(&mut self, expr: &Expr, scan: &Scan) -> Value {
+        match self.primal(expr, scan) {
+            Some(tokens) => Value::Plain(tokens, None),
+            None => self.invalid(),
+        }
+    }
+
+    /// The catch-all of [`Rewriter::expr`]: evaluates an expression whose tracked names are
+    /// all detached on primal values; otherwise reports it, then looks inside it for further
+    /// offending spots where its parts are `f64` expressions too.
+    fn unsupported(&mut self, expr: &Expr, scan: &Scan) -> Value {
+        if scan.is_primal() {
+            return self.primal_value(expr, scan);
+        }
+        if !scan.live {
+            // It uses only bindings that were rejected (and reported) already.
+            return self.invalid();
+        }
+        if let Expr::Call(call) = expr {
+            if let Expr::Path(callee) = &*call.func {
+                match self.local_name(callee) {
+                    // Calling a rejected binding: reported already.
+                    Some((_, Binding::Rejected)) => return self.invalid(),
+                    Some(_) => {
+                        self.errors.push(unsupported::local_call(call));
+                        return self.invalid();
+                    }
+                    None => {}
+                }
+            }
+        }
+        if let Expr::Index(index) = expr {
+            if self.scan(&index.index).tracked {
+                self.errors.push(unsupported::tracked_index(&index.index));
+                return self.invalid();
+            }
+        }
+        if let Some(error) = self.inner_culprit(expr) {
+            // A closure or macro over tracked values inside, such as
+            // `xs.iter().map(|v| v * x).sum()`: that is the lesson, not the method.
+            self.errors.push(error);
+            return self.invalid();
+        }
+        self.errors.push(unsupported::expr(expr));
+        match expr {
+            Expr::MethodCall(call) => {
+                self.expr(&call.receiver);
+            }
+            Expr::Binary(binary) if !matches!(binary.op, BinOp::And(_) | BinOp::Or(_)) => {
+                self.expr(&binary.left);
+                self.expr(&binary.right);
+            }
+            // A cast's operand is not searched further: `(x as i32) as f64` is one lesson.
+            Expr::Reference(reference) => {
+                self.expr(&reference.expr);
+            }
+            Expr::Unary(unary) if matches!(unary.op, UnOp::Deref(_)) => {
+                self.expr(&unary.expr);
+            }
+            _ => {}
+        }
+        self.invalid()
+    }
+
+    /// The first closure or macro call strictly inside `expr` that uses tracked values.
+    fn inner_culprit(&self, expr: &Expr) -> Option<syn::Error> {
+        struct Find<'r, 'a> {
+            rewriter: &'r Rewriter<'a>,
+            found: Option<syn::Error>,
+        }
+        impl<'ast> Visit<'ast> for Find<'_, '_> {
+            fn visit_expr(&mut self, expr: &'ast Expr) {
+                if self.found.is_some() {
+                    return;
+                }
+                match expr {
+                    Expr::Closure(_) | Expr::Macro(_) if self.rewriter.scan(expr).tracked => {
+                        self.found = Some(unsupported::expr(expr));
+                    }
+                    _ => visit::visit_expr(self, expr),
+                }
+            }
+            fn visit_item(&mut self, _item: &'ast syn::Item) {}
+        }
+        if matches!(expr, Expr::Closure(_) | Expr::Macro(_)) {
+            return None;
+        }
+        let mut find = Find {
+            rewriter: self,
+            found: None,
+        };
+        visit::visit_expr(&mut find, expr);
+        find.found
+    }
+
+    /// `w[i]`: an element of a parameter array; the index must not be tracked.
+    fn element(&mut self, index: &ExprIndex) -> Value {
+        let position = self.untracked(&index.index, unsupported::tracked_index);
+        let array = &index.expr;
+        match position {
+            Some(position) => {
+                Value::Element(quote_spanned!(index.bracket_token.span.join()=> #array[#position]))
+            }
+            None => self.invalid(),
+        }
+    }
+
+    fn negate(&mut self, unary: &ExprUnary) -> Value {
+        let op = &unary.op;
+        let inner = self.expr(&unary.expr);
+        let inner = self.track(inner);
+        let span = op.span();
+        node(&[&inner], |[inner]| {
+            let (inner, backend) = (inner.operand(), backend());
+            quote_spanned!(span=> #backend.neg(#inner)?)
+        })
+    }
+
+    fn arithmetic(&mut self, binary: &ExprBinary) -> Value {
+        let left = self.expr(&binary.left);
+        let right = self.expr(&binary.right);
+        let (left, right) = (self.track(left), self.track(right));
+        let span = binary.op.span();
+        let method = Ident::new(arithmetic(&binary.op).unwrap_or("add"), span);
+        node(&[&left, &right], |[left, right]| {
+            let (left, right) = (left.operand(), right.operand());
+            let backend = backend();
+            quote_spanned!(span=> #backend.#method(#left, #right)?)
+        })
+    }
+
+    /// The shape of a supported method call, or `None` to send it to the catch-all.
+    fn method_shape(&self, call: &ExprMethodCall) -> Option<Shape> {
+        if call.turbofish.is_some() {
+            return None;
+        }
+        let shape = ops::shape(&call.method.to_string())?;
+        let args: Vec<&Expr> = call.args.iter().collect();
+        self.accepts(shape, &call.receiver, &args, true)
+            .then_some(shape)
+    }
+
+    /// The shape of a supported `f64::name(x, ..)` call, or `None`.
+    fn function_shape(&self, call: &ExprCall) -> Option<Shape> {
+        let shape = ops::shape(&f64_function(call)?.to_string())?;
+        let args: Vec<&Expr> = call.args.iter().collect();
+        let (receiver, rest) = args.split_first()?;
+        self.accepts(shape, receiver, rest, false).then_some(shape)
+    }
+
+    fn accepts(&self, shape: Shape, receiver: &Expr, args: &[&Expr], method_form: bool) -> bool {
+        if args.len() + 1 != shape.operands() {
+            return false;
+        }
+        match shape {
+            Shape::Detach => method_form,
+            Shape::Stepwise => is_detach_call(receiver),
+            Shape::Powi => args.first().is_some_and(|exponent| {
+                let scan = self.scan(exponent);
+                !scan.tracked && !scan.returns
+            }),
+            Shape::Unary | Shape::Binary | Shape::MulAdd => true,
+        }
+    }
+
+    /// Records the operation `name` of the given shape on `receiver` and `args`.
+    fn operation(&mut self, name: &Ident, shape: Shape, receiver: &Expr, args: &[&Expr]) -> Value {
+        let span = name.span();
+        match shape {
+            Shape::Stepwise => {
+                // `inner.detach().floor()`: a constant computed from inner's value; the
+                // detach node itself is not needed.
+                let inner = self.expr(detach_receiver(receiver));
+                let inner = self.track(inner);
+                node(&[&inner], |[inner]| {
+                    let (inner, backend) = (inner.operand(), backend());
+                    quote_spanned!(span=>
+                        #backend.constant(::core::primitive::f64::#name(#backend.value(#inner)))?
+                    )
+                })
+            }
+            Shape::Powi => {
+                let base = self.expr(receiver);
+                let base = self.track(base);
+                let exponent = match args.first() {
+                    Some(exponent) => self.untracked(exponent, unsupported::expr),
+                    None => None,
+                };
+                let Some(exponent) = exponent else {
+                    return self.invalid();
+                };
+                node(&[&base], |[base]| {
+                    let (base, backend) = (base.operand(), backend());
+                    quote_spanned!(span=> #backend.#name(#base, #exponent)?)
+                })
+            }
+            Shape::Unary | Shape::Binary | Shape::MulAdd | Shape::Detach => {
+                let base = self.expr(receiver);
+                let base = self.track(base);
+                let operands: Vec<Value> = args
+                    .iter()
+                    .map(|arg| {
+                        let value = self.expr(arg);
+                        self.track(value)
+                    })
+                    .collect();
+                if !base.is_valid() || !operands.iter().all(Value::is_valid) {
+                    return self.invalid();
+                }
+                let (base, backend) = (base.operand(), backend());
+                let operands = operands.iter().map(Value::operand);
+                Value::Node(quote_spanned!(span=> #backend.#name(#base #(, #operands)*)?))
+            }
+        }
+    }
+
+    /// A nested block used as a value: its statements in a new scope, then its value.
+    pub(crate) fn block_value(&mut self, block: &syn::Block) -> Value {
+        let (stmts, tail) = self.value_block(block);
+        match tail {
+            Value::Invalid => Value::Invalid,
+            Value::Plain(tail, _) => Value::Plain(quote!({ #stmts #tail }), None),
+            Value::Diverge(tail) => Value::Diverge(quote!({ #stmts #tail })),
+            tail => {
+                let mut owned = tail.owned();
+                if starts_with_brace(&owned) {
+                    // A tail such as `{ .. }.exp()?` would parse as a block statement.
+                    owned = quote!((#owned));
+                }
+                Value::Node(quote!({ #stmts #owned }))
+            }
+        }
+    }
+
+    /// The tokens of an expression that must not be tracked (an index, a bound, an
+    /// exponent): as written if it is plain, on primal values if its tracked names are all
+    /// detached. Reports `tracked(expr)` if it is tracked.
+    pub(crate) fn untracked(
+        &mut self,
+        expr: &Expr,
+        tracked: impl FnOnce(&Expr) -> syn::Error,
+    ) -> Option<TokenStream> {
+        let scan = self.scan(expr);
+        if scan.is_plain() {
+            Some(crate::plain::strip_detach_expr(without_parens(expr)).into_token_stream())
+        } else if scan.tracked {
+            if scan.live {
+                self.errors.push(tracked(expr));
+            }
+            self.rejected = true;
+            None
+        } else {
+            self.primal(expr, &scan)
+        }
+    }
+}
+
+fn starts_with_brace(tokens: &TokenStream) -> bool {
+    matches!(
+        tokens.clone().into_iter().next(),
+        Some(proc_macro2::TokenTree::Group(group))
+            if group.delimiter() == proc_macro2::Delimiter::Brace
+    )
+}
