@@ -9,7 +9,8 @@ use std::hint::black_box;
 
 use autodiff::{differentiable, Scalar, ScalarAutodiffError};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use num_dual::{Dual64, DualNum};
+use nalgebra::SVector;
+use num_dual::{gradient, Dual64, DualNum, DualSVec64};
 
 type Result<T> = std::result::Result<T, ScalarAutodiffError>;
 
@@ -149,6 +150,23 @@ fn unwrap_one(r: Result<(f64, [f64; 1])>) -> (f64, f64) {
     r.map_or((f64::NAN, f64::NAN), |(v, [g])| (v, g))
 }
 
+// ---------------------------------------------------------------- the chain, annotated
+
+#[differentiable]
+fn chain_annotated(x: f64, steps: usize) -> f64 {
+    let mut v = x;
+    for step in 0..steps {
+        if step % 3 == 0 {
+            v *= SCALE;
+        } else if step % 3 == 1 {
+            v += SHIFT;
+        } else {
+            v = v.tanh();
+        }
+    }
+    v
+}
+
 // ---------------------------------------------------------------- the chain
 
 // One step of the chain: multiply by a constant, add a constant, tanh, in turn. From
@@ -231,6 +249,11 @@ fn chain(c: &mut Criterion) {
     let mut group = c.benchmark_group("chain");
     for n in [1_000, 100_000, 1_000_000] {
         let want = chain_hand(START, n);
+        assert_eq!(
+            chain_annotated(START, n),
+            want.0,
+            "chain: the plain function"
+        );
         group.throughput(Throughput::Elements(n as u64));
         if n >= 100_000 {
             group.sample_size(10);
@@ -262,5 +285,256 @@ fn chain(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, scalar_cases, chain);
+// ---------------------------------------------------------------- mean squared error
+
+/// 1,000 points near y = 3x - 1.
+fn line_data() -> (Vec<f64>, Vec<f64>) {
+    let xs: Vec<f64> = (0..1000).map(|i| f64::from(i) / 250.0 - 2.0).collect();
+    let ys = xs
+        .iter()
+        .enumerate()
+        .map(|(i, x)| 3.0 * x - 1.0 + 0.1 * (i as f64).sin())
+        .collect();
+    (xs, ys)
+}
+
+#[differentiable]
+fn mse(w: f64, b: f64, xs: &[f64], ys: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for (x, y) in xs.iter().zip(ys) {
+        let error = w * x + b - y;
+        total += error * error;
+    }
+    total / xs.len() as f64
+}
+
+fn mse_hand(w: f64, b: f64, xs: &[f64], ys: &[f64]) -> (f64, [f64; 2]) {
+    let (mut total, mut dw, mut db) = (0.0, 0.0, 0.0);
+    for (x, y) in xs.iter().zip(ys) {
+        let error = w * x + b - y;
+        total += error * error;
+        dw += 2.0 * error * x;
+        db += 2.0 * error;
+    }
+    let n = xs.len() as f64;
+    (total / n, [dw / n, db / n])
+}
+
+fn mse_scalar(w: f64, b: f64, xs: &[f64], ys: &[f64]) -> Result<(f64, [f64; 2])> {
+    let (w, b) = (Scalar::variable(w)?, Scalar::variable(b)?);
+    let mut total = Scalar::constant(0.0)?;
+    for (x, y) in xs.iter().zip(ys) {
+        let error = w
+            .mul(&Scalar::constant(*x)?)?
+            .add(&b)?
+            .sub(&Scalar::constant(*y)?)?;
+        total = total.add(&error.mul(&error)?)?;
+    }
+    let loss = total.div(&Scalar::constant(xs.len() as f64)?)?;
+    loss.backward()?;
+    let g = |s: &Scalar| s.gradient().unwrap_or(f64::NAN);
+    Ok((loss.value(), [g(&w), g(&b)]))
+}
+
+fn mse_generic<D: DualNum<Primitive = f64> + Copy>(w: D, b: D, xs: &[f64], ys: &[f64]) -> D {
+    let mut total = D::from(0.0);
+    for (x, y) in xs.iter().zip(ys) {
+        let error = w * *x + b - *y;
+        total += error * error;
+    }
+    total / xs.len() as f64
+}
+
+fn mse_dual(w: f64, b: f64, xs: &[f64], ys: &[f64]) -> (f64, [f64; 2]) {
+    let (value, grad) = gradient(
+        |v: SVector<DualSVec64<2>, 2>| mse_generic(v[0], v[1], xs, ys),
+        &SVector::from([w, b]),
+    );
+    (value, [grad[0], grad[1]])
+}
+
+fn mse_reverse(w: f64, b: f64, xs: &[f64], ys: &[f64]) -> (f64, [f64; 2]) {
+    let tape = reverse::Tape::new();
+    let (w, b) = (tape.add_var(w), tape.add_var(b));
+    let mut total = tape.add_var(0.0);
+    for (x, y) in xs.iter().zip(ys) {
+        let error = w * *x + b - *y;
+        total = total + error * error;
+    }
+    let loss = total / xs.len() as f64;
+    let grad = loss.grad();
+    (loss.val(), [grad[0], grad[1]])
+}
+
+// ---------------------------------------------------------------- the XOR MLP
+
+/// XOR with targets 0 and 1: (x0, x1, target).
+const XOR: [[f64; 3]; 4] = [
+    [0.0, 0.0, 0.0],
+    [0.0, 1.0, 1.0],
+    [1.0, 0.0, 1.0],
+    [1.0, 1.0, 0.0],
+];
+
+/// Nine parameters: two hidden tanh units (weights and bias each), a linear output.
+const MLP_START: [f64; 9] = [0.5, -0.4, 0.1, -0.3, 0.6, 0.2, 0.7, -0.8, 0.05];
+
+#[differentiable]
+fn mlp(p: [f64; 9], data: &[[f64; 3]]) -> f64 {
+    let mut total = 0.0;
+    for row in data {
+        let h0 = (p[0] * row[0] + p[1] * row[1] + p[2]).tanh();
+        let h1 = (p[3] * row[0] + p[4] * row[1] + p[5]).tanh();
+        let out = p[6] * h0 + p[7] * h1 + p[8];
+        let error = out - row[2];
+        total += error * error;
+    }
+    total / data.len() as f64
+}
+
+fn mlp_generic<D: DualNum<Primitive = f64> + Copy>(p: [D; 9], data: &[[f64; 3]]) -> D {
+    let mut total = D::from(0.0);
+    for row in data {
+        let h0 = (p[0] * row[0] + p[1] * row[1] + p[2]).tanh();
+        let h1 = (p[3] * row[0] + p[4] * row[1] + p[5]).tanh();
+        let out = p[6] * h0 + p[7] * h1 + p[8];
+        let error = out - row[2];
+        total += error * error;
+    }
+    total / data.len() as f64
+}
+
+fn mlp_hand(p: [f64; 9], data: &[[f64; 3]]) -> (f64, [f64; 9]) {
+    let (mut total, mut g) = (0.0, [0.0; 9]);
+    let n = data.len() as f64;
+    for row in data {
+        let h0 = (p[0] * row[0] + p[1] * row[1] + p[2]).tanh();
+        let h1 = (p[3] * row[0] + p[4] * row[1] + p[5]).tanh();
+        let out = p[6] * h0 + p[7] * h1 + p[8];
+        let error = out - row[2];
+        total += error * error;
+        let d_out = 2.0 * error / n;
+        let (d_h0, d_h1) = (
+            d_out * p[6] * (1.0 - h0 * h0),
+            d_out * p[7] * (1.0 - h1 * h1),
+        );
+        let grads = [
+            d_h0 * row[0],
+            d_h0 * row[1],
+            d_h0,
+            d_h1 * row[0],
+            d_h1 * row[1],
+            d_h1,
+            d_out * h0,
+            d_out * h1,
+            d_out,
+        ];
+        for (slot, value) in g.iter_mut().zip(grads) {
+            *slot += value;
+        }
+    }
+    (total / n, g)
+}
+
+fn mlp_scalar(p: [f64; 9], data: &[[f64; 3]]) -> Result<(f64, [f64; 9])> {
+    let p: Vec<Scalar> = p
+        .iter()
+        .map(|&v| Scalar::variable(v))
+        .collect::<Result<_>>()?;
+    let c = Scalar::constant;
+    let mut total = c(0.0)?;
+    for row in data {
+        let (x0, x1) = (c(row[0])?, c(row[1])?);
+        let h0 = p[0].mul(&x0)?.add(&p[1].mul(&x1)?)?.add(&p[2])?.tanh()?;
+        let h1 = p[3].mul(&x0)?.add(&p[4].mul(&x1)?)?.add(&p[5])?.tanh()?;
+        let out = p[6].mul(&h0)?.add(&p[7].mul(&h1)?)?.add(&p[8])?;
+        let error = out.sub(&c(row[2])?)?;
+        total = total.add(&error.mul(&error)?)?;
+    }
+    let loss = total.div(&c(data.len() as f64)?)?;
+    loss.backward()?;
+    let mut g = [0.0; 9];
+    for (slot, param) in g.iter_mut().zip(&p) {
+        *slot = param.gradient().unwrap_or(f64::NAN);
+    }
+    Ok((loss.value(), g))
+}
+
+fn mlp_dual(p: [f64; 9], data: &[[f64; 3]]) -> (f64, [f64; 9]) {
+    let (value, grad) = gradient(
+        |v: SVector<DualSVec64<9>, 9>| mlp_generic(std::array::from_fn(|i| v[i]), data),
+        &SVector::from(p),
+    );
+    (value, std::array::from_fn(|i| grad[i]))
+}
+
+fn mlp_reverse(p: [f64; 9], data: &[[f64; 3]]) -> (f64, [f64; 9]) {
+    let tape = reverse::Tape::new();
+    let p: Vec<reverse::Var> = p.iter().map(|&v| tape.add_var(v)).collect();
+    let mut total = tape.add_var(0.0);
+    for row in data {
+        let h0 = (p[0] * row[0] + p[1] * row[1] + p[2]).tanh();
+        let h1 = (p[3] * row[0] + p[4] * row[1] + p[5]).tanh();
+        let out = p[6] * h0 + p[7] * h1 + p[8];
+        let error = out - row[2];
+        total = total + error * error;
+    }
+    let loss = total / data.len() as f64;
+    let grad = loss.grad();
+    (loss.val(), std::array::from_fn(|i| grad[i]))
+}
+
+fn models(c: &mut Criterion) {
+    let (xs, ys) = line_data();
+    type Line = (
+        &'static str,
+        fn(f64, f64, &[f64], &[f64]) -> (f64, [f64; 2]),
+    );
+    let line: [Line; 5] = [
+        ("name_grad", |w, b, xs, ys| {
+            mse_grad(w, b, xs, ys).unwrap_or((f64::NAN, [f64::NAN; 2]))
+        }),
+        ("scalar", |w, b, xs, ys| {
+            mse_scalar(w, b, xs, ys).unwrap_or((f64::NAN, [f64::NAN; 2]))
+        }),
+        ("hand", mse_hand),
+        ("num_dual", mse_dual),
+        ("reverse", mse_reverse),
+    ];
+    let want = mse_hand(0.5, 0.2, &xs, &ys);
+    assert_eq!(mse(0.5, 0.2, &xs, &ys), want.0, "mse: the plain function");
+    let mut group = c.benchmark_group("mse_1000");
+    for (variant, f) in line {
+        let got = f(0.5, 0.2, &xs, &ys);
+        check("mse_1000", variant, (got.0, &got.1), (want.0, &want.1));
+        group.bench_function(variant, |b| {
+            b.iter(|| f(black_box(0.5), black_box(0.2), &xs, &ys))
+        });
+    }
+    group.finish();
+
+    type Net = (&'static str, fn([f64; 9], &[[f64; 3]]) -> (f64, [f64; 9]));
+    let net: [Net; 5] = [
+        ("name_grad", |p, d| {
+            mlp_grad(p, d).unwrap_or((f64::NAN, [f64::NAN; 9]))
+        }),
+        ("scalar", |p, d| {
+            mlp_scalar(p, d).unwrap_or((f64::NAN, [f64::NAN; 9]))
+        }),
+        ("hand", mlp_hand),
+        ("num_dual", mlp_dual),
+        ("reverse", mlp_reverse),
+    ];
+    let want = mlp_hand(MLP_START, &XOR);
+    assert_eq!(mlp(MLP_START, &XOR), want.0, "xor_mlp: the plain function");
+    let mut group = c.benchmark_group("xor_mlp");
+    for (variant, f) in net {
+        let got = f(MLP_START, &XOR);
+        check("xor_mlp", variant, (got.0, &got.1), (want.0, &want.1));
+        group.bench_function(variant, |b| b.iter(|| f(black_box(MLP_START), &XOR)));
+    }
+    group.finish();
+}
+
+criterion_group!(benches, scalar_cases, chain, models);
 criterion_main!(benches);
