@@ -45,5 +45,8 @@ use proc_macro::TokenStream;
 /// The full description, with runnable examples, is on that re-export.
 #[proc_macro_attribute]
 pub fn differentiable(args: TokenStream, item: TokenStream) -> TokenStream {
-    expand::expand(args.into(), item.into()).into()
+    // A deeply nested body recurses deeply in syn's parser and in the rewrite. rustc grows
+    // its own stack for deep recursion with the same crate; run the expansion on a grown
+    // stack too, on this thread (the compiler's token API works on no other).
+    stacker::grow(256 << 20, || expand::expand(args.into(), item.into())).into()
 }
