@@ -238,7 +238,10 @@ fn chain_reverse(x: f64, n: usize) -> (f64, f64) {
 
 fn chain(c: &mut Criterion) {
     type Variant = (&'static str, fn(f64, usize) -> (f64, f64));
-    let variants: [Variant; 4] = [
+    let variants: [Variant; 5] = [
+        ("name_grad", |x, n| {
+            chain_annotated_grad(x, n).map_or((f64::NAN, f64::NAN), |(v, [g])| (v, g))
+        }),
         ("scalar", |x, n| {
             chain_scalar(x, n).unwrap_or((f64::NAN, f64::NAN))
         }),

@@ -375,16 +375,23 @@ impl Tape {
                             flags & operand_tracked(0) != 0,
                             flags & operand_tracked(1) != 0,
                         ];
-                        let immediate = f64::from_bits(aux);
-                        let x = match flags & operand_immediate(0) {
-                            0 => self.nodes[left].value,
-                            _ => immediate,
+                        let slopes = match op {
+                            // The commonest slopes need no operand values.
+                            ScalarOperation::Add => [1.0, 1.0],
+                            ScalarOperation::Subtract => [1.0, -1.0],
+                            _ => {
+                                let immediate = f64::from_bits(aux);
+                                let x = match flags & operand_immediate(0) {
+                                    0 => self.nodes[left].value,
+                                    _ => immediate,
+                                };
+                                let y = match flags & operand_immediate(1) {
+                                    0 => self.nodes[right].value,
+                                    _ => immediate,
+                                };
+                                op.binary_derivatives(x, y, value, tracked)
+                            }
                         };
-                        let y = match flags & operand_immediate(1) {
-                            0 => self.nodes[right].value,
-                            _ => immediate,
-                        };
-                        let slopes = op.binary_derivatives(x, y, value, tracked);
                         for (slot, parent) in [(0, left), (1, right)] {
                             if tracked[slot] {
                                 let contribution = upstream * slopes[slot];

@@ -168,27 +168,34 @@ impl<'t> Trace<'t> {
         forward: impl FnOnce([f64; 3]) -> f64,
     ) -> Result<Id<'t>> {
         let mut tape = self.tape.borrow_mut();
-        let values = [Self::primal(&tape, a), Self::primal(&tape, b), 0.0];
-        let mut flags = 0;
-        let mut args = [0; 2];
-        let mut aux = 0;
-        for (slot, operand) in [a, b].into_iter().enumerate() {
-            match operand.slot() {
-                Some(index) => {
-                    args[slot] = index;
-                    if operand.tracked() {
-                        flags |= TRACKED | operand_tracked(slot);
-                    }
-                }
-                None => {
-                    flags |= operand_immediate(slot);
-                    aux = operand.bits;
-                }
+        let (mut flags, mut args, mut aux) = (0, [0; 2], 0);
+        let mut values = [0.0; 3];
+        match (a.slot(), b.slot()) {
+            (Some(left), Some(right)) => {
+                values = [tape.node(left).value, tape.node(right).value, 0.0];
+                args = [left, right];
+            }
+            (Some(left), None) => {
+                values = [tape.node(left).value, f64::from_bits(b.bits), 0.0];
+                args[0] = left;
+                (flags, aux) = (operand_immediate(1), b.bits);
+            }
+            (None, Some(right)) => {
+                values = [f64::from_bits(a.bits), tape.node(right).value, 0.0];
+                args[1] = right;
+                (flags, aux) = (operand_immediate(0), a.bits);
+            }
+            (None, None) => {
+                values[0] = f64::from_bits(a.bits);
+                values[1] = f64::from_bits(b.bits);
+                return fold(operation, values, 2, 0, forward);
             }
         }
-        let both = operand_immediate(0) | operand_immediate(1);
-        if flags & both == both {
-            return fold(operation, values, 2, 0, forward);
+        if a.tracked() {
+            flags |= TRACKED | operand_tracked(0);
+        }
+        if b.tracked() {
+            flags |= TRACKED | operand_tracked(1);
         }
         let recorded = tape.record_values(operation, args, aux, values, flags, forward);
         finish(recorded, operation, &values[..2], 0, flags)
