@@ -392,10 +392,24 @@ impl Tape {
                                 op.binary_derivatives(x, y, value, tracked)
                             }
                         };
-                        for (slot, parent) in [(0, left), (1, right)] {
-                            if tracked[slot] {
-                                let contribution = upstream * slopes[slot];
-                                accumulate(&mut self.nodes, parent, contribution, &mut lowest);
+                        if tracked == [true, true] && left == right {
+                            // x * x, s + s: two edges into one node, added in slot order
+                            // as below, without a store and reload in between.
+                            let (first, second) = (upstream * slopes[0], upstream * slopes[1]);
+                            let target = &mut self.nodes[left];
+                            if target.flags & REACHED != 0 {
+                                target.adjoint = target.adjoint + first + second;
+                            } else {
+                                target.flags |= REACHED;
+                                target.adjoint = first + second;
+                                lowest = lowest.min(left);
+                            }
+                        } else {
+                            for (slot, parent) in [(0, left), (1, right)] {
+                                if tracked[slot] {
+                                    let contribution = upstream * slopes[slot];
+                                    accumulate(&mut self.nodes, parent, contribution, &mut lowest);
+                                }
                             }
                         }
                     }
