@@ -158,6 +158,31 @@ pub enum ScalarAutodiffError {
 }
 
 impl ScalarAutodiffError {
+    /// `operation` on `operands` gave the non-finite `value`; `powi` reports its exponent
+    /// as a second operand.
+    #[cold]
+    pub(crate) fn non_finite_result(
+        operation: ScalarOperation,
+        operands: &[f64],
+        exponent: i32,
+        value: f64,
+    ) -> Self {
+        let mut values = [0.0; 3];
+        for (slot, &operand) in operands.iter().enumerate().take(3) {
+            values[slot] = operand;
+        }
+        let mut count = operands.len();
+        if operation == ScalarOperation::Powi {
+            values[1] = f64::from(exponent);
+            count = 2;
+        }
+        Self::NonFiniteResult {
+            operation,
+            operands: Operands::new(values, count),
+            value,
+        }
+    }
+
     /// A short stable kebab-case name for the kind of error, e.g. `non-finite-seed`.
     ///
     /// An untracked output is named after its operation: `constant-output`,

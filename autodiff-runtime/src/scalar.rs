@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 
 use crate::error::ScalarAutodiffError;
 use crate::ledger::BackwardPass;
-use crate::operation::{Operands, ScalarOperation};
+use crate::operation::ScalarOperation;
 use crate::tape::{try_tape, with_tape, Recorded};
 
 /// One value in a differentiable computation: a handle to a node of this thread's graph.
@@ -98,20 +98,8 @@ impl Scalar {
     ) -> ScalarAutodiffError {
         match refused {
             Recorded::NonFinite(value) => {
-                let mut values = [0.0; 3];
-                for (slot, operand) in operands.iter().enumerate().take(3) {
-                    values[slot] = operand.value();
-                }
-                let mut count = operands.len();
-                if operation == ScalarOperation::Powi {
-                    values[1] = f64::from(exponent);
-                    count = 2;
-                }
-                ScalarAutodiffError::NonFiniteResult {
-                    operation,
-                    operands: Operands::new(values, count),
-                    value,
-                }
+                let values: Vec<f64> = operands.iter().map(|operand| operand.value()).collect();
+                ScalarAutodiffError::non_finite_result(operation, &values, exponent, value)
             }
             Recorded::Full | Recorded::Node(..) => ScalarAutodiffError::TapeFull {
                 limit: u32::MAX as usize,

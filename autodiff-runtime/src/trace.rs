@@ -16,7 +16,7 @@ use std::marker::PhantomData;
 
 use crate::error::ScalarAutodiffError;
 use crate::ledger::explain;
-use crate::operation::{Operands, ScalarOperation};
+use crate::operation::ScalarOperation;
 use crate::scalar::Scalar;
 use crate::tape::{operand_immediate, operand_tracked, Recorded, Tape, TAPE, TRACKED};
 
@@ -266,7 +266,9 @@ fn finish<'t>(
 ) -> Result<Id<'t>> {
     match recorded {
         Recorded::Node(index) => Ok(Id::node(index, flags & TRACKED != 0)),
-        Recorded::NonFinite(value) => Err(non_finite(operation, values, exponent, value)),
+        Recorded::NonFinite(value) => Err(ScalarAutodiffError::non_finite_result(
+            operation, values, exponent, value,
+        )),
         Recorded::Full => Err(full()),
     }
 }
@@ -283,37 +285,18 @@ fn fold<'t>(
     let value = forward(values);
     match value.is_finite() {
         true => Ok(Id::constant(value)),
-        false => Err(non_finite(operation, &values[..count], exponent, value)),
+        false => Err(ScalarAutodiffError::non_finite_result(
+            operation,
+            &values[..count],
+            exponent,
+            value,
+        )),
     }
 }
 
 fn full() -> ScalarAutodiffError {
     ScalarAutodiffError::TapeFull {
         limit: u32::MAX as usize,
-    }
-}
-
-/// The error for an operation whose result is not finite.
-#[cold]
-fn non_finite(
-    operation: ScalarOperation,
-    operands: &[f64],
-    exponent: i32,
-    value: f64,
-) -> ScalarAutodiffError {
-    let mut values = [0.0; 3];
-    for (slot, &operand) in operands.iter().enumerate().take(3) {
-        values[slot] = operand;
-    }
-    let mut count = operands.len();
-    if operation == ScalarOperation::Powi {
-        values[1] = f64::from(exponent);
-        count = 2;
-    }
-    ScalarAutodiffError::NonFiniteResult {
-        operation,
-        operands: Operands::new(values, count),
-        value,
     }
 }
 
