@@ -104,11 +104,17 @@ pub fn tape_len() -> usize {
     with_tape(|tape| tape.nodes.len()).unwrap_or(0)
 }
 
-/// Adds `contribution` to the pass adjoint of `parent`, marking it reached.
+/// Adds `contribution` to the pass adjoint of `parent`; a marked walk also marks it
+/// reached (its first contribution sets the adjoint) and tracks the lowest index reached.
 #[inline]
-fn accumulate(nodes: &mut [Node], parent: usize, contribution: f64, lowest: &mut usize) {
+fn accumulate<const MARKED: bool>(
+    nodes: &mut [Node],
+    parent: usize,
+    contribution: f64,
+    lowest: &mut usize,
+) {
     let target = &mut nodes[parent];
-    if target.flags & REACHED != 0 {
+    if !MARKED || target.flags & REACHED != 0 {
         target.adjoint += contribution;
     } else {
         target.flags |= REACHED;
@@ -338,19 +344,44 @@ impl Tape {
     /// derivative, contribution or partial sum anywhere ends as a non-finite adjoint in
     /// some reached node: one check per node finds it, and then the marks are cleared.
     pub(crate) fn propagate(&mut self, output: u32, seed: f64) -> Result<usize, PassFailed> {
+        self.walk::<true>(output, seed, 0)
+    }
+
+    /// [`Tape::propagate`] for a trace's one pass over nodes pushed since `base`, whose
+    /// adjoints are all still 0: no marks, every tracked node from `output` down to `base`
+    /// is visited (an unreached one only passes on zeros). A failure may come from a node
+    /// the output does not reach, so the caller repeats the pass marked to be sure.
+    pub(crate) fn propagate_fresh(&mut self, base: usize, output: u32) -> Result<(), PassFailed> {
+        self.walk::<false>(output, 1.0, base).map(|_| ())
+    }
+
+    /// The reverse walk behind both passes; see [`Tape::propagate`] and
+    /// [`Tape::propagate_fresh`].
+    #[inline]
+    fn walk<const MARKED: bool>(
+        &mut self,
+        output: u32,
+        seed: f64,
+        base: usize,
+    ) -> Result<usize, PassFailed> {
         let out = output as usize;
         self.nodes[out].adjoint = seed;
-        self.nodes[out].flags |= REACHED;
-        let mut lowest = out;
+        if MARKED {
+            self.nodes[out].flags |= REACHED;
+        }
+        let mut lowest = if MARKED { out } else { base };
         let mut at = out;
         loop {
             let node = &self.nodes[at];
             let flags = node.flags;
-            if flags & REACHED != 0 {
+            let visit = if MARKED { REACHED } else { TRACKED };
+            if flags & visit != 0 {
                 let (op, value, upstream) = (node.op, node.value, node.adjoint);
                 let (args, aux) = (node.args, node.aux);
                 if !upstream.is_finite() {
-                    self.clear_marks(lowest, out);
+                    if MARKED {
+                        self.clear_marks(lowest, out);
+                    }
                     return Err(PassFailed);
                 }
                 // Unary and binary nodes (nearly all) read their operands directly.
@@ -366,7 +397,12 @@ impl Tape {
                             };
                             let x = self.nodes[parent].value;
                             let local = op.unary_derivative(x, value, exponent);
-                            accumulate(&mut self.nodes, parent, upstream * local, &mut lowest);
+                            accumulate::<MARKED>(
+                                &mut self.nodes,
+                                parent,
+                                upstream * local,
+                                &mut lowest,
+                            );
                         }
                     }
                     2 => {
@@ -397,7 +433,7 @@ impl Tape {
                             // as below, without a store and reload in between.
                             let (first, second) = (upstream * slopes[0], upstream * slopes[1]);
                             let target = &mut self.nodes[left];
-                            if target.flags & REACHED != 0 {
+                            if !MARKED || target.flags & REACHED != 0 {
                                 target.adjoint = target.adjoint + first + second;
                             } else {
                                 target.flags |= REACHED;
@@ -408,7 +444,12 @@ impl Tape {
                             for (slot, parent) in [(0, left), (1, right)] {
                                 if tracked[slot] {
                                     let contribution = upstream * slopes[slot];
-                                    accumulate(&mut self.nodes, parent, contribution, &mut lowest);
+                                    accumulate::<MARKED>(
+                                        &mut self.nodes,
+                                        parent,
+                                        contribution,
+                                        &mut lowest,
+                                    );
                                 }
                             }
                         }
@@ -422,7 +463,12 @@ impl Tape {
                                 if let Some(parent) = self.operand(index, slot) {
                                     let parent = parent as usize;
                                     let contribution = upstream * local;
-                                    accumulate(&mut self.nodes, parent, contribution, &mut lowest);
+                                    accumulate::<MARKED>(
+                                        &mut self.nodes,
+                                        parent,
+                                        contribution,
+                                        &mut lowest,
+                                    );
                                 }
                             }
                         }
@@ -435,6 +481,11 @@ impl Tape {
             at -= 1;
         }
         Ok(lowest)
+    }
+
+    /// The pass adjoint of `index` after [`Tape::propagate_fresh`].
+    pub(crate) fn fresh_adjoint(&self, index: u32) -> f64 {
+        self.nodes[index as usize].adjoint
     }
 
     /// The pass adjoint of `index` after [`Tape::propagate`] (0 if the pass missed it).

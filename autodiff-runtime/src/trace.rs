@@ -11,7 +11,7 @@
 //! the same value and gradient bits and the same errors, except that error node numbers
 //! in a trace do not count constants.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 
 use crate::error::ScalarAutodiffError;
@@ -71,6 +71,10 @@ impl Id<'_> {
 #[derive(Debug)]
 pub struct Trace<'t> {
     tape: RefCell<&'t mut Tape>,
+    /// The tape's length when the trace began: everything above is the trace's own.
+    base: usize,
+    /// Whether a pass has run, so adjoints are no longer all 0.
+    spent: Cell<bool>,
 }
 
 /// Runs `build` on a fresh trace of this thread's tape and pops what it recorded.
@@ -88,6 +92,8 @@ pub fn trace<R>(build: impl FnOnce(&Trace<'_>) -> Result<R>) -> Result<R> {
             let base = tape.len();
             let outcome = build(&Trace {
                 tape: RefCell::new(&mut tape),
+                base,
+                spent: Cell::new(false),
             });
             tape.truncate(base);
             outcome
@@ -240,13 +246,24 @@ impl<'t> Trace<'t> {
         if !tape.node(out).tracked() {
             return Ok((value, [0.0; N]));
         }
+        let mut gradient = [0.0; N];
+        // The first pass needs no marks: every adjoint of the trace is still 0. If it meets
+        // a non-finite number, the marked pass decides (the number may come from a node the
+        // output does not reach).
+        if !self.spent.replace(true) && tape.propagate_fresh(self.base, out).is_ok() {
+            for (slot, variable) in gradient.iter_mut().zip(variables) {
+                if let Some(index) = variable.slot() {
+                    // A fresh stored gradient is 0 + adjoint, as on handles: never -0.0.
+                    *slot = 0.0 + tape.fresh_adjoint(index);
+                }
+            }
+            return Ok((value, gradient));
+        }
         let Ok(lowest) = tape.propagate(out, 1.0) else {
             return Err(explain(&tape, out, 1.0));
         };
-        let mut gradient = [0.0; N];
         for (slot, variable) in gradient.iter_mut().zip(variables) {
             if let Some(index) = variable.slot() {
-                // A fresh stored gradient is 0 + adjoint, as on handles: never -0.0.
                 *slot = 0.0 + tape.adjoint(index);
             }
         }

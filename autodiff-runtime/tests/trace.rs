@@ -158,3 +158,25 @@ fn a_trace_folds_constants_and_reports_their_errors() -> Result {
     );
     Ok(())
 }
+
+#[test]
+fn an_unreached_node_without_a_slope_does_not_fail_a_trace() -> Result {
+    let (value, [dx]) = trace(|t| {
+        let x = t.variable(0.0)?;
+        let _dead = t.sqrt(&x)?; // no finite slope at 0, and the output does not use it
+        let out = t.mul(&x, &t.constant(3.0)?)?;
+        t.value_and_gradient(out, [x])
+    })?;
+    assert_eq!((value, dx), (0.0, 3.0));
+    // A second pass in the same trace gives the same answer.
+    let twice = trace(|t| {
+        let x = t.variable(1.5)?;
+        let out = t.mul(&x, &t.sin(&x)?)?;
+        let first = t.value_and_gradient(out, [x])?;
+        let second = t.value_and_gradient(out, [x])?;
+        Ok((first, second))
+    })?;
+    assert_eq!(twice.0, twice.1);
+    assert_eq!(twice.0 .1[0], 1.5f64.sin() + 1.5 * 1.5f64.cos());
+    Ok(())
+}
