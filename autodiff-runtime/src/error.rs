@@ -158,6 +158,14 @@ pub enum ScalarAutodiffError {
 }
 
 impl ScalarAutodiffError {
+    /// The tape cannot hold another node.
+    #[cold]
+    pub(crate) fn tape_full() -> Self {
+        Self::TapeFull {
+            limit: u32::MAX as usize,
+        }
+    }
+
     /// `operation` on `operands` gave the non-finite `value`; `powi` reports its exponent
     /// as a second operand.
     #[cold]

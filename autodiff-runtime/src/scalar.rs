@@ -64,7 +64,7 @@ impl Scalar {
         }
         match try_tape(|tape| tape.leaf(value, operation)) {
             Some(Some(index)) => Ok(Self::from_index(index)),
-            Some(None) => Err(Self::refusal(operation, &[], 0, Recorded::Full)),
+            Some(None) => Err(ScalarAutodiffError::tape_full()),
             None => Err(ScalarAutodiffError::TapeUnavailable),
         }
     }
@@ -101,9 +101,7 @@ impl Scalar {
                 let values: Vec<f64> = operands.iter().map(|operand| operand.value()).collect();
                 ScalarAutodiffError::non_finite_result(operation, &values, exponent, value)
             }
-            Recorded::Full | Recorded::Node(..) => ScalarAutodiffError::TapeFull {
-                limit: u32::MAX as usize,
-            },
+            Recorded::Full | Recorded::Node(..) => ScalarAutodiffError::tape_full(),
         }
     }
 

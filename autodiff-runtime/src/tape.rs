@@ -32,6 +32,16 @@ pub(crate) const fn operand_immediate(slot: usize) -> u8 {
     32 << slot
 }
 
+/// The `aux` word of a `powi` node: its exponent's bits.
+pub(crate) fn exponent_aux(exponent: i32) -> u64 {
+    u64::from(exponent as u32)
+}
+
+/// The `powi` exponent kept in `aux` by [`exponent_aux`].
+fn aux_exponent(aux: u64) -> i32 {
+    aux as u32 as i32
+}
+
 /// One recorded value. 40 bytes; local derivatives are not stored but computed from the
 /// operand values when a pass needs them, and stored gradients live beside the nodes
 /// (only graphs built from handles need them).
@@ -152,7 +162,7 @@ impl Tape {
     pub(crate) fn exponent(&self, index: u32) -> i32 {
         let node = &self.nodes[index as usize];
         match node.op {
-            ScalarOperation::Powi => node.aux as u32 as i32,
+            ScalarOperation::Powi => aux_exponent(node.aux),
             _ => 0,
         }
     }
@@ -213,7 +223,7 @@ impl Tape {
             }
         }
         let aux = match op {
-            ScalarOperation::Powi => u64::from(exponent as u32),
+            ScalarOperation::Powi => exponent_aux(exponent),
             ScalarOperation::MulAdd => u64::from(operands[2]),
             _ => 0,
         };
@@ -391,7 +401,7 @@ impl Tape {
                         if flags & operand_tracked(0) != 0 {
                             let parent = args[0] as usize;
                             let exponent = if op == ScalarOperation::Powi {
-                                aux as u32 as i32
+                                aux_exponent(aux)
                             } else {
                                 0
                             };

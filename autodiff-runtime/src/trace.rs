@@ -18,7 +18,9 @@ use crate::error::ScalarAutodiffError;
 use crate::ledger::explain;
 use crate::operation::ScalarOperation;
 use crate::scalar::Scalar;
-use crate::tape::{operand_immediate, operand_tracked, Recorded, Tape, TAPE, TRACKED};
+use crate::tape::{
+    exponent_aux, operand_immediate, operand_tracked, Recorded, Tape, TAPE, TRACKED,
+};
 
 type Result<T> = std::result::Result<T, ScalarAutodiffError>;
 
@@ -114,7 +116,7 @@ impl<'t> Trace<'t> {
         let mut tape = self.tape.borrow_mut();
         match tape.leaf(value, operation) {
             Some(index) => Ok(Id::node(index, true)),
-            None => Err(full()),
+            None => Err(ScalarAutodiffError::tape_full()),
         }
     }
 
@@ -133,7 +135,7 @@ impl<'t> Trace<'t> {
             Some(index) => Ok(index),
             None => tape
                 .leaf(f64::from_bits(id.bits), ScalarOperation::Constant)
-                .ok_or_else(full),
+                .ok_or_else(ScalarAutodiffError::tape_full),
         }
     }
 
@@ -156,7 +158,7 @@ impl<'t> Trace<'t> {
             true => TRACKED | operand_tracked(0),
         };
         let aux = match operation {
-            ScalarOperation::Powi => u64::from(exponent as u32),
+            ScalarOperation::Powi => exponent_aux(exponent),
             _ => 0,
         };
         let recorded = tape.record_values(operation, [index, 0], aux, values, flags, forward);
@@ -286,7 +288,7 @@ fn finish<'t>(
         Recorded::NonFinite(value) => Err(ScalarAutodiffError::non_finite_result(
             operation, values, exponent, value,
         )),
-        Recorded::Full => Err(full()),
+        Recorded::Full => Err(ScalarAutodiffError::tape_full()),
     }
 }
 
@@ -308,12 +310,6 @@ fn fold<'t>(
             exponent,
             value,
         )),
-    }
-}
-
-fn full() -> ScalarAutodiffError {
-    ScalarAutodiffError::TapeFull {
-        limit: u32::MAX as usize,
     }
 }
 
