@@ -1,10 +1,12 @@
 //! Gradients side by side: `#[differentiable]`'s `name_grad`, the same function on `Scalar`
 //! with `backward`, a hand-written derivative (the limit), `num-dual` forward mode and the
-//! `reverse` crate. Every variant's result is checked against the hand-written gradient
+//! `reverse` crate; for the two models also the floor of reverse mode written by hand (two
+//! sweeps, no tape). Every variant's result is checked against the hand-written gradient
 //! (relative 1e-12) before anything is timed, so a fast wrong answer fails the run.
 //!
 //! Run with `cargo bench --bench gradients`; `-- --quick` for a shorter run.
 
+use std::cell::RefCell;
 use std::hint::black_box;
 
 use autodiff::{differentiable, Scalar, ScalarAutodiffError};
@@ -339,6 +341,32 @@ fn mse_scalar(w: f64, b: f64, xs: &[f64], ys: &[f64]) -> Result<(f64, [f64; 2])>
     Ok((loss.value(), [g(&w), g(&b)]))
 }
 
+/// The floor for any reverse-mode method here, written by hand: a tool that cannot know the
+/// output's adjoint in advance must sweep forward keeping each residual, then sweep back
+/// accumulating the gradient. Two passes over the data, each as long as the chain of its
+/// running sums, where forward mode (num-dual) and the fused `mse_hand` need one.
+fn mse_hand_two_sweep(w: f64, b: f64, xs: &[f64], ys: &[f64]) -> (f64, [f64; 2]) {
+    thread_local!(static ERRORS: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) });
+    ERRORS.with_borrow_mut(|errors| {
+        errors.resize(xs.len(), 0.0);
+        let mut total = 0.0;
+        for ((x, y), slot) in xs.iter().zip(ys).zip(errors.iter_mut()) {
+            let error = w * x + b - y;
+            total += error * error;
+            *slot = error;
+        }
+        let n = xs.len() as f64;
+        let d_total = 1.0 / n;
+        let (mut dw, mut db) = (0.0, 0.0);
+        for (&error, &x) in errors.iter().zip(xs).rev() {
+            let d_error = d_total * error + d_total * error;
+            dw += d_error * x;
+            db += d_error;
+        }
+        (total / n, [dw, db])
+    })
+}
+
 fn mse_generic<D: DualNum<Primitive = f64> + Copy>(w: D, b: D, xs: &[f64], ys: &[f64]) -> D {
     let mut total = D::from(0.0);
     for (x, y) in xs.iter().zip(ys) {
@@ -471,6 +499,47 @@ fn mlp_dual(p: [f64; 9], data: &[[f64; 3]]) -> (f64, [f64; 9]) {
     (value, std::array::from_fn(|i| grad[i]))
 }
 
+/// [`mse_hand_two_sweep`] for the network: a forward sweep keeping each row's hidden
+/// activations and error, then a reverse sweep.
+fn mlp_hand_two_sweep(p: [f64; 9], data: &[[f64; 3]]) -> (f64, [f64; 9]) {
+    thread_local!(static KEPT: RefCell<Vec<[f64; 3]>> = const { RefCell::new(Vec::new()) });
+    KEPT.with_borrow_mut(|kept| {
+        kept.clear();
+        let mut total = 0.0;
+        for row in data {
+            let h0 = (p[0] * row[0] + p[1] * row[1] + p[2]).tanh();
+            let h1 = (p[3] * row[0] + p[4] * row[1] + p[5]).tanh();
+            let out = p[6] * h0 + p[7] * h1 + p[8];
+            let error = out - row[2];
+            total += error * error;
+            kept.push([h0, h1, error]);
+        }
+        let n = data.len() as f64;
+        let d_total = 1.0 / n;
+        let mut g = [0.0; 9];
+        for (&[h0, h1, error], row) in kept.iter().zip(data).rev() {
+            let d_out = d_total * error + d_total * error;
+            let d_h0 = d_out * p[6] * (1.0 - h0 * h0);
+            let d_h1 = d_out * p[7] * (1.0 - h1 * h1);
+            let grads = [
+                d_h0 * row[0],
+                d_h0 * row[1],
+                d_h0,
+                d_h1 * row[0],
+                d_h1 * row[1],
+                d_h1,
+                d_out * h0,
+                d_out * h1,
+                d_out,
+            ];
+            for (slot, value) in g.iter_mut().zip(grads) {
+                *slot += value;
+            }
+        }
+        (total / n, g)
+    })
+}
+
 fn mlp_reverse(p: [f64; 9], data: &[[f64; 3]]) -> (f64, [f64; 9]) {
     let tape = reverse::Tape::new();
     let p: Vec<reverse::Var> = p.iter().map(|&v| tape.add_var(v)).collect();
@@ -493,7 +562,7 @@ fn models(c: &mut Criterion) {
         &'static str,
         fn(f64, f64, &[f64], &[f64]) -> (f64, [f64; 2]),
     );
-    let line: [Line; 5] = [
+    let line: [Line; 6] = [
         ("name_grad", |w, b, xs, ys| {
             mse_grad(w, b, xs, ys).unwrap_or((f64::NAN, [f64::NAN; 2]))
         }),
@@ -501,6 +570,7 @@ fn models(c: &mut Criterion) {
             mse_scalar(w, b, xs, ys).unwrap_or((f64::NAN, [f64::NAN; 2]))
         }),
         ("hand", mse_hand),
+        ("hand_two_sweep", mse_hand_two_sweep),
         ("num_dual", mse_dual),
         ("reverse", mse_reverse),
     ];
@@ -517,7 +587,7 @@ fn models(c: &mut Criterion) {
     group.finish();
 
     type Net = (&'static str, fn([f64; 9], &[[f64; 3]]) -> (f64, [f64; 9]));
-    let net: [Net; 5] = [
+    let net: [Net; 6] = [
         ("name_grad", |p, d| {
             mlp_grad(p, d).unwrap_or((f64::NAN, [f64::NAN; 9]))
         }),
@@ -525,6 +595,7 @@ fn models(c: &mut Criterion) {
             mlp_scalar(p, d).unwrap_or((f64::NAN, [f64::NAN; 9]))
         }),
         ("hand", mlp_hand),
+        ("hand_two_sweep", mlp_hand_two_sweep),
         ("num_dual", mlp_dual),
         ("reverse", mlp_reverse),
     ];

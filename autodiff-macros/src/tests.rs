@@ -85,6 +85,29 @@ fn an_accepted_function_becomes_three_functions() {
 }
 
 #[test]
+fn only_long_bodies_call_operations_out_of_line() {
+    let body = |statements: usize| {
+        let statements = (0..statements).map(|_| quote!(t = t * 1.5 + 0.5;));
+        graph_body(&accepted(quote! {
+            fn long(x: f64) -> f64 {
+                let mut t = x;
+                #(#statements)*
+                t
+            }
+        }))
+    };
+    let outlined = "let __backend = & :: autodiff :: __private :: Outlined (__backend) ;";
+    // Two backend calls a statement: 256 calls are inlined, 258 are not.
+    assert!(!body(128).contains(outlined));
+    let long = body(129);
+    assert!(long.contains(outlined));
+    // After the arguments became nodes of the caller's backend, before any operation.
+    let (before, after) = long.split_once(outlined).unwrap_or_default();
+    assert!(before.contains("ScalarArgument :: value"), "{before}");
+    assert!(after.starts_with(" let mut t ="));
+}
+
+#[test]
 fn operands_are_references_to_one_node_per_name() {
     let body = graph_body(&accepted(quote! {
         fn loss(x: f64) -> f64 {

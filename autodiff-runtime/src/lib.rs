@@ -35,5 +35,5 @@ pub use tape::tape_len;
 /// Support for the code `#[differentiable]` generates; not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::trace::{trace, Backend, Handles, Id, Trace};
+    pub use crate::trace::{trace, Backend, Handles, Id, Outlined, Trace};
 }

@@ -140,7 +140,7 @@ impl<'t> Trace<'t> {
     }
 
     /// Records a unary `operation` on `a`, or computes it on the spot for a constant.
-    #[inline]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn unary(
         &self,
         operation: ScalarOperation,
@@ -167,7 +167,7 @@ impl<'t> Trace<'t> {
 
     /// Records a binary `operation`; a constant operand is kept inside the node, and two
     /// constants are computed on the spot.
-    #[inline]
+    #[cfg_attr(not(debug_assertions), inline(always))]
     fn binary(
         &self,
         operation: ScalarOperation,
@@ -313,6 +313,15 @@ fn fold<'t>(
     }
 }
 
+/// Another backend with every operation called out of line.
+///
+/// A trace's operations are inlined into the code that calls them in optimized builds:
+/// the fastest gradients, but compile time grows with every inlined copy. A generated
+/// body with hundreds of operations records through this wrapper instead, one shared copy
+/// of each operation, so that it still compiles in seconds.
+#[derive(Clone, Copy, Debug)]
+pub struct Outlined<'b, B>(pub &'b B);
+
 /// Builds graphs of [`Scalar`]s: the backend of `name_graph`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Handles;
@@ -404,17 +413,53 @@ macro_rules! backend {
                 self.ternary(*value, *a, *b)
             }
             $(
-                #[inline]
+                #[cfg_attr(not(debug_assertions), inline(always))]
                 fn $unary(&self, value: &Id<'t>) -> Result<Id<'t>> {
                     let f: fn(f64) -> f64 = $unary_f;
                     self.unary(ScalarOperation::$unary_op, *value, 0, |[a, _, _]| f(a))
                 }
             )*
             $(
-                #[inline]
+                #[cfg_attr(not(debug_assertions), inline(always))]
                 fn $binary(&self, left: &Id<'t>, right: &Id<'t>) -> Result<Id<'t>> {
                     let f: fn(f64, f64) -> f64 = $binary_f;
                     self.binary(ScalarOperation::$binary_op, *left, *right, |[a, b, _]| f(a, b))
+                }
+            )*
+        }
+
+        impl<B: Backend> Backend for Outlined<'_, B> {
+            type Value = B::Value;
+            #[inline]
+            fn constant(&self, value: f64) -> Result<B::Value> {
+                self.0.constant(value)
+            }
+            #[inline(never)]
+            fn detach(&self, value: &B::Value) -> Result<B::Value> {
+                self.0.detach(value)
+            }
+            #[inline]
+            fn value(&self, value: &B::Value) -> f64 {
+                self.0.value(value)
+            }
+            #[inline(never)]
+            fn powi(&self, value: &B::Value, n: i32) -> Result<B::Value> {
+                self.0.powi(value, n)
+            }
+            #[inline(never)]
+            fn mul_add(&self, value: &B::Value, a: &B::Value, b: &B::Value) -> Result<B::Value> {
+                self.0.mul_add(value, a, b)
+            }
+            $(
+                #[inline(never)]
+                fn $unary(&self, value: &B::Value) -> Result<B::Value> {
+                    self.0.$unary(value)
+                }
+            )*
+            $(
+                #[inline(never)]
+                fn $binary(&self, left: &B::Value, right: &B::Value) -> Result<B::Value> {
+                    self.0.$binary(left, right)
                 }
             )*
         }
