@@ -162,7 +162,7 @@ impl<'t> Trace<'t> {
             _ => 0,
         };
         let recorded = tape.record_values(operation, [index, 0], aux, values, flags, forward);
-        finish(recorded, operation, &values[..1], exponent, flags)
+        finish(recorded, operation, values, 1, exponent, flags)
     }
 
     /// Records a binary `operation`; a constant operand is kept inside the node, and two
@@ -206,7 +206,7 @@ impl<'t> Trace<'t> {
             flags |= TRACKED | operand_tracked(1);
         }
         let recorded = tape.record_values(operation, args, aux, values, flags, forward);
-        finish(recorded, operation, &values[..2], 0, flags)
+        finish(recorded, operation, values, 2, 0, flags)
     }
 
     /// Records `a.mul_add(b, c)`; constant operands become leaves (a node holds one).
@@ -229,7 +229,7 @@ impl<'t> Trace<'t> {
         let args = [indices[0], indices[1]];
         let aux = u64::from(indices[2]);
         let recorded = tape.record_values(operation, args, aux, values, flags, forward);
-        finish(recorded, operation, &values, 0, flags)
+        finish(recorded, operation, values, 3, 0, flags)
     }
 
     /// One validated reverse pass from `output` (seed 1): its value and the gradients of
@@ -279,17 +279,35 @@ impl<'t> Trace<'t> {
 fn finish<'t>(
     recorded: Recorded,
     operation: ScalarOperation,
-    values: &[f64],
+    values: [f64; 3],
+    count: usize,
     exponent: i32,
     flags: u8,
 ) -> Result<Id<'t>> {
     match recorded {
         Recorded::Node(index) => Ok(Id::node(index, flags & TRACKED != 0)),
-        Recorded::NonFinite(value) => Err(ScalarAutodiffError::non_finite_result(
-            operation, values, exponent, value,
+        Recorded::NonFinite(value) => Err(refused(
+            operation, values[0], values[1], values[2], count, exponent, value,
         )),
         Recorded::Full => Err(ScalarAutodiffError::tape_full()),
     }
+}
+
+/// The error of an operation whose result is not finite. Out of line and taking the
+/// operands one by one, so the hot path keeps them in registers: a slice of them made
+/// every operation store them to the stack.
+#[cold]
+#[inline(never)]
+fn refused(
+    operation: ScalarOperation,
+    a: f64,
+    b: f64,
+    c: f64,
+    count: usize,
+    exponent: i32,
+    value: f64,
+) -> ScalarAutodiffError {
+    ScalarAutodiffError::non_finite_result(operation, &[a, b, c][..count], exponent, value)
 }
 
 /// An operation on constants alone: computed on the spot, recorded nowhere.
@@ -304,11 +322,8 @@ fn fold<'t>(
     let value = forward(values);
     match value.is_finite() {
         true => Ok(Id::constant(value)),
-        false => Err(ScalarAutodiffError::non_finite_result(
-            operation,
-            &values[..count],
-            exponent,
-            value,
+        false => Err(refused(
+            operation, values[0], values[1], values[2], count, exponent, value,
         )),
     }
 }
