@@ -105,6 +105,34 @@ long!(t []
 );
 
 #[differentiable]
+fn helper(t: f64) -> f64 {
+    t.tanh() * 2.0
+}
+
+/// 260 operations, then a call: a body this long calls its operations out of line, and the
+/// function it calls runs on that same out-of-line backend.
+macro_rules! long_then_call {
+    ($t:ident [$($stmts:tt)*]) => {
+        #[differentiable]
+        fn long_then_call(x: f64) -> f64 {
+            let mut $t = x;
+            $($stmts)*
+            helper($t)
+        }
+    };
+    ($t:ident [$($stmts:tt)*] $head:tt $($rest:tt)*) => {
+        long_then_call!($t [$($stmts)* $t = $t * 1.0001 + 0.0001;] $($rest)*);
+    };
+}
+
+// 130 tokens, 130 statements.
+long_then_call!(t []
+    a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a
+    a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a
+    a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a
+);
+
+#[differentiable]
 fn r#match(r#type: f64, r#fn: f64) -> f64 {
     r#type * r#fn + r#type
 }
@@ -178,6 +206,22 @@ fn a_body_of_5000_operations() -> Result {
     let (value, plain, dx) = result?;
     assert_eq!(value.to_bits(), plain.to_bits());
     assert_relative_eq!(dx, 1.0001f64.powi(2500), max_relative = 1e-12);
+    Ok(())
+}
+
+#[test]
+fn a_long_body_calls_another_differentiable_function() -> Result {
+    let x = black_box(0.5);
+    let (value, [dx]) = long_then_call_grad(x)?;
+    assert_eq!(value.to_bits(), long_then_call(x).to_bits());
+    // t = 1.0001^130 x + ..., and helper'(t) = 2 (1 - tanh² t).
+    let mut t = x;
+    for _ in 0..130 {
+        t = t * 1.0001 + 0.0001;
+    }
+    let expected = 1.0001f64.powi(130) * 2.0 * (1.0 - t.tanh().powi(2));
+    assert_relative_eq!(dx, expected, max_relative = 1e-12);
+    assert_relative_eq!(dx, slope(long_then_call, x), max_relative = 1e-7);
     Ok(())
 }
 
