@@ -444,27 +444,38 @@ fn mlp_hand(p: [f64; 9], data: &[[f64; 3]]) -> (f64, [f64; 9]) {
         let out = p[6] * h0 + p[7] * h1 + p[8];
         let error = out - row[2];
         total += error * error;
-        let d_out = 2.0 * error / n;
-        let (d_h0, d_h1) = (
-            d_out * p[6] * (1.0 - h0 * h0),
-            d_out * p[7] * (1.0 - h1 * h1),
-        );
-        let grads = [
-            d_h0 * row[0],
-            d_h0 * row[1],
-            d_h0,
-            d_h1 * row[0],
-            d_h1 * row[1],
-            d_h1,
-            d_out * h0,
-            d_out * h1,
-            d_out,
-        ];
-        for (slot, value) in g.iter_mut().zip(grads) {
-            *slot += value;
-        }
+        mlp_add_row_gradient(&mut g, &p, row, [h0, h1], 2.0 * error / n);
     }
     (total / n, g)
+}
+
+/// Adds one row's share of the network's gradient to `g`: `d_out` is the loss's derivative
+/// with respect to the row's output, `h0` and `h1` the row's hidden activations.
+fn mlp_add_row_gradient(
+    g: &mut [f64; 9],
+    p: &[f64; 9],
+    row: &[f64; 3],
+    [h0, h1]: [f64; 2],
+    d_out: f64,
+) {
+    let (d_h0, d_h1) = (
+        d_out * p[6] * (1.0 - h0 * h0),
+        d_out * p[7] * (1.0 - h1 * h1),
+    );
+    let grads = [
+        d_h0 * row[0],
+        d_h0 * row[1],
+        d_h0,
+        d_h1 * row[0],
+        d_h1 * row[1],
+        d_h1,
+        d_out * h0,
+        d_out * h1,
+        d_out,
+    ];
+    for (slot, value) in g.iter_mut().zip(grads) {
+        *slot += value;
+    }
 }
 
 fn mlp_scalar(p: [f64; 9], data: &[[f64; 3]]) -> Result<(f64, [f64; 9])> {
@@ -519,22 +530,7 @@ fn mlp_hand_two_sweep(p: [f64; 9], data: &[[f64; 3]]) -> (f64, [f64; 9]) {
         let mut g = [0.0; 9];
         for (&[h0, h1, error], row) in kept.iter().zip(data).rev() {
             let d_out = d_total * error + d_total * error;
-            let d_h0 = d_out * p[6] * (1.0 - h0 * h0);
-            let d_h1 = d_out * p[7] * (1.0 - h1 * h1);
-            let grads = [
-                d_h0 * row[0],
-                d_h0 * row[1],
-                d_h0,
-                d_h1 * row[0],
-                d_h1 * row[1],
-                d_h1,
-                d_out * h0,
-                d_out * h1,
-                d_out,
-            ];
-            for (slot, value) in g.iter_mut().zip(grads) {
-                *slot += value;
-            }
+            mlp_add_row_gradient(&mut g, &p, row, [h0, h1], d_out);
         }
         (total / n, g)
     })
