@@ -155,6 +155,15 @@ pub enum ScalarAutodiffError {
         /// The non-finite value.
         value: f64,
     },
+    /// A flat list of scalars or a gradient does not have the number of scalars of the
+    /// parameters it is meant for.
+    #[error("expected {expected} scalars, found {found}")]
+    LengthMismatch {
+        /// The parameters' number of scalars.
+        expected: usize,
+        /// The number given.
+        found: usize,
+    },
 }
 
 impl ScalarAutodiffError {
@@ -217,6 +226,7 @@ impl ScalarAutodiffError {
             Self::InvalidTolerance { .. } => "invalid-tolerance",
             Self::NonFiniteAnalytic { .. } => "non-finite-analytic",
             Self::NonFiniteEvaluation { .. } => "non-finite-evaluation",
+            Self::LengthMismatch { .. } => "length-mismatch",
         }
     }
 }

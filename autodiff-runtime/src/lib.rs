@@ -21,6 +21,7 @@ mod error;
 mod gradcheck;
 mod ledger;
 mod operation;
+mod parameters;
 mod scalar;
 mod tape;
 mod trace;
@@ -29,6 +30,7 @@ pub use error::ScalarAutodiffError;
 pub use gradcheck::{scalar_gradient_check, ScalarGradientCheck};
 pub use ledger::{BackwardPass, Ledger, LedgerEdge, LedgerNode};
 pub use operation::{Operands, ScalarOperation};
+pub use parameters::Parameters;
 pub use scalar::Scalar;
 pub use tape::tape_len;
 
