@@ -22,16 +22,16 @@ fn scaled_square(x: f64, #[constant] scale: f64) -> f64 {
 
 /// Plain Rust over data: iterator sums with closures, casts, nested indexing, a data-only
 /// call and a data-only macro; every `f64` result meets the graph as a constant. (`&Vec`
-/// on purpose: any data type passes through.)
+/// and `Option` on purpose: any type passes through as data once it is `#[constant]`.)
 #[differentiable]
 #[allow(clippy::ptr_arg)]
 fn with_plain_rust(
     x: f64,
     points: &[[f64; 2]],
-    data: &Vec<f64>,
+    #[constant] data: &Vec<f64>,
     count: usize,
     flip: bool,
-    extra: Option<f64>,
+    #[constant] extra: Option<f64>,
 ) -> f64 {
     assert!(count <= data.len(), "count out of range");
     let mean = data.iter().sum::<f64>() / data.len() as f64;

@@ -51,10 +51,6 @@ impl Rewriter<'_> {
         let mut args = Vec::new();
         let mut valid = true;
         for arg in &call.args {
-            if self.is_array(arg) {
-                args.push(quote!(#private::Tracked(#arg)));
-                continue;
-            }
             let value = self.expr(arg);
             if value.is_tracked() {
                 let operand = value.operand();

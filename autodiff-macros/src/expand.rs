@@ -29,13 +29,13 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             return quote!(#errors #item);
         }
     };
-    let params = signature::check(&item, &mut errors);
+    let (params, output) = signature::check(&item, &mut errors);
     let returns_value = !matches!(item.sig.output, syn::ReturnType::Default);
     let graph_body = rewrite::graph_body(&item.block, &params, returns_value, &mut errors);
     if errors.is_empty() {
-        emit::functions(item, &params, graph_body)
+        emit::functions(item, &params, &output, graph_body)
     } else {
-        emit::stubs(&item, &params, errors.into_compile_errors())
+        emit::stubs(&item, &params, &output, errors.into_compile_errors())
     }
 }
 

@@ -5,12 +5,12 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
-use syn::{BinOp, Expr, ExprBinary, ExprCall, ExprIndex, ExprMethodCall, ExprUnary, Ident, UnOp};
+use syn::{BinOp, Expr, ExprBinary, ExprCall, ExprMethodCall, ExprUnary, Ident, UnOp};
 
 use crate::mentions::Scan;
 use crate::ops::{self, Shape};
 use crate::rewrite::{
-    arithmetic, backend, detach_receiver, f64_function, is_detach_call, is_logic, node,
+    arithmetic, backend, f64_function, is_logic, node,
     without_parens, Binding, Rewriter,
 };
 use crate::unsupported;
@@ -26,18 +26,27 @@ impl Rewriter<'_> {
         if !scan.tracked && !scan.detached {
             return self.returning(expr);
         }
+        if scan.is_primal() {
+            // Computed from data, constants and detached values only: data itself, plain
+            // Rust on primal values (so `m = m.max(z.detach())` keeps `m` data).
+            return self.primal_value(expr, &scan);
+        }
         match expr {
             Expr::Path(path) if self.local_name(path).is_some() => match self.local_name(path) {
                 // A rejected binding was reported where it was declared.
                 Some((_, Binding::Rejected)) | None => self.invalid(),
-                Some((_, Binding::Array)) => {
-                    self.errors.push(unsupported::whole_array(path));
-                    self.invalid()
-                }
                 Some((_, Binding::Plain(_))) => self.plain(expr),
                 Some((ident, binding)) => Value::Name(ident, binding),
             },
-            Expr::Index(index) if self.is_array(&index.expr) => self.element(index),
+            Expr::Index(_) | Expr::Field(_) if self.is_tracked_place(expr) => {
+                match self.place(expr) {
+                    Some(place) => Value::Element(place),
+                    None => self.invalid(),
+                }
+            }
+            Expr::Array(array) => self.array_literal(array),
+            Expr::Repeat(repeat) => self.repeat(repeat),
+            Expr::MethodCall(call) if self.fold_kind(call).is_some() => self.fold(call),
             Expr::Paren(paren) => self.expr(&paren.expr),
             Expr::Group(group) => self.expr(&group.expr),
             Expr::Unary(unary) if matches!(unary.op, UnOp::Neg(_)) => self.negate(unary),
@@ -187,22 +196,52 @@ impl Rewriter<'_> {
         find.found
     }
 
-    /// `w[i]`: an element of a parameter array; the index must not be tracked.
-    fn element(&mut self, index: &ExprIndex) -> Value {
-        let position = self.untracked(&index.index, unsupported::tracked_index);
-        let array = &index.expr;
-        match position {
-            Some(position) => {
-                Value::Element(quote_spanned!(index.bracket_token.span.join()=> #array[#position]))
-            }
-            None => self.invalid(),
+    /// `[a, b, c]` with tracked elements: an array of nodes (data elements become
+    /// constants).
+    fn array_literal(&mut self, array: &syn::ExprArray) -> Value {
+        let elements: Vec<Value> = array
+            .elems
+            .iter()
+            .map(|element| {
+                let value = self.expr(element);
+                self.track(value)
+            })
+            .collect();
+        if !elements.iter().all(Value::is_valid) {
+            return self.invalid();
         }
+        let owned = elements.iter().map(Value::owned);
+        Value::Node(quote_spanned!(array.bracket_token.span.join()=> [#(#owned),*]))
+    }
+
+    /// `[value; N]` with a tracked value: `N` uses of one node.
+    fn repeat(&mut self, repeat: &syn::ExprRepeat) -> Value {
+        let value = self.expr(&repeat.expr);
+        let value = self.track(value);
+        let len = self.untracked(&repeat.len, unsupported::tracked_index);
+        let (Some(len), true) = (len, value.is_valid()) else {
+            return self.invalid();
+        };
+        let owned = value.owned();
+        Value::Node(quote_spanned!(repeat.bracket_token.span.join()=>
+            ::autodiff::__private::repeat::<_, { #len }>(#owned)
+        ))
+    }
+
+    /// `value` where an operation needs one tracked scalar: an array, slice or struct
+    /// parameter named whole is reported.
+    pub(crate) fn scalar_operand(&mut self, value: Value, expr: &Expr) -> Value {
+        if let Value::Name(_, Binding::Array) = value {
+            self.errors.push(unsupported::whole_array(expr));
+            return self.invalid();
+        }
+        self.track(value)
     }
 
     fn negate(&mut self, unary: &ExprUnary) -> Value {
         let op = &unary.op;
         let inner = self.expr(&unary.expr);
-        let inner = self.track(inner);
+        let inner = self.scalar_operand(inner, &unary.expr);
         let span = op.span();
         node(&[&inner], |[inner]| {
             let (inner, backend) = (inner.operand(), backend());
@@ -213,7 +252,8 @@ impl Rewriter<'_> {
     fn arithmetic(&mut self, binary: &ExprBinary) -> Value {
         let left = self.expr(&binary.left);
         let right = self.expr(&binary.right);
-        let (left, right) = (self.track(left), self.track(right));
+        let left = self.scalar_operand(left, &binary.left);
+        let right = self.scalar_operand(right, &binary.right);
         let span = binary.op.span();
         let method = Ident::new(arithmetic(&binary.op).unwrap_or("add"), span);
         node(&[&left, &right], |[left, right]| {
@@ -230,7 +270,7 @@ impl Rewriter<'_> {
         }
         let shape = ops::shape(&call.method.to_string())?;
         let args: Vec<&Expr> = call.args.iter().collect();
-        self.accepts(shape, &call.receiver, &args, true)
+        self.accepts(shape, &args, true)
             .then_some(shape)
     }
 
@@ -238,17 +278,19 @@ impl Rewriter<'_> {
     fn function_shape(&self, call: &ExprCall) -> Option<Shape> {
         let shape = ops::shape(&f64_function(call)?.to_string())?;
         let args: Vec<&Expr> = call.args.iter().collect();
-        let (receiver, rest) = args.split_first()?;
-        self.accepts(shape, receiver, rest, false).then_some(shape)
+        let (_receiver, rest) = args.split_first()?;
+        self.accepts(shape, rest, false).then_some(shape)
     }
 
-    fn accepts(&self, shape: Shape, receiver: &Expr, args: &[&Expr], method_form: bool) -> bool {
+    fn accepts(&self, shape: Shape, args: &[&Expr], method_form: bool) -> bool {
         if args.len() + 1 != shape.operands() {
             return false;
         }
         match shape {
             Shape::Detach => method_form,
-            Shape::Stepwise => is_detach_call(receiver),
+            // On a detached value the whole call is data (see `expr`); on a tracked one it is
+            // rejected.
+            Shape::Stepwise => false,
             Shape::Powi => args.first().is_some_and(|exponent| {
                 let scan = self.scan(exponent);
                 !scan.tracked && !scan.returns
@@ -261,21 +303,9 @@ impl Rewriter<'_> {
     fn operation(&mut self, name: &Ident, shape: Shape, receiver: &Expr, args: &[&Expr]) -> Value {
         let span = name.span();
         match shape {
-            Shape::Stepwise => {
-                // `inner.detach().floor()`: a constant computed from inner's value; the
-                // detach node itself is not needed.
-                let inner = self.expr(detach_receiver(receiver));
-                let inner = self.track(inner);
-                node(&[&inner], |[inner]| {
-                    let (inner, backend) = (inner.operand(), backend());
-                    quote_spanned!(span=>
-                        #backend.constant(::core::primitive::f64::#name(#backend.value(#inner)))?
-                    )
-                })
-            }
             Shape::Powi => {
                 let base = self.expr(receiver);
-                let base = self.track(base);
+                let base = self.scalar_operand(base, receiver);
                 let exponent = match args.first() {
                     Some(exponent) => self.untracked(exponent, unsupported::expr),
                     None => None,
@@ -288,14 +318,14 @@ impl Rewriter<'_> {
                     quote_spanned!(span=> #backend.#name(#base, #exponent)?)
                 })
             }
-            Shape::Unary | Shape::Binary | Shape::MulAdd | Shape::Detach => {
+            Shape::Unary | Shape::Binary | Shape::MulAdd | Shape::Detach | Shape::Stepwise => {
                 let base = self.expr(receiver);
-                let base = self.track(base);
+                let base = self.scalar_operand(base, receiver);
                 let operands: Vec<Value> = args
                     .iter()
                     .map(|arg| {
                         let value = self.expr(arg);
-                        self.track(value)
+                        self.scalar_operand(value, arg)
                     })
                     .collect();
                 if !base.is_valid() || !operands.iter().all(Value::is_valid) {

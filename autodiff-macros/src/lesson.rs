@@ -7,3 +7,27 @@ use quote::ToTokens;
 pub(crate) fn lesson(tokens: impl ToTokens, what: &str, why: &str, instead: &str) -> syn::Error {
     syn::Error::new_spanned(tokens, format!("{what}\nnote: {why}\nhelp: {instead}"))
 }
+
+/// Tokens as a person writes them: `&Vec<f64>`, not the token printer's `& Vec < f64 >`.
+pub(crate) fn spelled(tokens: impl ToTokens) -> String {
+    let mut text = tokens.to_token_stream().to_string();
+    for (from, to) in [
+        (" < ", "<"),
+        ("< ", "<"),
+        (" <", "<"),
+        (" >", ">"),
+        ("& ", "&"),
+        (" ,", ","),
+        (" ;", ";"),
+        ("[ ", "["),
+        (" ]", "]"),
+        ("( ", "("),
+        (" )", ")"),
+        (" :: ", "::"),
+        (":: ", "::"),
+        ("' ", "'"),
+    ] {
+        text = text.replace(from, to);
+    }
+    text
+}

@@ -4,7 +4,11 @@
 
 use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
-use syn::{Expr, ExprForLoop, ExprLoop, ExprWhile, Pat};
+use proc_macro2::Span;
+use quote::quote_spanned;
+use syn::{Expr, ExprForLoop, ExprLoop, ExprMethodCall, ExprWhile, Ident, Pat};
+
+use crate::value::Value;
 
 use crate::plain::strip_detach_expr;
 use crate::rewrite::{unparenthesized, Binding, Rewriter};
@@ -77,22 +81,24 @@ impl Rewriter<'_> {
     /// or enumerated: its tokens in the generated body and the shape of its items.
     fn iterator(&mut self, expr: &Expr) -> Option<(TokenStream, Item)> {
         let expr = unparenthesized(expr);
-        if self.is_array(expr) {
-            return Some((quote!(#expr.iter()), Item::Tracked));
+        if self.is_tracked_place(expr) {
+            let place = self.place(expr)?;
+            return Some((quote!(#place.iter()), Item::Tracked));
         }
         match expr {
             Expr::Reference(reference)
-                if reference.mutability.is_none() && self.is_array(&reference.expr) =>
+                if reference.mutability.is_none() && self.is_tracked_place(&reference.expr) =>
             {
-                let array = &reference.expr;
-                Some((quote!(#array.iter()), Item::Tracked))
+                let place = self.place(&reference.expr)?;
+                Some((quote!(#place.iter()), Item::Tracked))
             }
             Expr::MethodCall(call) if call.turbofish.is_none() => {
                 let method = &call.method;
                 let args: Vec<&Expr> = call.args.iter().collect();
                 match (method.to_string().as_str(), args.as_slice()) {
-                    ("iter", []) if self.is_array(&call.receiver) => {
-                        Some((expr.to_token_stream(), Item::Tracked))
+                    ("iter", []) if self.is_tracked_place(&call.receiver) => {
+                        let place = self.place(&call.receiver)?;
+                        Some((quote!(#place.iter()), Item::Tracked))
                     }
                     ("zip", [other]) => {
                         let (left, left_item) = self.iterator(&call.receiver)?;
@@ -104,6 +110,15 @@ impl Rewriter<'_> {
                         let (inner, item) = self.iterator(&call.receiver)?;
                         let item = Item::Pair(Box::new(Item::Plain), Box::new(item));
                         Some((quote!(#inner.#method()), item))
+                    }
+                    ("copied" | "cloned", []) => {
+                        // Over tracked values the items stay borrowed: a copy of a node is
+                        // the node.
+                        let (inner, item) = self.iterator(&call.receiver)?;
+                        match item {
+                            Item::Plain => Some((quote!(#inner.#method()), item)),
+                            item => Some((inner, item)),
+                        }
                     }
                     ("rev", []) => {
                         let (inner, item) = self.iterator(&call.receiver)?;
@@ -155,7 +170,161 @@ impl Rewriter<'_> {
                 Some(quote!((#left, #right)))
             }
             (_, Pat::Paren(paren)) => self.bind(&paren.pat, item),
+            // A closure parameter's type (`|v: &f64|`) says what the plain function sees.
+            (_, Pat::Type(typed)) => self.bind(&typed.pat, item),
             _ => None,
+        }
+    }
+}
+
+/// An iterator fold the rewrite records: `.sum()`, `.product()` (each optionally after one
+/// `.map(|item| ..)`) and `.fold(init, |acc, item| ..)`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FoldKind {
+    Sum,
+    Product,
+    Fold,
+}
+
+impl Rewriter<'_> {
+    /// The kind of fold `call` is, if it is one.
+    pub(crate) fn fold_kind(&self, call: &ExprMethodCall) -> Option<FoldKind> {
+        let args = call.args.len();
+        match (call.method.to_string().as_str(), args) {
+            ("sum", 0) => Some(FoldKind::Sum),
+            ("product", 0) => Some(FoldKind::Product),
+            ("fold", 2) if call.turbofish.is_none() => match call.args.last() {
+                Some(Expr::Closure(closure)) if closure.inputs.len() == 2 => Some(FoldKind::Fold),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// A fold over tracked values (or over data, with a closure that uses tracked values),
+    /// as the loop that computes it: each item's value is one more operand of a running
+    /// sum, product or accumulator, in the iterator's order, as the plain function adds
+    /// them.
+    pub(crate) fn fold(&mut self, call: &ExprMethodCall) -> Value {
+        let Some(kind) = self.fold_kind(call) else {
+            return self.invalid();
+        };
+        let (source, closure, init) = match kind {
+            FoldKind::Fold => match (call.args.first(), call.args.last()) {
+                (Some(init), Some(Expr::Closure(closure))) => {
+                    (&*call.receiver, Some(closure), Some(init))
+                }
+                _ => return self.invalid(),
+            },
+            _ => match unparenthesized(&call.receiver) {
+                Expr::MethodCall(map) if map.method == "map" && map.args.len() == 1 => {
+                    match map.args.first() {
+                        Some(Expr::Closure(closure)) if closure.inputs.len() == 1 => {
+                            (&*map.receiver, Some(closure), None)
+                        }
+                        _ => (&*call.receiver, None, None),
+                    }
+                }
+                receiver => (receiver, None, None),
+            },
+        };
+        if let Some(closure) = closure {
+            if self.scan(&closure.body).returns {
+                self.errors.push(unsupported::nested_return(&closure.body));
+                return self.invalid();
+            }
+        }
+        let start = init.map(|init| {
+            let value = self.expr(init);
+            self.scalar_operand(value, init)
+        });
+        let Some((iter, item)) = self.iterator(source) else {
+            self.errors.push(unsupported::tracked_iterator(source));
+            return self.invalid();
+        };
+        let backend = crate::rewrite::backend();
+        let private = quote!(::autodiff::__private);
+        let each = Ident::new("item", Span::mixed_site());
+        let total = Ident::new("total", Span::mixed_site());
+        self.push_scope();
+        let inputs: Vec<&Pat> = closure.map(|closure| closure.inputs.iter().collect()).unwrap_or_default();
+        let accumulator = match (kind, inputs.first()) {
+            (FoldKind::Fold, Some(Pat::Ident(acc))) if acc.by_ref.is_none() && acc.subpat.is_none() => {
+                self.declare(&acc.ident, Binding::Local);
+                Some(acc.ident.clone())
+            }
+            (FoldKind::Fold, input) => {
+                if let Some(input) = input {
+                    self.errors.push(unsupported::loop_pattern(input));
+                }
+                self.pop_scope();
+                return self.invalid();
+            }
+            _ => None,
+        };
+        let item_pat = match kind {
+            FoldKind::Fold => inputs.get(1).copied(),
+            _ => inputs.first().copied(),
+        };
+        let pattern = match item_pat {
+            Some(pat) => self.bind(pat, &item),
+            None => {
+                self.declare(&each, Binding::Param);
+                Some(each.to_token_stream())
+            }
+        };
+        let Some(pattern) = pattern else {
+            if let Some(pat) = item_pat {
+                self.errors.push(unsupported::loop_pattern(pat));
+            }
+            self.pop_scope();
+            return self.invalid();
+        };
+        let value = match closure {
+            Some(closure) => {
+                let value = self.expr(&closure.body);
+                self.scalar_operand(value, &closure.body)
+            }
+            None => match item {
+                Item::Tracked => Value::Name(each.clone(), Binding::Param),
+                _ => {
+                    self.errors.push(unsupported::tracked_iterator(source));
+                    self.invalid()
+                }
+            },
+        };
+        self.pop_scope();
+        let valid = value.is_valid() && start.as_ref().is_none_or(Value::is_valid);
+        if !valid {
+            return self.invalid();
+        }
+        let owned = value.owned();
+        let span = call.method.span();
+        match (kind, accumulator, start) {
+            (FoldKind::Fold, Some(acc), Some(start)) => {
+                let start = start.owned();
+                Value::Node(quote_spanned!(span=> {
+                    let mut #acc = #start;
+                    for #pattern in #iter {
+                        #acc = #owned;
+                    }
+                    #acc
+                }))
+            }
+            (FoldKind::Product, _, _) => Value::Node(quote_spanned!(span=> {
+                let mut #total = #private::Fold::new();
+                for #pattern in #iter {
+                    #total.mul(#backend, #owned)?;
+                }
+                #total.product(#backend)?
+            })),
+            _ => Value::Node(quote_spanned!(span=> {
+                let mut #total = #private::Fold::new();
+                for #pattern in #iter {
+                    #total.add(#backend, #owned)?;
+                }
+                #total.sum(#backend)?
+            })),
         }
     }
 }

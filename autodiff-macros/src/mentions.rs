@@ -152,6 +152,30 @@ impl<'a> Scanner<'a> {
         (self.lookup)(name)
     }
 
+    /// Whether `expr` is a place `name`, `name[i]`, `name.field`.
+    fn is_place(&self, expr: &Expr) -> bool {
+        match expr {
+            Expr::Path(path) => path.qself.is_none() && path.path.get_ident().is_some(),
+            Expr::Index(index) => self.is_place(&index.expr),
+            Expr::Field(field) => self.is_place(&field.base),
+            Expr::Paren(paren) => self.is_place(&paren.expr),
+            _ => false,
+        }
+    }
+
+    /// Scans the indices of a place, not the place.
+    fn visit_indices<'ast>(&mut self, expr: &'ast Expr) {
+        match expr {
+            Expr::Index(index) => {
+                self.visit_expr(&index.index);
+                self.visit_indices(&index.expr);
+            }
+            Expr::Field(field) => self.visit_indices(&field.base),
+            Expr::Paren(paren) => self.visit_indices(&paren.expr),
+            _ => {}
+        }
+    }
+
     fn mention(&mut self, kind: Tracked) {
         if kind != Tracked::Rejected {
             self.scan.live = true;
@@ -209,14 +233,11 @@ impl<'ast> Visit<'ast> for Scanner<'_> {
             self.detached -= 1;
             return;
         }
-        if call.method == "len" && call.args.is_empty() {
-            if let Expr::Path(path) = &*call.receiver {
-                let name = path.path.get_ident().map(ToString::to_string);
-                if name.is_some_and(|name| self.tracked(&name) == Some(Tracked::Array)) {
-                    // The length of a parameter array is a constant.
-                    return;
-                }
-            }
+        if call.method == "len" && call.args.is_empty() && self.is_place(&call.receiver) {
+            // The length of an array, slice or vector is data, tracked elements or not (an
+            // `f64` has no `len`); only its indices are scanned.
+            self.visit_indices(&call.receiver);
+            return;
         }
         visit::visit_expr_method_call(self, call);
     }

@@ -64,6 +64,21 @@ impl Substitute<'_, '_> {
     }
 }
 
+impl Substitute<'_, '_> {
+    /// Substitutes inside the indices of a place, leaving the place itself as written.
+    fn visit_indices(&mut self, place: &mut Expr) {
+        match place {
+            Expr::Index(index) => {
+                self.visit_expr_mut(&mut index.index);
+                self.visit_indices(&mut index.expr);
+            }
+            Expr::Field(field) => self.visit_indices(&mut field.base),
+            Expr::Paren(paren) => self.visit_indices(&mut paren.expr),
+            _ => {}
+        }
+    }
+}
+
 impl VisitMut for Substitute<'_, '_> {
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
         loop {
@@ -93,34 +108,19 @@ impl VisitMut for Substitute<'_, '_> {
                     }
                 }
             }
-            Expr::Index(index) => {
-                let array = match &*index.expr {
-                    Expr::Path(path) => self
-                        .rewriter
-                        .local_name(path)
-                        .filter(|(_, binding)| *binding == Binding::Array),
-                    _ => None,
-                };
-                self.visit_expr_mut(&mut index.index);
-                if let Some((ident, _)) = array {
-                    let position = &index.index;
-                    let span = index.span();
-                    *expr = self.value(quote!(#ident[#position]), Binding::Fixed, span);
-                } else {
-                    self.visit_expr_mut(&mut index.expr);
-                }
+            Expr::Index(_) | Expr::Field(_) if self.rewriter.is_tracked_place(expr) => {
+                // `w[i][j]`, `p.w1[i]`: the element's primal value, its indices data.
+                self.visit_indices(expr);
+                let span = expr.span();
+                *expr = self.value(expr.to_token_stream(), Binding::Fixed, span);
             }
-            Expr::MethodCall(call) if call.method == "len" && call.args.is_empty() => {
-                let array = matches!(
-                    &*call.receiver,
-                    Expr::Path(path) if matches!(
-                        self.rewriter.local_name(path),
-                        Some((_, Binding::Array))
-                    )
-                );
-                if !array {
-                    visit_mut::visit_expr_mut(self, expr);
-                }
+            Expr::MethodCall(call)
+                if call.method == "len"
+                    && call.args.is_empty()
+                    && self.rewriter.is_tracked_place(&call.receiver) =>
+            {
+                // The length of a tracked array is data.
+                self.visit_indices(&mut call.receiver);
             }
             _ => visit_mut::visit_expr_mut(self, expr),
         }

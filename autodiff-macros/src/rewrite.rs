@@ -20,7 +20,7 @@
 use std::collections::HashSet;
 
 use proc_macro2::{Span, TokenStream, TokenTree};
-use quote::{quote, ToTokens};
+use quote::{quote, quote_spanned, ToTokens};
 use syn::{BinOp, Block, Expr, ExprCall, ExprPath, Ident, Lit, UnOp};
 
 use crate::errors::Errors;
@@ -41,7 +41,9 @@ pub(crate) enum Binding {
     Local,
     /// A tracked, owned `V` bound once by `let`.
     Fixed,
-    /// A parameter array, borrowed as `&[V; K]`.
+    /// A differentiated parameter array, slice or struct, borrowed (`&[V; K]`, `&Vec<V>`,
+    /// `&Tracked<V>`): read by element or field, iterated, or passed whole to another
+    /// differentiable function, but not a scalar operand.
     Array,
     /// Ordinary Rust (data, or a local computed from data), as written; holds the
     /// declaration's key if it is a `let` local that could still be promoted to tracked.
@@ -124,28 +126,31 @@ impl Rewriter<'_> {
         let backend = backend();
         let private = quote!(::autodiff::__private);
         let mut prologue = TokenStream::new();
-        for param in params {
+        for (index, param) in params.iter().enumerate() {
             let Some(ident) = &param.ident else { continue };
+            // The argument lent by the caller (or constants made from its data), kept alive
+            // under a name of the macro's; the body reads it by reference.
+            let lent = Ident::new(&format!("lent_{index}"), Span::mixed_site());
+            let lend = quote! {
+                let #lent = #private::Argument::lend(#ident, #backend)?;
+            };
             match (&param.kind, param.mutability) {
+                (Kind::Data, _) => self.declare(ident, Binding::Plain(None)),
                 (Kind::Scalar, None) => {
-                    prologue.extend(quote! {
-                        let #ident = &#private::ScalarArgument::value(#ident, #backend)?;
-                    });
+                    prologue.extend(quote!(#lend let #ident = &*#lent;));
                     self.declare(ident, Binding::Param);
                 }
                 (Kind::Scalar, Some(_)) => {
                     prologue.extend(quote! {
-                        let mut #ident = #private::ScalarArgument::value(#ident, #backend)?;
+                        #lend
+                        let mut #ident = ::core::clone::Clone::clone(&*#lent);
                     });
                     self.declare(ident, Binding::Local);
                 }
-                (Kind::Array(_), _) => {
-                    prologue.extend(quote! {
-                        let #ident = &#private::ArrayArgument::values(#ident, #backend)?;
-                    });
+                (Kind::Array | Kind::Declared { .. }, _) => {
+                    prologue.extend(quote!(#lend let #ident = &*#lent;));
                     self.declare(ident, Binding::Array);
                 }
-                (Kind::Data, _) => self.declare(ident, Binding::Plain(None)),
             }
         }
         let body = self.function_body(block);
@@ -217,12 +222,48 @@ impl Rewriter<'_> {
             .map(|binding| (ident.clone(), binding))
     }
 
-    /// Whether `expr` names a parameter array.
-    pub(crate) fn is_array(&self, expr: &Expr) -> bool {
+    /// The binding at the root of a place `name`, `name[i]`, `name.field`, `name[i].f[j]`.
+    pub(crate) fn place_root(&self, expr: &Expr) -> Option<(Ident, Binding)> {
+        match unparenthesized(expr) {
+            Expr::Path(path) => self.local_name(path),
+            Expr::Index(index) => self.place_root(&index.expr),
+            Expr::Field(field) => self.place_root(&field.base),
+            _ => None,
+        }
+    }
+
+    /// Whether `expr` is a place rooted at a tracked binding: a tracked name, or an element
+    /// or field of one (`h`, `w[i]`, `p.w1[i]`).
+    pub(crate) fn is_tracked_place(&self, expr: &Expr) -> bool {
         matches!(
-            unparenthesized(expr),
-            Expr::Path(path) if matches!(self.local_name(path), Some((_, Binding::Array)))
+            self.place_root(expr),
+            Some((_, binding)) if !matches!(binding, Binding::Plain(_) | Binding::Rejected)
         )
+    }
+
+    /// The tokens of a tracked place, its indices data (as written, or on primal values if
+    /// detached); `None` if an index was rejected (and reported).
+    pub(crate) fn place(&mut self, expr: &Expr) -> Option<TokenStream> {
+        match unparenthesized(expr) {
+            Expr::Path(path) => Some(path.to_token_stream()),
+            Expr::Index(index) => {
+                let base = self.place(&index.expr)?;
+                if let Expr::Range(_) = unparenthesized(&index.index) {
+                    self.errors.push(unsupported::tracked_sub_slice(index));
+                    self.rejected = true;
+                    return None;
+                }
+                let position = self.untracked(&index.index, unsupported::tracked_index)?;
+                let span = index.bracket_token.span.join();
+                Some(quote_spanned!(span=> #base[#position]))
+            }
+            Expr::Field(field) => {
+                let base = self.place(&field.base)?;
+                let (dot, member) = (&field.dot_token, &field.member);
+                Some(quote!(#base #dot #member))
+            }
+            _ => None,
+        }
     }
 
     /// Which tracked names `expr` mentions.
@@ -391,23 +432,6 @@ pub(crate) fn unparenthesized(mut expr: &Expr) -> &Expr {
             Expr::Group(group) => expr = &group.expr,
             _ => return expr,
         }
-    }
-}
-
-/// Whether `expr` is `value.detach()` (possibly in parentheses).
-pub(crate) fn is_detach_call(expr: &Expr) -> bool {
-    matches!(
-        unparenthesized(expr),
-        Expr::MethodCall(call)
-            if call.method == "detach" && call.args.is_empty() && call.turbofish.is_none()
-    )
-}
-
-/// The `value` of `value.detach()`.
-pub(crate) fn detach_receiver(expr: &Expr) -> &Expr {
-    match unparenthesized(expr) {
-        Expr::MethodCall(call) => &call.receiver,
-        expr => expr,
     }
 }
 

@@ -15,10 +15,16 @@ use crate::lesson::lesson;
 pub(crate) enum Kind {
     /// `x: f64`: one graph variable and one entry of the gradient.
     Scalar,
-    /// `w: [f64; K]`: `K` graph variables and `K` entries of the gradient; holds `K` as
-    /// written (a literal or a constant).
-    Array(Expr),
-    /// Anything else, or `#[constant]`: passed through untouched, no entry of the gradient.
+    /// `w: [f64; K]`, nested to any depth (`[[f64; N]; M]`): one graph variable and one
+    /// gradient entry per element, row-major.
+    Array,
+    /// `#[param] p: &T` or `#[param] p: T`: any `autodiff::Parameters` shape `T` (a
+    /// derived struct, a slice `[f64]`, a `Vec<f64>`), differentiated through the trait.
+    Declared {
+        /// `T`, the type behind the reference if there is one.
+        shape: Type,
+    },
+    /// Data: passed through untouched, no entry of the gradient.
     Data,
 }
 
@@ -35,17 +41,37 @@ pub(crate) struct Param {
 }
 
 impl Param {
-    /// Whether the parameter is differentiated (a scalar or an array).
+    /// Whether the parameter is differentiated.
     pub(crate) fn is_tracked(&self) -> bool {
         !matches!(self.kind, Kind::Data)
     }
+
+    /// The `Parameters` shape of a differentiated parameter: `f64`, the array type, or the
+    /// declared type behind its reference.
+    pub(crate) fn shape(&self) -> &Type {
+        match &self.kind {
+            Kind::Declared { shape } => shape,
+            _ => &self.ty,
+        }
+    }
+}
+
+/// What the function returns.
+pub(crate) enum Output {
+    /// `-> f64`: `name_grad` differentiates it.
+    Scalar,
+    /// `-> [f64; M]` (nested to any depth): an array-valued helper, with a `name_graph`
+    /// returning `Scalar`s but no `name_grad`.
+    Array(Type),
+    /// Missing or of another type (reported).
+    Invalid,
 }
 
 /// Checks every part of the signature, reporting each problem on its own tokens.
 ///
 /// Returns one entry per non-`self` parameter, so that callers can still rewrite the body
 /// and shape the stand-in functions when something was reported.
-pub(crate) fn check(item: &ItemFn, errors: &mut Errors) -> Vec<Param> {
+pub(crate) fn check(item: &ItemFn, errors: &mut Errors) -> (Vec<Param>, Output) {
     let sig = &item.sig;
     if let Err(error) = item.modifiers.require_empty() {
         errors.push(error);
@@ -79,18 +105,18 @@ pub(crate) fn check(item: &ItemFn, errors: &mut Errors) -> Vec<Param> {
         ));
     }
     let params = parameters(sig, errors);
-    output(sig, errors);
+    let output = output(sig, errors);
     StrayConstant { errors }.visit_block(&item.block);
-    params
+    (params, output)
 }
 
-/// The signature with every `#[constant]` removed from the parameters: the attribute is
-/// this macro's, so rustc must not see it.
+/// The signature with every `#[constant]` and `#[param]` removed from the parameters: the
+/// attributes are this macro's, so rustc must not see them.
 pub(crate) fn without_constant(sig: &Signature) -> Signature {
     let mut sig = sig.clone();
     for input in &mut sig.inputs {
         if let FnArg::Typed(typed) = input {
-            typed.attrs.retain(|attr| !is_constant(attr));
+            typed.attrs.retain(|attr| !is_constant(attr) && !is_param(attr));
         }
     }
     sig
@@ -158,29 +184,7 @@ fn parameters(sig: &Signature, errors: &mut Errors) -> Vec<Param> {
             }
             FnArg::Typed(typed) => typed,
         };
-        let mut constant = false;
-        for attr in &typed.attrs {
-            if !is_constant(attr) {
-                errors.push(lesson(
-                    attr,
-                    "attributes on parameters are not supported by #[differentiable], except \
-                     `#[constant]`",
-                    "every `f64` parameter becomes a graph variable and an entry of the \
-                     gradient, which an attribute such as `#[cfg]` could silently remove",
-                    "remove the attribute; write `#[constant]` to keep an `f64` parameter out \
-                     of the gradient",
-                ));
-            } else if !matches!(attr.meta, Meta::Path(_)) {
-                errors.push(lesson(
-                    attr,
-                    "`#[constant]` takes no arguments",
-                    "it only marks the parameter as data, left out of the gradient",
-                    "write `#[constant] name: f64`",
-                ));
-            } else {
-                constant = true;
-            }
-        }
+        let role = role(&typed.attrs, errors);
         let (ident, mutability) = match &*typed.pat {
             Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
                 (Some(pat.ident.clone()), pat.mutability)
@@ -197,36 +201,29 @@ fn parameters(sig: &Signature, errors: &mut Errors) -> Vec<Param> {
             }
         };
         let ty = (*typed.ty).clone();
-        let kind = match (is_f64(&ty), f64_array(&ty)) {
-            _ if constant => Kind::Data,
-            (true, _) => Kind::Scalar,
-            (false, Some(len)) => Kind::Array(len.clone()),
-            (false, None) => Kind::Data,
+        let kind = match role {
+            Role::Constant => Kind::Data,
+            Role::Param(attr) => declared(&ty, attr, errors),
+            Role::Implied if is_f64(&ty) => Kind::Scalar,
+            Role::Implied if is_f64_array(&ty) => Kind::Array,
+            Role::Implied if is_data(&ty) => Kind::Data,
+            Role::Implied => {
+                // A pattern is reported already; its type is not the lesson.
+                if let Some(ident) = &ident {
+                    errors.push(ambiguous(typed, ident));
+                }
+                Kind::Data
+            }
         };
-        match &kind {
-            Kind::Data if constant && !is_f64(&ty) && f64_array(&ty).is_none() => {
-                if let Some(attr) = typed.attrs.iter().find(|attr| is_constant(attr)) {
-                    errors.push(lesson(
-                        attr,
-                        "`#[constant]` applies to `f64` and `[f64; K]` parameters only",
-                        "a parameter of any other type is data already: it is passed through \
-                         untouched and has no entry in the gradient",
-                        "remove `#[constant]`",
-                    ));
-                }
-            }
-            Kind::Array(_) => {
-                if let Some(mutability) = mutability {
-                    errors.push(lesson(
-                        mutability,
-                        "a parameter array of a #[differentiable] function cannot be `mut`",
-                        "its elements are graph variables, read in the body as `w[i]`; \
-                         assigning to one would replace a variable the gradient is taken for",
-                        "remove `mut`, and copy an element into a `let mut` local to change it",
-                    ));
-                }
-            }
-            _ => {}
+        if let (Some(mutability), Kind::Array | Kind::Declared { .. }) = (mutability, &kind) {
+            errors.push(lesson(
+                mutability,
+                "a differentiated array or struct parameter of a #[differentiable] function \
+                 cannot be `mut`",
+                "its elements are graph variables, read in the body as `w[i]` or `p.field`; \
+                 assigning to one would replace a variable the gradient is taken for",
+                "remove `mut`, and copy an element into a `let mut` local to change it",
+            ));
         }
         params.push(Param {
             ident,
@@ -250,25 +247,143 @@ fn parameters(sig: &Signature, errors: &mut Errors) -> Vec<Param> {
         let inputs = &sig.inputs;
         errors.push(lesson(
             inputs,
-            "a #[differentiable] function needs at least one `f64` or `[f64; K]` parameter to \
-             differentiate",
-            "every parameter here is data (of another type, or marked `#[constant]`), so the \
-             gradient would have no entries",
-            "add the inputs the result is differentiated by, as `name: f64` or `name: [f64; K]`",
+            "a #[differentiable] function needs at least one parameter to differentiate",
+            "every parameter here is data (a slice, an integer, or marked `#[constant]`), so \
+             the gradient would have no entries",
+            "add the inputs the result is differentiated by, as `name: f64`, `name: [f64; K]` \
+             or `#[param] name: &Model`",
         ));
     }
     params
 }
 
-fn output(sig: &Signature, errors: &mut Errors) {
+/// What a parameter's attributes declare.
+enum Role<'a> {
+    /// Nothing: the type decides.
+    Implied,
+    /// `#[constant]`: data, whatever the type.
+    Constant,
+    /// `#[param]`: differentiated through `autodiff::Parameters`.
+    Param(&'a Attribute),
+}
+
+/// The role a parameter's attributes declare, reporting every attribute that is not ours
+/// (or is ours, misspelled with arguments, or contradicts the other).
+fn role<'a>(attrs: &'a [Attribute], errors: &mut Errors) -> Role<'a> {
+    let mut role = Role::Implied;
+    for attr in attrs {
+        let ours = is_constant(attr) || is_param(attr);
+        if !ours {
+            errors.push(lesson(
+                attr,
+                "attributes on parameters are not supported by #[differentiable], except \
+                 `#[constant]` and `#[param]`",
+                "every differentiated parameter is an entry of the gradient, which an \
+                 attribute such as `#[cfg]` could silently remove",
+                "remove the attribute; write `#[constant]` to keep a parameter out of the \
+                 gradient, or `#[param]` to differentiate a parameter struct or slice",
+            ));
+            continue;
+        }
+        let name = if is_constant(attr) { "constant" } else { "param" };
+        if !matches!(attr.meta, Meta::Path(_)) {
+            errors.push(lesson(
+                attr,
+                &format!("`#[{name}]` takes no arguments"),
+                "it only says whether the parameter is differentiated",
+                &format!("write `#[{name}] name: Type`"),
+            ));
+            continue;
+        }
+        role = match (role, is_constant(attr)) {
+            (Role::Implied | Role::Constant, true) => Role::Constant,
+            (Role::Implied | Role::Param(_), false) => Role::Param(attr),
+            (_, _) => {
+                errors.push(lesson(
+                    attr,
+                    "a parameter cannot be both `#[constant]` and `#[param]`",
+                    "`#[constant]` keeps it out of the gradient and `#[param]` differentiates \
+                     it",
+                    "keep the one you mean",
+                ));
+                Role::Constant
+            }
+        };
+    }
+    role
+}
+
+/// The kind of a `#[param]` parameter: `f64` and arrays as without the attribute, any other
+/// type by value or shared reference through `autodiff::Parameters`.
+fn declared(ty: &Type, attr: &Attribute, errors: &mut Errors) -> Kind {
+    match ungrouped(ty) {
+        ty if is_f64(ty) => Kind::Scalar,
+        ty if is_f64_array(ty) => Kind::Array,
+        Type::Reference(reference) if reference.mutability.is_none() => Kind::Declared {
+            shape: (*reference.elem).clone(),
+        },
+        Type::Reference(reference) => {
+            errors.push(lesson(
+                reference,
+                "a `#[param]` parameter cannot be a mutable reference",
+                "the gradient is returned by `name_grad`; the body only reads the parameters",
+                "take it by shared reference, `#[param] p: &Model`, and update it after the \
+                 call",
+            ));
+            Kind::Data
+        }
+        Type::Path(_) | Type::Array(_) | Type::Slice(_) => Kind::Declared { shape: ty.clone() },
+        _ => {
+            errors.push(lesson(
+                quote!(#attr #ty),
+                "`#[param]` differentiates an `autodiff::Parameters` type, by value or by \
+                 reference",
+                "its scalars are walked in one fixed order to make graph variables and the \
+                 gradient; tuples, pointers and trait objects have no such order",
+                "declare a struct with `#[derive(autodiff::Parameters)]` and take `#[param] p: \
+                 &Model`, or a slice, `#[param] w: &[f64]`",
+            ));
+            Kind::Data
+        }
+    }
+}
+
+/// The error on a parameter whose type says neither differentiated nor data.
+fn ambiguous(typed: &syn::PatType, name: &Ident) -> syn::Error {
+    let ty = &typed.ty;
+    let spelled = crate::lesson::spelled(ty);
+    lesson(
+        typed,
+        &format!(
+            "#[differentiable] cannot tell whether `{name}: {spelled}` is differentiated or \
+             data"
+        ),
+        "`f64` and arrays of `f64` are differentiated; references to slices and arrays, \
+         integers, `bool`, `char` and `&str` are data; for any other type a guess could \
+         silently leave parameters out of the gradient",
+        &format!(
+            "write `#[param] {name}: {spelled}` to differentiate it (the type must implement \
+             `autodiff::Parameters`, e.g. a struct with `#[derive(autodiff::Parameters)]`), or \
+             `#[constant] {name}: {spelled}` to pass it as data"
+        ),
+    )
+}
+
+fn output(sig: &Signature, errors: &mut Errors) -> Output {
     match &sig.output {
-        ReturnType::Type(_, ty) if is_f64(ty) => {}
-        ReturnType::Type(arrow, ty) => errors.push(lesson(
-            quote!(#arrow #ty),
-            "the return type of a #[differentiable] function must be `f64`",
-            "reverse mode differentiates one `f64` result with respect to the parameters",
-            "return the single `f64` to differentiate: `-> f64`",
-        )),
+        ReturnType::Type(_, ty) if is_f64(ty) => Output::Scalar,
+        ReturnType::Type(_, ty) if is_f64_array(ty) => Output::Array((**ty).clone()),
+        ReturnType::Type(arrow, ty) => {
+            errors.push(lesson(
+                quote!(#arrow #ty),
+                "the return type of a #[differentiable] function must be `f64` or an array of \
+                 `f64`",
+                "reverse mode differentiates one `f64` result with respect to the parameters; \
+                 a helper may return `[f64; M]` to other differentiable functions",
+                "return the single `f64` to differentiate: `-> f64`",
+            ));
+            Output::Invalid
+        }
         ReturnType::Default => {
             let ident = &sig.ident;
             let inputs = &sig.inputs;
@@ -283,7 +398,58 @@ fn output(sig: &Signature, errors: &mut Errors) {
                 "reverse mode differentiates one `f64` result with respect to the parameters",
                 "add `-> f64` after the parameters",
             ));
+            Output::Invalid
         }
+    }
+}
+
+/// `ty` without invisible or round parentheses around it.
+fn ungrouped(mut ty: &Type) -> &Type {
+    loop {
+        match ty {
+            Type::Group(group) => ty = &group.elem,
+            Type::Paren(paren) => ty = &paren.elem,
+            _ => return ty,
+        }
+    }
+}
+
+/// Whether `ty` is spelled `[f64; K]`, nested to any depth.
+pub(crate) fn is_f64_array(ty: &Type) -> bool {
+    match ungrouped(ty) {
+        Type::Array(array) => is_f64(&array.elem) || is_f64_array(&array.elem),
+        _ => false,
+    }
+}
+
+/// The lengths of a (nested) array type, outermost first.
+pub(crate) fn array_lengths(ty: &Type) -> Vec<&Expr> {
+    let mut lengths = Vec::new();
+    let mut ty = ungrouped(ty);
+    while let Type::Array(array) = ty {
+        lengths.push(&array.len);
+        ty = ungrouped(&array.elem);
+    }
+    lengths
+}
+
+/// Whether a parameter of type `ty` is data by its type alone: a shared reference to a
+/// slice, an array or `str`, an integer, `bool` or `char`.
+fn is_data(ty: &Type) -> bool {
+    match ungrouped(ty) {
+        Type::Reference(reference) => match ungrouped(&reference.elem) {
+            Type::Slice(_) | Type::Array(_) => true,
+            Type::Path(path) => path.qself.is_none() && path.path.is_ident("str"),
+            _ => false,
+        },
+        Type::Path(path) => {
+            const PLAIN: &[&str] = &[
+                "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128",
+                "usize", "bool", "char",
+            ];
+            path.qself.is_none() && PLAIN.iter().any(|name| path.path.is_ident(name))
+        }
+        _ => false,
     }
 }
 
@@ -297,18 +463,12 @@ pub(crate) fn is_f64(ty: &Type) -> bool {
     }
 }
 
-/// The length `K` of a type spelled `[f64; K]`.
-fn f64_array(ty: &Type) -> Option<&Expr> {
-    match ty {
-        Type::Array(array) if is_f64(&array.elem) => Some(&array.len),
-        Type::Group(group) => f64_array(&group.elem),
-        Type::Paren(paren) => f64_array(&paren.elem),
-        _ => None,
-    }
-}
-
 fn is_constant(attr: &Attribute) -> bool {
     attr.path().is_ident("constant")
+}
+
+fn is_param(attr: &Attribute) -> bool {
+    attr.path().is_ident("param")
 }
 
 fn stray_constant(attr: &Attribute) -> syn::Error {

@@ -1,7 +1,7 @@
 //! Statements: `let`, assignments, `return`, blocks and expression statements, and the
 //! function's body with its result.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{Block, Expr, ExprAssign, ExprBinary, ExprReturn, Item, Local, Pat, Stmt, Token};
@@ -9,14 +9,15 @@ use syn::{Block, Expr, ExprAssign, ExprBinary, ExprReturn, Item, Local, Pat, Stm
 use crate::mentions::{macro_mentions, Tracked};
 use crate::plain::strip_detach_expr;
 use crate::rewrite::{backend, compound, is_assign_op, unparenthesized, Binding, Rewriter};
-use crate::signature::is_f64;
+use crate::signature::{is_f64, is_f64_array};
 use crate::unsupported;
 use crate::value::Value;
 
 /// What the left side of an assignment names.
 enum Target {
-    /// A tracked local that may be rebound.
-    Tracked,
+    /// A tracked local that may be rebound, or an element or field of one (`h[i]`); the
+    /// place's tokens.
+    Tracked(TokenStream),
     /// Plain data: a local (with its declaration's key, if it could be promoted), or a
     /// place such as `buf[i]`.
     Plain(Option<usize>),
@@ -205,7 +206,7 @@ impl Rewriter<'_> {
             // `let name;`: declared now, assigned later.
             match single {
                 Some(single) if self.is_promoted(key) => {
-                    if ty.is_some_and(|ty| !is_f64(ty)) {
+                    if ty.is_some_and(|ty| !is_f64(ty) && !is_f64_array(ty)) {
                         self.errors.push(unsupported::binding(local));
                         self.declare(&single.ident, Binding::Rejected);
                         return TokenStream::new();
@@ -241,12 +242,27 @@ impl Rewriter<'_> {
             let (mutability, ident) = (&single.mutability, &single.ident);
             let tracked = value.is_tracked() || (self.is_promoted(key) && value.is_valid());
             if tracked {
-                if ty.is_some_and(|ty| !is_f64(ty)) {
+                if ty.is_some_and(|ty| !is_f64(ty) && !is_f64_array(ty)) {
                     self.errors.push(unsupported::binding(local));
                     self.declare(ident, Binding::Rejected);
                     return TokenStream::new();
                 }
-                let value = self.track(value);
+                let value = match value {
+                    // Data a tracked local starts from: constants of its shape (`[0.0; N]`
+                    // is `N` constants). A bare number stays a scalar constant, so that a
+                    // float literal needs no type.
+                    Value::Plain(plain, None)
+                        if ty.is_some_and(is_f64_array)
+                            || matches!(
+                                unparenthesized(&init.expr),
+                                Expr::Array(_) | Expr::Repeat(_) | Expr::Path(_)
+                            ) =>
+                    {
+                        let backend = backend();
+                        Value::Node(quote!(::autodiff::__private::constants(#backend, #plain)?))
+                    }
+                    value => self.track(value),
+                };
                 if !value.is_valid() {
                     self.declare(ident, Binding::Rejected);
                     return TokenStream::new();
@@ -332,22 +348,32 @@ impl Rewriter<'_> {
     }
 
     fn target(&mut self, target: &Expr) -> Target {
+        let place = matches!(unparenthesized(target), Expr::Index(_) | Expr::Field(_));
         match unparenthesized(target) {
-            Expr::Path(path) => match self.local_name(path) {
-                Some((_, Binding::Local)) => Target::Tracked,
+            Expr::Path(_) | Expr::Index(_) | Expr::Field(_) => match self.place_root(target) {
+                Some((_, Binding::Local)) => match self.place(target) {
+                    Some(tokens) => Target::Tracked(tokens),
+                    None => Target::Rejected(None),
+                },
+                // `let h = [..]` without `mut`: the plain function says so.
+                Some((_, Binding::Fixed)) if place => match self.place(target) {
+                    Some(tokens) => Target::Tracked(tokens),
+                    None => Target::Rejected(None),
+                },
                 Some((_, Binding::Plain(key))) => Target::Plain(key),
                 Some((_, Binding::Rejected)) => Target::Rejected(None),
                 Some((_, Binding::Array)) => {
                     Target::Rejected(Some(unsupported::array_assignment(target)))
                 }
+                Some((_, Binding::Param)) if place => {
+                    Target::Rejected(Some(unsupported::array_assignment(target)))
+                }
                 Some((_, Binding::Param | Binding::Fixed)) => {
                     Target::Rejected(Some(unsupported::assignment_target(target)))
                 }
-                None => Target::Plain(None),
+                None if self.scan(target).is_plain() => Target::Plain(None),
+                None => Target::Rejected(Some(unsupported::assignment_target(target))),
             },
-            Expr::Index(index) if self.is_array(&index.expr) => {
-                Target::Rejected(Some(unsupported::array_assignment(target)))
-            }
             place if self.scan(place).is_plain() => Target::Plain(None),
             _ => Target::Rejected(Some(unsupported::assignment_target(target))),
         }
@@ -367,14 +393,14 @@ impl Rewriter<'_> {
     fn assign(&mut self, assign: &ExprAssign, semi: Option<&Token![;]>) -> TokenStream {
         let target = &assign.left;
         match self.target(target) {
-            Target::Tracked => {
+            Target::Tracked(place) => {
                 let value = self.expr(&assign.right);
                 let value = self.track(value);
                 if !value.is_valid() {
                     return TokenStream::new();
                 }
                 let owned = value.owned();
-                quote_spanned!(assign.eq_token.span=> #target = #owned #semi)
+                quote_spanned!(assign.eq_token.span=> #place = #owned #semi)
             }
             Target::Plain(key) => {
                 let value = self.expr(&assign.right);
@@ -403,7 +429,7 @@ impl Rewriter<'_> {
         let target = &binary.left;
         let op = &binary.op;
         match self.target(target) {
-            Target::Tracked => {
+            Target::Tracked(place) => {
                 let Some(method) = compound(op) else {
                     self.errors
                         .push(unsupported::expr(&Expr::Binary(binary.clone())));
@@ -413,14 +439,28 @@ impl Rewriter<'_> {
                 };
                 let method = syn::Ident::new(method, op.span());
                 let value = self.expr(&binary.right);
-                let value = self.track(value);
+                let value = self.scalar_operand(value, &binary.right);
                 if !value.is_valid() {
                     return TokenStream::new();
                 }
-                let (operand, backend) = (value.operand(), backend());
-                quote_spanned!(op.span()=>
-                    #target = #backend.#method(&#target, #operand)? #semi
-                )
+                let backend = backend();
+                if let Expr::Path(_) = unparenthesized(target) {
+                    let operand = value.operand();
+                    return quote_spanned!(op.span()=>
+                        #target = #backend.#method(&#target, #operand)? #semi
+                    );
+                }
+                // The value first, then the place once, as Rust evaluates `h[i] += value`.
+                let (operand, slot) = (
+                    Ident::new("operand", Span::mixed_site()),
+                    Ident::new("slot", Span::mixed_site()),
+                );
+                let owned = value.owned();
+                quote_spanned!(op.span()=> {
+                    let #operand = #owned;
+                    let #slot = &mut #place;
+                    *#slot = #backend.#method(#slot, &#operand)?;
+                } #semi)
             }
             Target::Plain(key) => {
                 let value = self.expr(&binary.right);

@@ -573,10 +573,26 @@ pub(crate) fn tracked_scrutinee(scrutinee: &Expr, keyword: &str) -> syn::Error {
 pub(crate) fn plain_holds_tracked(target: &Expr) -> syn::Error {
     lesson(
         target,
-        "this variable holds data, and cannot be assigned a tracked value",
-        "only a local declared with its own `let` (or `let mut`) can become a graph node; \
-         parameters of other types, loop variables and names bound by patterns stay data",
-        "declare a separate `let mut name = 0.0;` for the tracked value",
+        "this place holds data, and cannot be assigned a tracked value",
+        "a data parameter (a slice of data, a `#[constant]`), a loop variable or a name \
+         bound by a pattern stays data, so a gradient could not flow through what is written \
+         into it; a local declared in the body with `let mut` (a number or an array such as \
+         `[0.0; N]`) becomes tracked when it is assigned a tracked value",
+        "write the tracked values into a local of the body: `let mut out = [0.0; N];` then \
+         `out[i] = value;`",
+    )
+}
+
+/// Why indexing a tracked array with a range (a sub-slice) is rejected.
+pub(crate) fn tracked_sub_slice(index: &syn::ExprIndex) -> syn::Error {
+    lesson(
+        index,
+        "a sub-slice of a tracked array cannot be taken in a #[differentiable] function",
+        "a helper's differentiated parameter has a fixed shape, and a slice of tracked values \
+         has no shape the rewrite can check",
+        "split the parameters into arrays of their own (or fields of a \
+         `#[derive(autodiff::Parameters)]` struct) and pass those, or index elements with \
+         `w[i]`",
     )
 }
 

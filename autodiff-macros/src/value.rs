@@ -39,7 +39,7 @@ impl Value {
     pub(crate) fn operand(&self) -> TokenStream {
         match self {
             Value::Node(node) | Value::Diverge(node) => quote!(&#node),
-            Value::Name(name, Binding::Param) => quote!(#name),
+            Value::Name(name, Binding::Param | Binding::Array) => quote!(#name),
             Value::Name(name, _) => quote!(&#name),
             Value::Element(place) => quote!(&#place),
             Value::Plain(..) => {
@@ -54,7 +54,9 @@ impl Value {
     pub(crate) fn owned(&self) -> TokenStream {
         match self {
             Value::Node(node) | Value::Diverge(node) => node.clone(),
-            Value::Name(name, Binding::Param) => quote!(::core::clone::Clone::clone(#name)),
+            Value::Name(name, Binding::Param | Binding::Array) => {
+                quote!(::core::clone::Clone::clone(#name))
+            }
             Value::Name(name, _) => quote!(::core::clone::Clone::clone(&#name)),
             Value::Element(place) => quote!(::core::clone::Clone::clone(&#place)),
             Value::Plain(plain, _) => {

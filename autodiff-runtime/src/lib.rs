@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 
 mod error;
+mod generated;
 mod gradcheck;
 mod ledger;
 mod operation;
@@ -37,5 +38,6 @@ pub use tape::tape_len;
 /// Support for the code `#[differentiable]` generates; not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::trace::{trace, Backend, Handles, Id, Outlined, Trace};
+    pub use crate::generated::*;
+    pub use crate::trace::{trace, Backend, Gradients, Handles, Id, Outlined, Trace};
 }

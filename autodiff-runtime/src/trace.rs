@@ -274,6 +274,91 @@ impl<'t> Trace<'t> {
     }
 }
 
+impl<'t> Trace<'t> {
+    /// One validated reverse pass from `output` (seed 1): its value, and `build` applied to
+    /// the gradients of the first `count` nodes of the trace, which must be its variables
+    /// (made first, in gradient order). An output that depends on no variable has an
+    /// all-zero gradient.
+    #[inline]
+    pub fn value_and_gradients<G>(
+        &self,
+        output: Id<'t>,
+        count: usize,
+        build: impl FnOnce(&mut Gradients<'_>) -> G,
+    ) -> Result<(f64, G)> {
+        let mut tape = self.tape.borrow_mut();
+        let (first, end) = (self.base, self.base + count);
+        let Some(out) = output.slot() else {
+            let value = Self::primal(&tape, output);
+            return Ok((value, build(&mut Gradients::zeros(&tape))));
+        };
+        let value = tape.node(out).value;
+        if !tape.node(out).tracked() {
+            return Ok((value, build(&mut Gradients::zeros(&tape))));
+        }
+        // As in `value_and_gradient`: the first pass needs no marks; a non-finite number
+        // sends it to the marked pass, which decides.
+        if !self.spent.replace(true) && tape.propagate_fresh(self.base, out).is_ok() {
+            let mut gradients = Gradients {
+                tape: &tape,
+                next: first,
+                end,
+                marked: false,
+            };
+            return Ok((value, build(&mut gradients)));
+        }
+        let Ok(lowest) = tape.propagate(out, 1.0) else {
+            return Err(explain(&tape, out, 1.0));
+        };
+        let mut gradients = Gradients {
+            tape: &tape,
+            next: first,
+            end,
+            marked: true,
+        };
+        let built = build(&mut gradients);
+        tape.clear_marks(lowest, out as usize);
+        Ok((value, built))
+    }
+}
+
+/// The gradients of a trace's variables, in order (see [`Trace::value_and_gradients`]).
+#[derive(Debug)]
+pub struct Gradients<'a> {
+    tape: &'a Tape,
+    next: usize,
+    end: usize,
+    /// Whether the pass marked what it reached (else every adjoint was fresh).
+    marked: bool,
+}
+
+impl<'a> Gradients<'a> {
+    fn zeros(tape: &'a Tape) -> Self {
+        Gradients {
+            tape,
+            next: 0,
+            end: 0,
+            marked: false,
+        }
+    }
+
+    /// The next variable's gradient; 0 past the last one.
+    #[inline]
+    pub fn next_or_zero(&mut self) -> f64 {
+        if self.next >= self.end {
+            return 0.0;
+        }
+        let index = self.next as u32;
+        self.next += 1;
+        // A stored gradient is 0 + adjoint, as on handles: never -0.0.
+        0.0 + if self.marked {
+            self.tape.adjoint(index)
+        } else {
+            self.tape.fresh_adjoint(index)
+        }
+    }
+}
+
 /// The [`Id`] of a recorded node, or the error of a refused one.
 #[inline]
 fn finish<'t>(

@@ -1,0 +1,265 @@
+//! What the code `#[differentiable]` generates calls besides a backend's operations:
+//! lending arguments to a body, making variables and constants of any parameter shape,
+//! folds. Hidden (`__private`): not a public API.
+
+
+use crate::parameters::Parameters;
+use crate::error::ScalarAutodiffError;
+use crate::trace::{Backend, Id, Trace};
+use core::ops::Deref;
+
+type Result<T> = core::result::Result<T, ScalarAutodiffError>;
+
+/// A tracked value of the caller (a scalar, an array, a tracked struct), lent to a
+/// composed `#[differentiable]` function so that it records into the caller's graph.
+#[derive(Debug)]
+pub struct Tracked<'a, T: ?Sized>(pub &'a T);
+
+/// A differentiated parameter as the body sees it: the caller's tracked value, or the
+/// tracked copy of data made of constants.
+#[derive(Debug)]
+pub enum Lent<'a, T> {
+    /// The caller's own tracked value.
+    Borrowed(&'a T),
+    /// Constants made from data.
+    Owned(T),
+}
+
+impl<T> Deref for Lent<'_, T> {
+    type Target = T;
+
+    #[inline]
+    fn deref(&self) -> &T {
+        match self {
+            Lent::Borrowed(value) => value,
+            Lent::Owned(value) => value,
+        }
+    }
+}
+
+/// What a composed `#[differentiable]` function accepts for a differentiated parameter
+/// of shape `T`: a tracked value of the caller, or data of that shape (constants).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed for a differentiated `{T}` parameter of a \
+               #[differentiable] function",
+    label = "expected a tracked value of the caller or `{T}` data",
+    note = "the parameter is a graph input: pass a value of the calling function's graph, \
+            or data of the parameter's type (its scalars become constants)"
+)]
+pub trait Argument<'a, B: Backend, T: Parameters + ?Sized> {
+    /// The argument as `T`'s shape of `backend` values.
+    fn lend(self, backend: &B) -> Result<Lent<'a, T::Tracked<B::Value>>>;
+}
+
+impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T>
+    for Tracked<'a, T::Tracked<B::Value>>
+{
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, T::Tracked<B::Value>>> {
+        Ok(Lent::Borrowed(self.0))
+    }
+}
+
+/// The constants of `data` (a `Parameters` value passed as data for a differentiated
+/// parameter), lent to a body.
+#[inline]
+pub fn lend_data<'a, B: Backend, T: Parameters + ?Sized>(
+    data: &T,
+    backend: &B,
+) -> Result<Lent<'a, T::Tracked<B::Value>>> {
+    let constants = data.try_track(&mut |value| backend.constant(value))?;
+    Ok(Lent::Owned(constants))
+}
+
+/// `Argument` for data of shape `$shape` passed as `$data`: its scalars become constants.
+/// (One impl per type rather than a blanket impl, which would overlap the `Tracked` one.)
+macro_rules! data_argument {
+    ($([$($generics:tt)*] $data:ty => $shape:ty, |$value:ident| $view:expr;)*) => {$(
+        impl<'a, B: Backend, $($generics)*> Argument<'a, B, $shape> for $data {
+            #[inline]
+            fn lend(
+                self,
+                backend: &B,
+            ) -> Result<Lent<'a, <$shape as Parameters>::Tracked<B::Value>>> {
+                let $value = self;
+                let data: &$shape = $view;
+                lend_data(data, backend)
+            }
+        }
+    )*};
+}
+
+data_argument! {
+    [] f64 => f64, |data| &data;
+    [] &f64 => f64, |data| data;
+    [T: Parameters, const K: usize] [T; K] => [T; K], |data| &data;
+    [T: Parameters, const K: usize] &[T; K] => [T; K], |data| data;
+    [T: Parameters] &[T] => [T], |data| data;
+    [T: Parameters] Vec<T> => Vec<T>, |data| &data;
+    [T: Parameters] &Vec<T> => Vec<T>, |data| data;
+    [T: Parameters] &Vec<T> => [T], |data| data;
+    [T: Parameters, const K: usize] &[T; K] => [T], |data| data;
+}
+
+/// Fresh variables of `trace` for every scalar of `value`, in order.
+#[inline]
+pub fn variables<'t, T: Parameters + ?Sized>(
+    trace: &Trace<'t>,
+    value: &T,
+) -> Result<T::Tracked<Id<'t>>> {
+    value.try_track(&mut |value| trace.variable(value))
+}
+
+/// An `f64` computed from data alone, which enters the graph as a constant where it
+/// meets a tracked value.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an `f64`, so it cannot meet a tracked value",
+    label = "this value is computed from data alone and meets a tracked value here",
+    note = "in a #[differentiable] function, a value computed from data enters the graph as \
+            an `f64` constant where it meets a parameter; other types carry no gradient",
+    note = "convert it first, e.g. `n as f64`, or write a float literal such as `2.0`"
+)]
+pub trait PlainF64 {
+    /// The `f64` itself.
+    fn to_f64(self) -> f64;
+}
+
+impl PlainF64 for f64 {
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+impl PlainF64 for &f64 {
+    fn to_f64(self) -> f64 {
+        *self
+    }
+}
+
+/// `value` as a constant node of `backend`.
+#[inline]
+pub fn constant<B: Backend>(backend: &B, value: impl PlainF64) -> Result<B::Value> {
+    backend.constant(value.to_f64())
+}
+
+/// Data of some shape (an array of `f64`, nested to any depth) that a local holding
+/// tracked values starts from.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot hold tracked values",
+    label = "this local is assigned tracked values, so it starts as constants of this value",
+    note = "a local that holds tracked values starts from an `f64` or an array of `f64` \
+            (such as `[0.0; N]`)"
+)]
+pub trait PlainShape {
+    /// The value's shape.
+    type Shape: Parameters + ?Sized;
+    /// The value as its shape.
+    fn shape(&self) -> &Self::Shape;
+}
+
+impl PlainShape for f64 {
+    type Shape = f64;
+    fn shape(&self) -> &f64 {
+        self
+    }
+}
+
+impl<T: Parameters, const K: usize> PlainShape for [T; K] {
+    type Shape = [T; K];
+    fn shape(&self) -> &[T; K] {
+        self
+    }
+}
+
+impl<P: PlainShape> PlainShape for &P {
+    type Shape = P::Shape;
+    fn shape(&self) -> &P::Shape {
+        (**self).shape()
+    }
+}
+
+/// `value` as constants of `backend`, in its shape.
+#[inline]
+pub fn constants<B: Backend, P: PlainShape>(
+    backend: &B,
+    value: P,
+) -> Result<<P::Shape as Parameters>::Tracked<B::Value>> {
+    value.shape().try_track(&mut |value| backend.constant(value))
+}
+
+/// The argument of a `name_grad` that cannot exist: the function returns an array.
+#[diagnostic::on_unimplemented(
+    message = "a #[differentiable] function that returns an array has no `_grad` function",
+    label = "this function returns an array, not the one `f64` a gradient is taken of",
+    note = "call it from a #[differentiable] function that reduces its outputs to one \
+            `f64` (a loss) and differentiate that one, or build its outputs as `Scalar`s \
+            with its `_graph` function and call `backward` on each"
+)]
+pub trait NoGradient {
+    /// Never called: nothing implements the trait.
+    fn never(self) -> core::convert::Infallible;
+}
+
+/// `[value; N]` for a tracked value: `N` uses of one node.
+#[inline]
+pub fn repeat<V: Clone, const N: usize>(value: V) -> [V; N] {
+    core::array::from_fn(|_| value.clone())
+}
+
+/// The running sum or product of an iterator fold (`.sum()`, `.product()`), with the
+/// neutral start that `f64`'s `Sum` and `Product` use: `-0.0 + x` and `1.0 * x` are `x`
+/// bit for bit, so the first item starts the total and no node is spent on the start.
+#[derive(Debug)]
+pub struct Fold<V>(Option<V>);
+
+impl<V> Fold<V> {
+    /// An empty fold.
+    #[inline]
+    pub fn new() -> Self {
+        Fold(None)
+    }
+
+    /// Adds `item` to the sum.
+    #[inline]
+    pub fn add<B: Backend<Value = V>>(&mut self, backend: &B, item: V) -> Result<()> {
+        self.0 = Some(match self.0.take() {
+            Some(total) => backend.add(&total, &item)?,
+            None => item,
+        });
+        Ok(())
+    }
+
+    /// Multiplies the product by `item`.
+    #[inline]
+    pub fn mul<B: Backend<Value = V>>(&mut self, backend: &B, item: V) -> Result<()> {
+        self.0 = Some(match self.0.take() {
+            Some(total) => backend.mul(&total, &item)?,
+            None => item,
+        });
+        Ok(())
+    }
+
+    /// The sum: `-0.0` for no items, as `f64`'s `Sum`.
+    #[inline]
+    pub fn sum<B: Backend<Value = V>>(self, backend: &B) -> Result<V> {
+        match self.0 {
+            Some(total) => Ok(total),
+            None => backend.constant(-0.0),
+        }
+    }
+
+    /// The product: `1.0` for no items.
+    #[inline]
+    pub fn product<B: Backend<Value = V>>(self, backend: &B) -> Result<V> {
+        match self.0 {
+            Some(total) => Ok(total),
+            None => backend.constant(1.0),
+        }
+    }
+}
+
+impl<V> Default for Fold<V> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
