@@ -1,8 +1,8 @@
 //! The generated functions: the plain one, the hidden generic body, `name_graph` and
 //! `name_grad`.
 
-use proc_macro2::{Literal, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use proc_macro2::{Literal, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::{Attribute, Expr, ExprLit, Ident, ItemFn, Lit, Type};
 
 use crate::plain;
@@ -31,6 +31,7 @@ pub(crate) fn functions(
     // The hidden body's name is spanned on the user's body: rustc then never offers it as a
     // "similarly named function" for a missing callee inside that body (see `compose.rs`).
     let body_span = block.brace_token.span.join();
+    let in_impl = mentions_self(&sig, &block);
     let plain_block = plain::strip_detach(*block);
     let tracked: Vec<&Param> = params.iter().filter(|param| param.is_tracked()).collect();
 
@@ -102,6 +103,8 @@ pub(crate) fn functions(
     let gradients = Ident::new("gradients", Span::mixed_site());
     let count = Ident::new("count", Span::mixed_site());
     let body_params = body_params(params, None);
+    let receiver = signature::receiver(&sig);
+    let body_receiver = receiver.map(|receiver| quote!(#receiver,));
     let body_output = output_type(output, &quote!(#kind::Value));
     let graph_output = output_type(output, &quote!(::autodiff::Scalar));
     let graph_params = graph_params(params);
@@ -114,6 +117,7 @@ pub(crate) fn functions(
         #[allow(dead_code, non_snake_case, non_camel_case_types, unused_mut)]
         #(#forwarded)*
         #vis fn #body<#lent, #kind: #private::Backend>(
+            #body_receiver
             #backend: &#kind,
             #(#body_params),*
         ) -> ::core::result::Result<#body_output, #error>
@@ -121,23 +125,64 @@ pub(crate) fn functions(
             #kind::Value: #lent
     };
 
-    let graph_args = params.iter().map(|param| {
-        let name = &param.ident;
-        match param.kind {
-            Kind::Data => quote!(#name),
-            _ => quote!(#private::Tracked(#name)),
+    // How `_graph` and `_grad` run the body. A call of the hidden body needs `Self::` inside
+    // an `impl` and no `Self::` outside, and an attribute cannot see which it is in: a
+    // receiver or a `Self` in the function says `impl`. Otherwise a short body runs inline
+    // in each (a block: the body sees `Self` and `self` as written, and the hidden body is
+    // the one other differentiable functions call), and a long one, whose copies would
+    // multiply its compile time, is called as a free function.
+    let call_path = if in_impl {
+        Some(quote!(Self::#body))
+    } else if rewrite::is_long(&graph_body) {
+        Some(quote!(#body))
+    } else {
+        None
+    };
+    let receiver_arg = receiver.map(|_| quote!(self,));
+    let inline = |backend_value: TokenStream, args: &[TokenStream]| {
+        if let Some(path) = &call_path {
+            return quote!(#path(#receiver_arg #backend_value, #(#args),*));
         }
-    });
+        // Data is captured as it is; each differentiated parameter becomes its argument.
+        let (names, args): (Vec<_>, Vec<_>) = params
+            .iter()
+            .zip(args)
+            .filter(|(param, _)| param.is_tracked())
+            .map(|(param, arg)| (&param.ident, arg))
+            .unzip();
+        quote! {{
+            use #private::Backend as _;
+            let #backend = #backend_value;
+            #(let #names = #args;)*
+            #graph_body
+        }}
+    };
+    let graph_args: Vec<TokenStream> = params
+        .iter()
+        .map(|param| {
+            let name = &param.ident;
+            match param.kind {
+                Kind::Data => quote!(#name),
+                _ => quote!(#private::Tracked(#name)),
+            }
+        })
+        .collect();
     let copies: Vec<Ident> = (0..params.len())
         .map(|index| Ident::new(&format!("tracked_{index}"), Span::mixed_site()))
         .collect();
-    let grad_args = params.iter().zip(&copies).map(|(param, copy)| {
-        let name = &param.ident;
-        match param.kind {
-            Kind::Data => quote!(#name),
-            _ => quote!(#private::Tracked(&#copy)),
-        }
-    });
+    let grad_args: Vec<TokenStream> = params
+        .iter()
+        .zip(&copies)
+        .map(|(param, copy)| {
+            let name = &param.ident;
+            match param.kind {
+                Kind::Data => quote!(#name),
+                _ => quote!(#private::Tracked(&#copy)),
+            }
+        })
+        .collect();
+    let graph_run = inline(quote!(&#private::Handles), &graph_args);
+    let grad_run = inline(quote!(#tape), &grad_args);
     let variables = params
         .iter()
         .zip(&copies)
@@ -152,6 +197,7 @@ pub(crate) fn functions(
     });
     let gradient = gradient_value(&tracked, &next);
     let gradient_type = gradient_type(&tracked);
+    let receiver = receiver.map(|receiver| quote!(#receiver,));
     let grad_fn = match output {
         Output::Array(_) => {
             let mut grad_params = grad_params.into_iter();
@@ -162,25 +208,24 @@ pub(crate) fn functions(
             let first_name = params.first().map(|param| param_name(param, 0));
             quote! {
                 #[doc(hidden)]
-                #[allow(dead_code, unused_variables)]
+                #[allow(dead_code, unused_variables, unused_mut)]
                 #(#forwarded)*
-                #vis fn #grad(#first #(, #grad_params)*) -> ::core::convert::Infallible {
+                #vis fn #grad(#receiver #first #(, #grad_params)*) -> ::core::convert::Infallible {
                     match #private::NoGradient::never(#first_name) {}
                 }
             }
         }
         _ => quote! {
             #(#[doc = #grad_doc])*
-            #[allow(dead_code)]
+            #[allow(dead_code, unused_mut, non_snake_case)]
             #(#forwarded)*
-            #vis fn #grad(#(#grad_params),*)
+            #vis fn #grad(#receiver #(#grad_params),*)
                 -> ::core::result::Result<(#float, #gradient_type), #error>
             {
-                let _ = #ident;
                 let #count = 0usize #(#counts)*;
                 #private::trace(|#tape| {
                     #(#variables)*
-                    let #result = #body(#tape, #(#grad_args),*)?;
+                    let #result = #grad_run?;
                     #tape.value_and_gradients(#result, #count, |#gradients| {
                         let mut #next = || #gradients.next_or_zero();
                         #gradient
@@ -190,6 +235,8 @@ pub(crate) fn functions(
         },
     };
     quote! {
+        // Calling only `name_grad` or `name_graph` uses the function: no dead-code warning.
+        #[allow(dead_code)]
         #(#attrs)*
         #vis #plain_sig #plain_block
 
@@ -197,17 +244,29 @@ pub(crate) fn functions(
         #graph_body
 
         #(#[doc = #graph_doc])*
-        #[allow(dead_code, clippy::ptr_arg)]
+        #[allow(dead_code, unused_mut, non_snake_case, clippy::ptr_arg)]
         #(#forwarded)*
-        #vis fn #graph(#(#graph_params),*)
+        #vis fn #graph(#receiver #(#graph_params),*)
             -> ::core::result::Result<#graph_output, #error>
         {
-            let _ = #ident;
-            #body(&#private::Handles, #(#graph_args),*)
+            #graph_run
         }
 
         #grad_fn
     }
+}
+
+/// Whether the signature or the body names `Self` or `self`: then the function is inside
+/// an `impl`.
+fn mentions_self(sig: &syn::Signature, block: &syn::Block) -> bool {
+    fn walk(tokens: TokenStream) -> bool {
+        tokens.into_iter().any(|token| match token {
+            TokenTree::Ident(ident) => ident == "Self" || ident == "self",
+            TokenTree::Group(group) => walk(group.stream()),
+            _ => false,
+        })
+    }
+    walk(sig.to_token_stream()) || walk(block.to_token_stream())
 }
 
 /// A differentiated parameter's value by reference: `&x` for one taken by value, `p` for
@@ -391,8 +450,8 @@ fn graph_params(params: &[Param]) -> Vec<TokenStream> {
                     quote!(#name: &<#shape as ::autodiff::Parameters>::Tracked<#scalar>)
                 }
                 Kind::Data => {
-                    let ty = &param.ty;
-                    quote!(#name: #ty)
+                    let (mutability, ty) = (data_mutability(param), &param.ty);
+                    quote!(#mutability #name: #ty)
                 }
             }
         })
@@ -405,10 +464,19 @@ fn grad_params(params: &[Param]) -> Vec<TokenStream> {
         .enumerate()
         .map(|(index, param)| {
             let name = param_name(param, index);
-            let ty = &param.ty;
-            quote!(#name: #ty)
+            let (mutability, ty) = (data_mutability(param), &param.ty);
+            quote!(#mutability #name: #ty)
         })
         .collect()
+}
+
+/// `mut` on a data parameter the body reassigns: the inline body of `_graph` and `_grad`
+/// changes the captured parameter itself.
+fn data_mutability(param: &Param) -> Option<syn::Token![mut]> {
+    match param.kind {
+        Kind::Data => param.mutability,
+        _ => None,
+    }
 }
 
 /// The literal value of a length, if it is an integer literal.

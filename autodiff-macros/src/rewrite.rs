@@ -131,8 +131,11 @@ impl Rewriter<'_> {
             // The argument lent by the caller (or constants made from its data), kept alive
             // under a name of the macro's; the body reads it by reference.
             let lent = Ident::new(&format!("lent_{index}"), Span::mixed_site());
+            // The shape is named: the inline copies of `_graph` and `_grad` have no signature
+            // to infer it from.
+            let shape = param.shape();
             let lend = quote! {
-                let #lent = #private::Argument::lend(#ident, #backend)?;
+                let #lent = <_ as #private::Argument<'_, _, #shape>>::lend(#ident, #backend)?;
             };
             match (&param.kind, param.mutability) {
                 (Kind::Data, _) => self.declare(ident, Binding::Plain(None)),
@@ -161,7 +164,8 @@ impl Rewriter<'_> {
                 let #backend = &#private::Outlined(#backend);
             });
         }
-        quote!({ #prologue #body })
+        let label = body_label();
+        quote!({ #prologue #label: { #body } })
     }
 
     /// The value of a rejected expression.
@@ -323,6 +327,11 @@ fn literal_error(expr: &Expr) -> Option<syn::Error> {
 /// operation made a 1,000-operation body take 19 s to compile instead of 4 s.
 const OUTLINED_ABOVE: usize = 256;
 
+/// Whether a rewritten body is long enough to record out of line (see `OUTLINED_ABOVE`).
+pub(crate) fn is_long(body: &TokenStream) -> bool {
+    operations_on(&backend(), body.clone()) > OUTLINED_ABOVE
+}
+
 /// How many operations `tokens` call on the backend `ident` (`ident.op(..)`), at any depth.
 fn operations_on(ident: &Ident, tokens: TokenStream) -> usize {
     let mut stack = vec![tokens];
@@ -343,6 +352,12 @@ fn operations_on(ident: &Ident, tokens: TokenStream) -> usize {
         }
     }
     count
+}
+
+/// The label of the block that holds a body's statements: `return value` leaves it with
+/// `break 'body value`, the same in the hidden function and inline in `_graph` and `_grad`.
+pub(crate) fn body_label() -> syn::Lifetime {
+    syn::Lifetime::new("'body", Span::mixed_site())
 }
 
 pub(crate) fn backend() -> Ident {

@@ -69,9 +69,12 @@ pub(crate) enum Output {
 
 /// Checks every part of the signature, reporting each problem on its own tokens.
 ///
-/// Returns one entry per non-`self` parameter, so that callers can still rewrite the body
-/// and shape the stand-in functions when something was reported.
+/// Returns one entry per non-`self` parameter (a receiver is data, see [`receiver`]), so
+/// that callers can still rewrite the body and shape the stand-in functions when something
+/// was reported.
 pub(crate) fn check(item: &ItemFn, errors: &mut Errors) -> (Vec<Param>, Output) {
+    // A receiver (`&self`, `self`) is data: it stays in the signature of every generated
+    // method, and the body reads it as written.
     let sig = &item.sig;
     if let Err(error) = item.modifiers.require_empty() {
         errors.push(error);
@@ -173,13 +176,19 @@ fn parameters(sig: &Signature, errors: &mut Errors) -> Vec<Param> {
     for input in &sig.inputs {
         let typed = match input {
             FnArg::Receiver(receiver) => {
-                errors.push(lesson(
-                    receiver,
-                    "methods taking `self` cannot be #[differentiable]",
-                    "the attribute differentiates free functions of their parameters; a \
-                     receiver is not an `f64` it can make a graph variable of",
-                    "make it a free function and pass the values it needs as parameters",
-                ));
+                if !matches!(
+                    receiver.kind,
+                    syn::ReceiverKind::Value | syn::ReceiverKind::Reference(..)
+                ) {
+                    errors.push(lesson(
+                        receiver,
+                        "a typed receiver such as `self: Box<Self>` cannot be #[differentiable]",
+                        "the receiver is data passed on to the generated methods, which take it \
+                         as `self`, `&self` or `&mut self`",
+                        "write `&self` (or `self`), or make it an associated function with the \
+                         value as a parameter",
+                    ));
+                }
                 continue;
             }
             FnArg::Typed(typed) => typed,
@@ -492,5 +501,13 @@ impl<'ast> Visit<'ast> for StrayConstant<'_> {
         if is_constant(attr) {
             self.errors.push(stray_constant(attr));
         }
+    }
+}
+
+/// The receiver of a method, if it has one: data, passed on as written.
+pub(crate) fn receiver(sig: &Signature) -> Option<&syn::Receiver> {
+    match sig.inputs.first() {
+        Some(FnArg::Receiver(receiver)) => Some(receiver),
+        _ => None,
     }
 }

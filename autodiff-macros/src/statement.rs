@@ -343,8 +343,10 @@ impl Rewriter<'_> {
         if !value.is_valid() {
             return TokenStream::new();
         }
-        let (return_token, result) = (&ret.return_token, value.result());
-        quote!(#return_token #result)
+        // A `break` out of the body's labeled block rather than a `return`, so that the body
+        // also runs inline in `_graph` and `_grad` (see `rewrite::body_label`).
+        let (label, result) = (crate::rewrite::body_label(), value.result());
+        quote_spanned!(ret.return_token.span=> break #label #result)
     }
 
     fn target(&mut self, target: &Expr) -> Target {
