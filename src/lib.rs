@@ -1,6 +1,8 @@
 //! Reverse-mode gradients of plain Rust `f64` functions: a validated scalar graph
 //! ([`Scalar`]) and the [`#[differentiable]`](macro@differentiable) attribute that writes
-//! the graph-building code for you.
+//! the graph-building code for you; [`Parameters`](trait@Parameters) (with
+//! [`#[derive(Parameters)]`](derive@Parameters) for structs) walks the parameters of a model
+//! for tracking, gradients and optimizer steps.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -125,6 +127,112 @@ pub use autodiff_runtime::*;
 /// ```
 ///
 pub use autodiff_macros::differentiable;
+
+/// Derives [`Parameters`](trait@Parameters) for a struct whose fields are parameter shapes:
+/// `f64`, arrays `[f64; K]` (nested to any depth), `Vec<f64>`, and other structs with
+/// `#[derive(Parameters)]`.
+///
+/// The struct's scalars are its fields' scalars, fields in declaration order (elements in
+/// index order, row-major for nested arrays): the order of [`Parameters::visit`],
+/// [`Parameters::to_flat`] and of a flat gradient. The struct's gradient has the struct's
+/// own type (`type Gradient = Self`), so an optimizer step pairs each weight with its
+/// derivative by [`Parameters::zip_mut`].
+///
+/// Its tracked copy, `Parameters::Tracked<V>`, is a generated struct with the same field
+/// names and visibilities, each field the field's own tracked shape (`[[V; 2]; 3]` for
+/// `[[f64; 2]; 3]`, `Vec<V>` for `Vec<f64>`), so that `tracked.w[i][j]` reads it; it is
+/// `Clone`, `Copy` and `Debug` when its fields are. Its name is not part of the API: write
+/// `<Linear as Parameters>::Tracked<Scalar>`.
+///
+/// Const generic parameters are supported (`struct Layer<const N: usize> { w: [f64; N] }`).
+/// Type parameters, lifetimes, enums, unions, structs without fields and slice fields are
+/// compile errors that say why. A field whose type is not a parameter shape (such as
+/// `usize`; keep data out of the parameters) is rustc's error on that type, since the
+/// generated impl is bounded on every field type implementing `Parameters` with itself as
+/// its gradient.
+///
+/// # Examples
+///
+/// One step of gradient descent over a small layer:
+///
+/// ```
+/// use autodiff::{Parameters, ScalarAutodiffError};
+///
+/// /// `y = w x + b`, from 2 inputs to 3 outputs.
+/// #[derive(Parameters)]
+/// struct Linear {
+///     w: [[f64; 2]; 3],
+///     b: [f64; 3],
+/// }
+///
+/// let mut layer = Linear {
+///     w: [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]],
+///     b: [0.5, 0.5, 0.5],
+/// };
+/// assert_eq!(layer.parameter_count(), 9);
+/// // `w` row by row, then `b`:
+/// let saved = layer.to_flat();
+/// assert_eq!(saved, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 0.5, 0.5, 0.5]);
+///
+/// // A gradient of `Linear` is a `Linear` (made by hand here; `gradient_of` reads one
+/// // from a graph).
+/// let gradient = Linear {
+///     w: [[2.0, 0.0], [0.0, 2.0], [-2.0, 0.0]],
+///     b: [1.0, 0.0, -1.0],
+/// };
+/// let rate = 0.5;
+/// layer.zip_mut(&gradient, |w, g| *w -= rate * g)?;
+/// assert_eq!(layer.w, [[0.0, 2.0], [3.0, 3.0], [6.0, 6.0]]);
+/// assert_eq!(layer.b, [0.0, 0.5, 1.0]);
+///
+/// // Undo the step from the saved scalars; a list of the wrong length changes nothing.
+/// let short = layer.read_flat(&saved[..8]);
+/// let mismatch = ScalarAutodiffError::LengthMismatch { expected: 9, found: 8 };
+/// assert_eq!(short, Err(mismatch));
+/// assert_eq!(layer.b, [0.0, 0.5, 1.0]);
+/// layer.read_flat(&saved)?;
+/// assert_eq!(layer.to_flat(), saved);
+/// # Ok::<(), autodiff::ScalarAutodiffError>(())
+/// ```
+///
+/// The gradient from a graph: [`Parameters::variables`] makes the tracked copy, whose fields
+/// are read like the struct's, and [`Parameters::gradient_of`] reads the gradient back in
+/// the struct's shape after [`Scalar::backward`].
+///
+/// ```
+/// use autodiff::{Parameters, Scalar};
+///
+/// #[derive(Parameters)]
+/// struct Line {
+///     w: [f64; 2],
+///     b: f64,
+/// }
+///
+/// let line = Line { w: [3.0, -1.0], b: 0.5 };
+/// let x = [2.0, 4.0];
+/// let tracked = line.variables()?;
+/// // loss = w[0] x[0] + w[1] x[1] + b
+/// let mut loss = tracked.b.clone();
+/// for (w, x) in tracked.w.iter().zip(x) {
+///     loss = loss.add(&w.mul(&Scalar::constant(x)?)?)?;
+/// }
+/// assert_eq!(loss.value(), 2.5);
+/// loss.backward()?;
+/// let gradient: Line = line.gradient_of(&tracked);
+/// assert_eq!((gradient.w, gradient.b), ([2.0, 4.0], 1.0));
+/// # Ok::<(), autodiff::ScalarAutodiffError>(())
+/// ```
+///
+/// A field that is not a parameter shape is a compile error on its type:
+///
+/// ```compile_fail
+/// #[derive(autodiff::Parameters)]
+/// struct Model {
+///     w: [f64; 3],
+///     steps: usize, // error: `usize` is not a parameter shape
+/// }
+/// ```
+pub use autodiff_macros::Parameters;
 
 /// Support for the code `#[differentiable]` generates. Not a public API.
 #[doc(hidden)]

@@ -1,8 +1,10 @@
 //! The `#[differentiable]` attribute of [`autodiff`](https://docs.rs/autodiff): it turns a
-//! plain `f64` function into graph-building code with exact reverse-mode gradients.
+//! plain `f64` function into graph-building code with exact reverse-mode gradients; and
+//! `#[derive(Parameters)]`, which makes a struct of parameter shapes one shape.
 //!
-//! Use it through `autodiff` (`use autodiff::differentiable;`): the generated code names the
-//! runtime as `::autodiff`, and the runnable examples live on that re-export.
+//! Use them through `autodiff` (`use autodiff::{differentiable, Parameters};`): the
+//! generated code names the runtime as `::autodiff`, and the runnable examples live on those
+//! re-exports.
 //!
 //! The crate is laid out like dtolnay's attribute crates: this file only delegates to
 //! `expand`, which checks the attribute's arguments (`args`) and the signature
@@ -13,12 +15,14 @@
 //! branches and loops keeping their shape (`statement`, `branch`, `looping`), conditions
 //! read on primal values (`primal`) and calls to other differentiable functions recorded
 //! into the same graph (`compose`). Every rejection is worded in `unsupported`, and every
-//! error of one function is collected (`errors`) and reported in one compile.
+//! error of one function is collected (`errors`) and reported in one compile. The derive
+//! lives in `derive`, worded with the same `lesson`s.
 #![forbid(unsafe_code)]
 
 mod args;
 mod branch;
 mod compose;
+mod derive;
 mod emit;
 mod errors;
 mod expand;
@@ -49,4 +53,12 @@ pub fn differentiable(args: TokenStream, item: TokenStream) -> TokenStream {
     // its own stack for deep recursion with the same crate; run the expansion on a grown
     // stack too, on this thread (the compiler's token API works on no other).
     stacker::grow(256 << 20, || expand::expand(args.into(), item.into())).into()
+}
+
+/// Defined in `autodiff-macros`: depend on `autodiff` and use it as `autodiff::Parameters`
+/// (`#[derive(autodiff::Parameters)]`), since the generated code names the runtime as
+/// `::autodiff`. The full description, with runnable examples, is on that re-export.
+#[proc_macro_derive(Parameters)]
+pub fn derive_parameters(item: TokenStream) -> TokenStream {
+    derive::derive(item.into()).into()
 }

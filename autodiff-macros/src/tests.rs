@@ -707,19 +707,193 @@ fn random_token_streams_never_panic() {
         assert!(!output.is_empty() || errors(&output).is_empty());
     }
 }
+/// The items an expansion of `#[derive(Parameters)]` defines, as `kind name` strings
+/// (`struct __AutodiffTrackedLinear`, `impl Parameters for Linear`).
+fn derived_items(output: &TokenStream) -> Vec<String> {
+    let file: syn::File = syn::parse2(output.clone()).expect("the expansion parses as items");
+    file.items
+        .iter()
+        .map(|item| match item {
+            syn::Item::Struct(item) => format!("struct {}", item.ident),
+            syn::Item::Impl(item) => {
+                let (path, _) = item.trait_.as_ref().expect("a trait impl");
+                let name = path
+                    .segments
+                    .last()
+                    .expect("a trait name")
+                    .ident
+                    .to_string();
+                let self_ty = &item.self_ty;
+                format!(
+                    "impl {name} for {}",
+                    quote!(#self_ty).to_string().replace(' ', "")
+                )
+            }
+            other => panic!("unexpected item {}", quote!(#other)),
+        })
+        .collect()
+}
 
 #[test]
-#[ignore]
-fn dump_expansion() {
-    let item = quote! {
-        fn with_plain_rust(x: f64, data: &[f64], count: usize) -> f64 {
-            let mean = data.iter().sum::<f64>() / data.len() as f64;
-            let mut y = x * mean;
-            for i in 0..count {
-                y += x * (i as f64 * 0.5);
-            }
-            y
+fn a_derived_struct_gets_a_tracked_mirror_and_an_impl() {
+    let output = crate::derive::derive(quote! {
+        pub struct Mlp<const H: usize> { pub w: [[f64; 2]; H], b: Vec<f64> }
+    });
+    assert_eq!(errors(&output), Vec::<String>::new());
+    assert_eq!(
+        derived_items(&output),
+        [
+            "struct __AutodiffTrackedMlp",
+            "impl Clone for __AutodiffTrackedMlp<V,H>",
+            "impl Copy for __AutodiffTrackedMlp<V,H>",
+            "impl Debug for __AutodiffTrackedMlp<V,H>",
+            "impl Parameters for Mlp<H>",
+        ]
+    );
+    let text = output.to_string();
+    assert!(text.contains("pub struct __AutodiffTrackedMlp < V , const H : usize >"));
+    assert!(
+        text.contains("pub w : < [[f64 ; 2] ; H] as :: autodiff :: Parameters > :: Tracked < V >")
+    );
+    assert!(text.contains("type Tracked < V > = __AutodiffTrackedMlp < V , H >"));
+    assert!(text.contains("type Gradient = Self"));
+
+    // A tuple struct is built with parentheses.
+    let output = crate::derive::derive(quote!(
+        struct Pair(f64, pub [f64; 2]);
+    ));
+    assert_eq!(errors(&output), Vec::<String>::new());
+    let text = output.to_string();
+    assert!(text.contains("struct __AutodiffTrackedPair < V > (< f64 as"));
+    assert!(text.contains("Self (:: autodiff :: Parameters :: gradient_from (& self . 0"));
+}
+
+#[test]
+fn the_value_parameter_avoids_names_the_struct_uses() {
+    let output = crate::derive::derive(quote! {
+        struct Layer<const V: usize> { w: [f64; V], v0: [f64; V0] }
+    });
+    assert_eq!(errors(&output), Vec::<String>::new());
+    assert!(output
+        .to_string()
+        .contains("struct __AutodiffTrackedLayer < V1 , const V : usize >"));
+}
+
+#[test]
+fn every_rejection_of_a_derive_is_reported_at_once() {
+    let output = crate::derive::derive(quote! {
+        struct Borrowed<'a, T, const N: usize> { w: &'a [T; N], xs: [f64] }
+    });
+    let found = errors(&output);
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert!(found[0].starts_with("#[derive(Parameters)] does not support lifetime parameters"));
+    assert!(found[1].starts_with("#[derive(Parameters)] does not support type parameters"));
+    assert!(found[2].starts_with("a slice field cannot be part of #[derive(Parameters)]"));
+    for found in &found {
+        assert!(
+            found.contains("\nnote: ") && found.contains("\nhelp: "),
+            "{found}"
+        );
+    }
+
+    for (item, headline) in [
+        (
+            quote!(
+                enum E {
+                    A(f64),
+                }
+            ),
+            "cannot be used on an enum",
+        ),
+        (quote!(union U { a: f64 }), "cannot be used on a union"),
+        (
+            quote!(
+                struct Unit;
+            ),
+            "needs a struct with at least one field",
+        ),
+        (
+            quote!(
+                struct Braces {}
+            ),
+            "needs a struct with at least one field",
+        ),
+        (
+            quote!(
+                struct Parens();
+            ),
+            "needs a struct with at least one field",
+        ),
+    ] {
+        let found = errors(&crate::derive::derive(item));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains(headline), "{found:?}");
+    }
+}
+
+#[test]
+fn a_derive_on_something_else_is_a_parse_error_not_a_panic() {
+    for item in [
+        quote!(
+            fn f() {}
+        ),
+        quote!(),
+        quote!(struct),
+    ] {
+        let output = crate::derive::derive(item);
+        assert_eq!(errors(&output).len(), 1);
+    }
+}
+
+#[test]
+fn random_structs_never_panic_and_accepted_ones_expand_to_items() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let types = [
+        "f64",
+        "[f64; 2]",
+        "[[f64; N]; 3]",
+        "Vec<f64>",
+        "Linear",
+        "usize",
+        "[f64]",
+        "&'a f64",
+        "T",
+        "crate::Linear",
+    ];
+    let generics = [
+        "",
+        "<const N: usize>",
+        "<'a>",
+        "<T>",
+        "<const N: usize = 2>",
+    ];
+    let visibilities = ["", "pub", "pub(crate)", "pub(super)"];
+    for _ in 0..2000 {
+        let count = rng.below(4);
+        let tuple = rng.below(3) == 0;
+        let fields: Vec<String> = (0..count)
+            .map(|index| {
+                let (vis, ty) = (rng.pick(&visibilities), rng.pick(&types));
+                if tuple {
+                    format!("{vis} {ty}")
+                } else {
+                    format!("{vis} f{index}: {ty}")
+                }
+            })
+            .collect();
+        let (vis, generics) = (rng.pick(&visibilities), rng.pick(&generics));
+        let source = match rng.below(8) {
+            0 => format!("{vis} enum E{generics} {{ A({}) }}", fields.join(",")),
+            1 if tuple => format!("{vis} struct S{generics};"),
+            _ if tuple => format!("{vis} struct S{generics}({});", fields.join(",")),
+            _ => format!("{vis} struct S{generics} {{ {} }}", fields.join(",")),
+        };
+        let item: TokenStream = source.parse().expect("the generator writes valid Rust");
+        let output = crate::derive::derive(item);
+        if errors(&output).is_empty() {
+            let file: syn::File =
+                syn::parse2(output).unwrap_or_else(|error| panic!("{source}: {error}"));
+            assert_eq!(file.items.len(), 5, "{source}");
         }
-    };
-    println!("{}", expand(TokenStream::new(), item));
+    }
 }

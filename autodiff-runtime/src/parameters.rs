@@ -75,6 +75,134 @@ pub trait Parameters {
         let mut stored = stored.into_iter();
         self.gradient_from(&mut || stored.next().unwrap_or(0.0))
     }
+
+    /// The scalars, in order: `parameter_count()` values.
+    fn to_flat(&self) -> Vec<f64> {
+        let mut flat = Vec::with_capacity(self.parameter_count());
+        self.visit(&mut |value| flat.push(value));
+        flat
+    }
+
+    /// Writes the scalars, in order, into `out`, which must hold exactly
+    /// `parameter_count()` values.
+    ///
+    /// # Errors
+    ///
+    /// [`ScalarAutodiffError::LengthMismatch`] if `out.len()` is not `parameter_count()`;
+    /// then nothing is written.
+    fn write_flat(&self, out: &mut [f64]) -> Result<()> {
+        check_length(self.parameter_count(), out.len())?;
+        let mut slots = out.iter_mut();
+        self.visit(&mut |value| {
+            if let Some(slot) = slots.next() {
+                *slot = value;
+            }
+        });
+        Ok(())
+    }
+
+    /// Sets the scalars, in order, from `flat`, which must hold exactly
+    /// `parameter_count()` values (the inverse of [`Parameters::to_flat`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ScalarAutodiffError::LengthMismatch`] if `flat.len()` is not `parameter_count()`;
+    /// then nothing is changed.
+    fn read_flat(&mut self, flat: &[f64]) -> Result<()> {
+        check_length(self.parameter_count(), flat.len())?;
+        let mut values = flat.iter();
+        self.visit_mut(&mut |scalar| {
+            if let Some(&value) = values.next() {
+                *scalar = value;
+            }
+        });
+        Ok(())
+    }
+
+    /// Calls `f` on every scalar of `self` with the scalar in the same place of `gradient`,
+    /// in order: an optimizer step, such as `params.zip_mut(&grad, |w, g| *w -= rate * g)?`.
+    ///
+    /// The scalars are paired by their place in the order of a flat gradient. When
+    /// `gradient` has exactly the shape of `self` (every `Vec` of the same length), as a
+    /// gradient of these parameters has, the two are walked side by side without allocating
+    /// (for shapes that implement [`Parameters::can_zip_in_place`], as every shape of this
+    /// crate and every derived struct does). Otherwise the gradient's scalars are copied out
+    /// once and paired by place, which only requires the same number of scalars.
+    ///
+    /// # Errors
+    ///
+    /// [`ScalarAutodiffError::LengthMismatch`] if `gradient` does not have
+    /// `parameter_count()` scalars (such as a `Vec` field of another length); then nothing
+    /// is changed.
+    fn zip_mut(&mut self, gradient: &Self::Gradient, mut f: impl FnMut(&mut f64, f64)) -> Result<()>
+    where
+        Self::Gradient: Parameters,
+    {
+        if self.can_zip_in_place(gradient) {
+            self.zip_in_place(gradient, &mut f);
+            return Ok(());
+        }
+        check_length(self.parameter_count(), gradient.parameter_count())?;
+        let mut values = gradient.to_flat().into_iter();
+        self.visit_mut(&mut |scalar| {
+            if let Some(value) = values.next() {
+                f(scalar, value);
+            }
+        });
+        Ok(())
+    }
+
+    /// Whether [`Parameters::zip_in_place`] can walk `gradient` side by side with `self`:
+    /// `true` when `gradient` has exactly the shape of `self`.
+    ///
+    /// A building block of [`Parameters::zip_mut`], which calls `zip_in_place` only after
+    /// this returned `true`. Implement both or neither: the default, `false`, makes
+    /// `zip_mut` copy the gradient's scalars out once instead.
+    fn can_zip_in_place(&self, gradient: &Self::Gradient) -> bool {
+        let _ = gradient;
+        false
+    }
+
+    /// Calls `f` on every scalar of `self` with the scalar in the same place of `gradient`,
+    /// in order, walking both side by side; only called after
+    /// [`Parameters::can_zip_in_place`] returned `true`.
+    ///
+    /// A building block of [`Parameters::zip_mut`]; call that instead. The default does
+    /// nothing, matching the default `can_zip_in_place`.
+    fn zip_in_place(&mut self, gradient: &Self::Gradient, f: &mut impl FnMut(&mut f64, f64)) {
+        let _ = (gradient, f);
+    }
+}
+
+/// Whether `gradients` has one item per item of `items`, each of which fits it, for
+/// [`Parameters::can_zip_in_place`] on arrays, slices and `Vec`s.
+fn items_fit<T: Parameters>(items: &[T], gradients: &[T::Gradient]) -> bool {
+    items.len() == gradients.len()
+        && items
+            .iter()
+            .zip(gradients)
+            .all(|(item, gradient)| item.can_zip_in_place(gradient))
+}
+
+/// [`Parameters::zip_in_place`] of every item with its gradient, in order.
+fn zip_items<T: Parameters>(
+    items: &mut [T],
+    gradients: &[T::Gradient],
+    f: &mut impl FnMut(&mut f64, f64),
+) {
+    items
+        .iter_mut()
+        .zip(gradients)
+        .for_each(|(item, gradient)| item.zip_in_place(gradient, f));
+}
+
+/// `Ok` if a flat list of `found` scalars fits parameters of `expected` scalars.
+fn check_length(expected: usize, found: usize) -> Result<()> {
+    if expected == found {
+        Ok(())
+    } else {
+        Err(ScalarAutodiffError::LengthMismatch { expected, found })
+    }
 }
 
 impl Parameters for f64 {
@@ -105,6 +233,14 @@ impl Parameters for f64 {
     fn visit_tracked<V>(tracked: &V, f: &mut impl FnMut(&V)) {
         f(tracked);
     }
+
+    fn can_zip_in_place(&self, _gradient: &f64) -> bool {
+        true
+    }
+
+    fn zip_in_place(&mut self, gradient: &f64, f: &mut impl FnMut(&mut f64, f64)) {
+        f(self, *gradient);
+    }
 }
 
 impl<T: Parameters, const K: usize> Parameters for [T; K] {
@@ -123,10 +259,7 @@ impl<T: Parameters, const K: usize> Parameters for [T; K] {
         self.iter_mut().for_each(|item| item.visit_mut(f));
     }
 
-    fn try_track<V>(
-        &self,
-        make: &mut impl FnMut(f64) -> Result<V>,
-    ) -> Result<[T::Tracked<V>; K]> {
+    fn try_track<V>(&self, make: &mut impl FnMut(f64) -> Result<V>) -> Result<[T::Tracked<V>; K]> {
         let items = self.as_slice().try_track(make)?;
         // Stable Rust has no fallible `array::from_fn`; the `Vec` has exactly `K` items.
         let found = items.len();
@@ -142,6 +275,14 @@ impl<T: Parameters, const K: usize> Parameters for [T; K] {
 
     fn visit_tracked<V>(tracked: &[T::Tracked<V>; K], f: &mut impl FnMut(&V)) {
         tracked.iter().for_each(|item| T::visit_tracked(item, f));
+    }
+
+    fn can_zip_in_place(&self, gradient: &[T::Gradient; K]) -> bool {
+        items_fit(self, gradient)
+    }
+
+    fn zip_in_place(&mut self, gradient: &[T::Gradient; K], f: &mut impl FnMut(&mut f64, f64)) {
+        zip_items(self, gradient, f);
     }
 }
 
@@ -176,6 +317,14 @@ impl<T: Parameters> Parameters for [T] {
     fn visit_tracked<V>(tracked: &Vec<T::Tracked<V>>, f: &mut impl FnMut(&V)) {
         tracked.iter().for_each(|item| T::visit_tracked(item, f));
     }
+
+    fn can_zip_in_place(&self, gradient: &Vec<T::Gradient>) -> bool {
+        items_fit(self, gradient)
+    }
+
+    fn zip_in_place(&mut self, gradient: &Vec<T::Gradient>, f: &mut impl FnMut(&mut f64, f64)) {
+        zip_items(self, gradient, f);
+    }
 }
 
 impl<T: Parameters> Parameters for Vec<T> {
@@ -204,5 +353,13 @@ impl<T: Parameters> Parameters for Vec<T> {
 
     fn visit_tracked<V>(tracked: &Vec<T::Tracked<V>>, f: &mut impl FnMut(&V)) {
         <[T]>::visit_tracked(tracked, f);
+    }
+
+    fn can_zip_in_place(&self, gradient: &Vec<T::Gradient>) -> bool {
+        items_fit(self, gradient)
+    }
+
+    fn zip_in_place(&mut self, gradient: &Vec<T::Gradient>, f: &mut impl FnMut(&mut f64, f64)) {
+        zip_items(self, gradient, f);
     }
 }
