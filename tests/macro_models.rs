@@ -1,6 +1,8 @@
 //! The language of small models: nested parameter arrays, `#[param]` slices, local arrays
 //! of tracked values, array-valued helpers, iterator folds and detached values as data.
 
+#![allow(clippy::needless_range_loop)] // index loops on purpose: the form the rewrite must accept
+
 use autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
 
 #[differentiable]
@@ -19,7 +21,14 @@ fn nested_arrays_are_differentiated_row_major() -> Result<(), ScalarAutodiffErro
     let w = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]];
     let (value, gradient) = nested_grad(w, 0.5)?;
     assert_eq!(value.to_bits(), nested(w, 0.5).to_bits());
-    let inner = 0.5 + (0..3).map(|i| (0..2).map(|j| w[i][j] * (i as f64 + 1.0) * (j as f64 + 2.0)).sum::<f64>()).sum::<f64>();
+    let inner = 0.5
+        + (0..3)
+            .map(|i| {
+                (0..2)
+                    .map(|j| w[i][j] * (i as f64 + 1.0) * (j as f64 + 2.0))
+                    .sum::<f64>()
+            })
+            .sum::<f64>();
     assert_eq!(gradient.len(), 7);
     for i in 0..3 {
         for j in 0..2 {
@@ -99,5 +108,209 @@ fn slices_give_vec_gradients() -> Result<(), ScalarAutodiffError> {
     assert_eq!(value.to_bits(), slice_loss(&w, &xs).to_bits());
     let expected: Vec<f64> = w.iter().zip(xs).map(|(w, x)| x + 2.0 * w).collect();
     assert_eq!(gradient, expected);
+    Ok(())
+}
+
+/// A 2-3-2-1 tanh network as a parameter struct.
+#[derive(Parameters, Clone, Debug, PartialEq)]
+struct Mlp {
+    w1: [[f64; 2]; 3],
+    b1: [f64; 3],
+    w2: [[f64; 3]; 2],
+    b2: Vec<f64>,
+    out: Head,
+}
+
+#[derive(Parameters, Clone, Debug, PartialEq)]
+struct Head {
+    w: [f64; 2],
+    b: f64,
+}
+
+#[differentiable]
+fn layer3(w: [[f64; 2]; 3], b: [f64; 3], x: [f64; 2]) -> [f64; 3] {
+    let mut h = [0.0; 3];
+    for (o, row) in w.iter().enumerate() {
+        h[o] = (row.iter().zip(x.iter()).map(|(a, v)| a * v).sum::<f64>() + b[o]).tanh();
+    }
+    h
+}
+
+#[differentiable]
+fn mlp_loss(#[param] p: &Mlp, xs: &[[f64; 2]], ys: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for (x, y) in xs.iter().zip(ys) {
+        let h1 = layer3(p.w1, p.b1, *x);
+        let mut h2 = [0.0; 2];
+        for o in 0..2 {
+            let mut z = p.b2[o];
+            for i in 0..3 {
+                z += p.w2[o][i] * h1[i];
+            }
+            h2[o] = z.tanh();
+        }
+        let out = p.out.w[0] * h2[0] + p.out.w[1] * h2[1] + p.out.b;
+        total += (out - y) * (out - y);
+    }
+    total / ys.len() as f64
+}
+
+/// The same network with its 20 parameters in one flat array, in the struct's order.
+#[differentiable]
+fn flat_loss(p: [f64; 20], xs: &[[f64; 2]], ys: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for (x, y) in xs.iter().zip(ys) {
+        let mut h1 = [0.0; 3];
+        for o in 0..3 {
+            h1[o] = (p[o * 2] * x[0] + p[o * 2 + 1] * x[1] + p[6 + o]).tanh();
+        }
+        let mut h2 = [0.0; 2];
+        for o in 0..2 {
+            let mut z = p[15 + o];
+            for i in 0..3 {
+                z += p[9 + o * 3 + i] * h1[i];
+            }
+            h2[o] = z.tanh();
+        }
+        let out = p[17] * h2[0] + p[18] * h2[1] + p[19];
+        total += (out - y) * (out - y);
+    }
+    total / ys.len() as f64
+}
+
+/// The same again, the parameters a runtime-length slice.
+#[differentiable]
+fn slice_mlp_loss(#[param] p: &[f64], xs: &[[f64; 2]], ys: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for (x, y) in xs.iter().zip(ys) {
+        let mut h1 = [0.0; 3];
+        for o in 0..3 {
+            h1[o] = (p[o * 2] * x[0] + p[o * 2 + 1] * x[1] + p[6 + o]).tanh();
+        }
+        let mut h2 = [0.0; 2];
+        for o in 0..2 {
+            let mut z = p[15 + o];
+            for i in 0..3 {
+                z += p[9 + o * 3 + i] * h1[i];
+            }
+            h2[o] = z.tanh();
+        }
+        let out = p[17] * h2[0] + p[18] * h2[1] + p[19];
+        total += (out - y) * (out - y);
+    }
+    total / ys.len() as f64
+}
+
+fn network() -> Mlp {
+    Mlp {
+        w1: [[0.3, -0.7], [0.5, 0.2], [-0.4, 0.9]],
+        b1: [0.1, -0.2, 0.05],
+        w2: [[0.6, -0.3, 0.8], [-0.5, 0.4, 0.2]],
+        b2: vec![0.02, -0.01],
+        out: Head {
+            w: [1.1, -0.9],
+            b: 0.3,
+        },
+    }
+}
+
+const XS: [[f64; 2]; 4] = [[0.0, 1.0], [1.0, -1.0], [0.5, 0.25], [-1.5, 2.0]];
+const YS: [f64; 4] = [0.5, -0.25, 1.0, 0.0];
+
+#[test]
+fn a_struct_a_flat_array_and_a_slice_give_the_same_gradient_bits() -> Result<(), ScalarAutodiffError>
+{
+    let p = network();
+    let flat: [f64; 20] =
+        p.to_flat()
+            .try_into()
+            .map_err(|_| ScalarAutodiffError::LengthMismatch {
+                expected: 20,
+                found: 0,
+            })?;
+    let (value, gradient) = mlp_loss_grad(&p, &XS, &YS)?;
+    let (flat_value, flat_gradient) = flat_loss_grad(flat, &XS, &YS)?;
+    let (slice_value, slice_gradient) = slice_mlp_loss_grad(&flat, &XS, &YS)?;
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    // The plain functions agree bit for bit with the values.
+    assert_eq!(value.to_bits(), mlp_loss(&p, &XS, &YS).to_bits());
+    assert_eq!(value.to_bits(), flat_value.to_bits());
+    assert_eq!(value.to_bits(), slice_value.to_bits());
+    assert_eq!(bits(&gradient.to_flat()), bits(&flat_gradient));
+    assert_eq!(bits(&flat_gradient), bits(&slice_gradient));
+    assert_eq!(gradient.b2.len(), 2);
+    // Central differences of the plain function, every parameter.
+    for k in 0..20 {
+        let h = 1e-6;
+        let mut moved = flat;
+        moved[k] += h;
+        let up = flat_loss(moved, &XS, &YS);
+        moved[k] -= 2.0 * h;
+        let down = flat_loss(moved, &XS, &YS);
+        let numeric = (up - down) / (2.0 * h);
+        assert!(
+            (flat_gradient[k] - numeric).abs() < 1e-8,
+            "{k}: {} vs {numeric}",
+            flat_gradient[k]
+        );
+    }
+    // The graph form on the struct's tracked mirror, read back in the struct's shape.
+    let tracked = p.variables()?;
+    mlp_loss_graph(&tracked, &XS, &YS)?.backward()?;
+    let stored = p.gradient_of(&tracked);
+    assert_eq!(bits(&stored.to_flat()), bits(&gradient.to_flat()));
+    // One SGD step with the gradient in the struct's shape lowers the loss.
+    let mut stepped = p.clone();
+    stepped.zip_mut(&gradient, |w, g| *w -= 0.1 * g)?;
+    assert!(mlp_loss(&stepped, &XS, &YS) < value);
+    Ok(())
+}
+
+/// A model whose settings are data, with differentiable methods.
+struct Model {
+    scale: f64,
+}
+
+impl Model {
+    #[differentiable]
+    fn predict(&self, w: [f64; 2], x: f64) -> f64 {
+        self.scale * (w[0] * x + w[1])
+    }
+
+    #[differentiable]
+    fn loss(&self, w: [f64; 2], xs: &[f64]) -> f64 {
+        xs.iter().map(|x| self.predict(w, *x).powi(2)).sum::<f64>()
+    }
+
+    /// An associated function without `self`.
+    #[differentiable]
+    fn penalty(w: [f64; 2]) -> f64 {
+        w[0] * w[0] + w[1] * w[1]
+    }
+
+    #[differentiable]
+    fn regularized(&self, w: [f64; 2], xs: &[f64]) -> f64 {
+        self.loss(w, xs) + Self::penalty(w)
+    }
+}
+
+#[test]
+fn methods_and_associated_functions_are_differentiable() -> Result<(), ScalarAutodiffError> {
+    let model = Model { scale: 2.0 };
+    let xs = [1.0, -0.5, 2.0];
+    let w = [0.3, -0.1];
+    let (value, gradient) = model.regularized_grad(w, &xs)?;
+    assert_eq!(value.to_bits(), model.regularized(w, &xs).to_bits());
+    // d/dw0 sum (s (w0 x + w1))^2 = sum 2 s^2 (w0 x + w1) x, plus 2 w0.
+    let s2 = model.scale * model.scale;
+    let d0: f64 = xs
+        .iter()
+        .map(|x| 2.0 * s2 * (w[0] * x + w[1]) * x)
+        .sum::<f64>()
+        + 2.0 * w[0];
+    let d1: f64 = xs.iter().map(|x| 2.0 * s2 * (w[0] * x + w[1])).sum::<f64>() + 2.0 * w[1];
+    assert!((gradient[0] - d0).abs() < 1e-12 && (gradient[1] - d1).abs() < 1e-12);
+    let (p, [g0, g1]) = Model::penalty_grad(w)?;
+    assert_eq!((p, g0, g1), (0.1, 0.6, -0.2));
     Ok(())
 }

@@ -11,7 +11,7 @@
 
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Expr, ExprCall};
+use syn::{Expr, ExprCall, ExprMethodCall};
 
 use crate::emit::body_ident;
 use crate::rewrite::{backend, f64_function, unparenthesized, Rewriter};
@@ -47,25 +47,58 @@ impl Rewriter<'_> {
             // Spanned on the user's callee, so that rustc's error points at the call.
             last.ident = body_ident(&last.ident);
         }
+        let Some(args) = self.composed_args(call.args.iter()) else {
+            return self.invalid();
+        };
+        let backend = backend();
+        let span = call.func.span();
+        Value::Node(quote_spanned!(span=> #callee(#backend #(, #args)*)?))
+    }
+
+    /// Whether `call` is a method call on data with tracked arguments, such as
+    /// `self.predict(w, x)`: a call of a `#[differentiable]` method.
+    pub(crate) fn composable_method(&self, call: &ExprMethodCall) -> bool {
+        let receiver = self.scan(&call.receiver);
+        // A closure argument (`xs.iter().map(|x| w * x)`) is an iterator adapter, not a
+        // method of the user's.
+        call.turbofish.is_none()
+            && receiver.is_plain()
+            && call.args.iter().any(|arg| self.scan(arg).tracked)
+            && !call.args.iter().any(|arg| matches!(arg, Expr::Closure(_)))
+    }
+
+    /// The call of the method's hidden generic body on this function's backend:
+    /// `receiver.differentiable_name(__backend, args..)`.
+    pub(crate) fn compose_method(&mut self, call: &ExprMethodCall) -> Value {
+        let Some(args) = self.composed_args(call.args.iter()) else {
+            return self.invalid();
+        };
+        let (receiver, method) = (&call.receiver, body_ident(&call.method));
+        let backend = backend();
+        let span = call.method.span();
+        Value::Node(quote_spanned!(span=> #receiver.#method(#backend #(, #args)*)?))
+    }
+
+    /// The arguments of a composed call: each tracked one lent as `Tracked(&value)`, data
+    /// as written; `None` if one was rejected (and reported).
+    fn composed_args<'e>(
+        &mut self,
+        args: impl Iterator<Item = &'e Expr>,
+    ) -> Option<Vec<proc_macro2::TokenStream>> {
         let private = quote!(::autodiff::__private);
-        let mut args = Vec::new();
+        let mut out = Vec::new();
         let mut valid = true;
-        for arg in &call.args {
+        for arg in args {
             let value = self.expr(arg);
             if value.is_tracked() {
                 let operand = value.operand();
-                args.push(quote!(#private::Tracked(#operand)));
+                out.push(quote!(#private::Tracked(#operand)));
             } else if value.is_valid() {
-                args.push(value.plain());
+                out.push(value.plain());
             } else {
                 valid = false;
             }
         }
-        if !valid {
-            return self.invalid();
-        }
-        let backend = backend();
-        let span = call.func.span();
-        Value::Node(quote_spanned!(span=> #callee(#backend #(, #args)*)?))
+        valid.then_some(out)
     }
 }

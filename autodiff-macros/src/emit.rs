@@ -498,9 +498,9 @@ fn gradient_len(tracked: &[&Param]) -> TokenStream {
     let mut symbolic = Vec::new();
     for param in tracked {
         let lengths = signature::array_lengths(&param.ty);
-        let known: Option<usize> = lengths
-            .iter()
-            .try_fold(1usize, |product, len| product.checked_mul(literal_len(len)?));
+        let known: Option<usize> = lengths.iter().try_fold(1usize, |product, len| {
+            product.checked_mul(literal_len(len)?)
+        });
         match known {
             Some(count) => literal = literal.saturating_add(count),
             None => {
@@ -547,6 +547,7 @@ pub(crate) fn stubs(
     let gradient_type = gradient_type(&tracked);
     let body_output = output_type(output, &quote!(#kind::Value));
     let graph_output = output_type(output, &quote!(::autodiff::Scalar));
+    let receiver = signature::receiver(sig).map(|receiver| quote!(#receiver,));
     quote! {
         #errors
 
@@ -559,6 +560,7 @@ pub(crate) fn stubs(
         #[doc(hidden)]
         #[allow(dead_code, non_snake_case, unused_variables)]
         #vis fn #body<#lent, #kind: ::autodiff::__private::Backend>(
+            #receiver
             _backend: &#kind,
             #(#body_params),*
         ) -> ::core::result::Result<#body_output, #error>
@@ -569,12 +571,12 @@ pub(crate) fn stubs(
         }
 
         #[allow(dead_code, unused_variables, clippy::ptr_arg)]
-        #vis fn #graph(#(#graph_params),*) -> ::core::result::Result<#graph_output, #error> {
+        #vis fn #graph(#receiver #(#graph_params),*) -> ::core::result::Result<#graph_output, #error> {
             ::core::panic!(#rejected)
         }
 
         #[allow(dead_code, unused_variables)]
-        #vis fn #grad(#(#grad_params),*)
+        #vis fn #grad(#receiver #(#grad_params),*)
             -> ::core::result::Result<(#float, #gradient_type), #error>
         {
             ::core::panic!(#rejected)

@@ -10,8 +10,7 @@ use syn::{BinOp, Expr, ExprBinary, ExprCall, ExprMethodCall, ExprUnary, Ident, U
 use crate::mentions::Scan;
 use crate::ops::{self, Shape};
 use crate::rewrite::{
-    arithmetic, backend, f64_function, is_logic, node,
-    without_parens, Binding, Rewriter,
+    arithmetic, backend, f64_function, is_logic, node, without_parens, Binding, Rewriter,
 };
 use crate::unsupported;
 use crate::value::Value;
@@ -71,6 +70,7 @@ impl Rewriter<'_> {
                 }
             }
             Expr::Call(call) if scan.tracked && self.composable(call) => self.compose(call),
+            Expr::MethodCall(call) if self.composable_method(call) => self.compose_method(call),
             Expr::Block(block) if block.label.is_none() && block.attrs.is_empty() => {
                 self.block_value(&block.block)
             }
@@ -270,8 +270,7 @@ impl Rewriter<'_> {
         }
         let shape = ops::shape(&call.method.to_string())?;
         let args: Vec<&Expr> = call.args.iter().collect();
-        self.accepts(shape, &args, true)
-            .then_some(shape)
+        self.accepts(shape, &args, true).then_some(shape)
     }
 
     /// The shape of a supported `f64::name(x, ..)` call, or `None`.

@@ -2,10 +2,10 @@
 //! `loop`. The body is rewritten statement by statement; each iteration records its own
 //! operations, so a loop builds the same graph as the loop unrolled by hand.
 
-use proc_macro2::TokenStream;
-use quote::{quote, ToTokens};
 use proc_macro2::Span;
+use proc_macro2::TokenStream;
 use quote::quote_spanned;
+use quote::{quote, ToTokens};
 use syn::{Expr, ExprForLoop, ExprLoop, ExprMethodCall, ExprWhile, Ident, Pat};
 
 use crate::value::Value;
@@ -247,9 +247,13 @@ impl Rewriter<'_> {
         let each = Ident::new("item", Span::mixed_site());
         let total = Ident::new("total", Span::mixed_site());
         self.push_scope();
-        let inputs: Vec<&Pat> = closure.map(|closure| closure.inputs.iter().collect()).unwrap_or_default();
+        let inputs: Vec<&Pat> = closure
+            .map(|closure| closure.inputs.iter().collect())
+            .unwrap_or_default();
         let accumulator = match (kind, inputs.first()) {
-            (FoldKind::Fold, Some(Pat::Ident(acc))) if acc.by_ref.is_none() && acc.subpat.is_none() => {
+            (FoldKind::Fold, Some(Pat::Ident(acc)))
+                if acc.by_ref.is_none() && acc.subpat.is_none() =>
+            {
                 self.declare(&acc.ident, Binding::Local);
                 Some(acc.ident.clone())
             }

@@ -164,7 +164,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Scans the indices of a place, not the place.
-    fn visit_indices<'ast>(&mut self, expr: &'ast Expr) {
+    fn visit_indices(&mut self, expr: &Expr) {
         match expr {
             Expr::Index(index) => {
                 self.visit_expr(&index.index);

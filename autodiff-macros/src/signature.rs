@@ -22,7 +22,7 @@ pub(crate) enum Kind {
     /// derived struct, a slice `[f64]`, a `Vec<f64>`), differentiated through the trait.
     Declared {
         /// `T`, the type behind the reference if there is one.
-        shape: Type,
+        shape: Box<Type>,
     },
     /// Data: passed through untouched, no entry of the gradient.
     Data,
@@ -62,7 +62,7 @@ pub(crate) enum Output {
     Scalar,
     /// `-> [f64; M]` (nested to any depth): an array-valued helper, with a `name_graph`
     /// returning `Scalar`s but no `name_grad`.
-    Array(Type),
+    Array(Box<Type>),
     /// Missing or of another type (reported).
     Invalid,
 }
@@ -119,7 +119,9 @@ pub(crate) fn without_constant(sig: &Signature) -> Signature {
     let mut sig = sig.clone();
     for input in &mut sig.inputs {
         if let FnArg::Typed(typed) = input {
-            typed.attrs.retain(|attr| !is_constant(attr) && !is_param(attr));
+            typed
+                .attrs
+                .retain(|attr| !is_constant(attr) && !is_param(attr));
         }
     }
     sig
@@ -294,7 +296,11 @@ fn role<'a>(attrs: &'a [Attribute], errors: &mut Errors) -> Role<'a> {
             ));
             continue;
         }
-        let name = if is_constant(attr) { "constant" } else { "param" };
+        let name = if is_constant(attr) {
+            "constant"
+        } else {
+            "param"
+        };
         if !matches!(attr.meta, Meta::Path(_)) {
             errors.push(lesson(
                 attr,
@@ -329,7 +335,7 @@ fn declared(ty: &Type, attr: &Attribute, errors: &mut Errors) -> Kind {
         ty if is_f64(ty) => Kind::Scalar,
         ty if is_f64_array(ty) => Kind::Array,
         Type::Reference(reference) if reference.mutability.is_none() => Kind::Declared {
-            shape: (*reference.elem).clone(),
+            shape: reference.elem.clone(),
         },
         Type::Reference(reference) => {
             errors.push(lesson(
@@ -341,7 +347,9 @@ fn declared(ty: &Type, attr: &Attribute, errors: &mut Errors) -> Kind {
             ));
             Kind::Data
         }
-        Type::Path(_) | Type::Array(_) | Type::Slice(_) => Kind::Declared { shape: ty.clone() },
+        Type::Path(_) | Type::Array(_) | Type::Slice(_) => Kind::Declared {
+            shape: Box::new(ty.clone()),
+        },
         _ => {
             errors.push(lesson(
                 quote!(#attr #ty),
@@ -381,7 +389,7 @@ fn ambiguous(typed: &syn::PatType, name: &Ident) -> syn::Error {
 fn output(sig: &Signature, errors: &mut Errors) -> Output {
     match &sig.output {
         ReturnType::Type(_, ty) if is_f64(ty) => Output::Scalar,
-        ReturnType::Type(_, ty) if is_f64_array(ty) => Output::Array((**ty).clone()),
+        ReturnType::Type(_, ty) if is_f64_array(ty) => Output::Array(ty.clone()),
         ReturnType::Type(arrow, ty) => {
             errors.push(lesson(
                 quote!(#arrow #ty),

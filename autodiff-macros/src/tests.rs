@@ -197,9 +197,7 @@ fn mutable_parameters_are_rebound_to_an_owned_handle() {
         }
     }));
     assert!(
-        body.contains(
-            "let mut x = :: core :: clone :: Clone :: clone (& * lent_0) ;"
-        ),
+        body.contains("let mut x = :: core :: clone :: Clone :: clone (& * lent_0) ;"),
         "{body}"
     );
     assert!(

@@ -2,9 +2,8 @@
 //! lending arguments to a body, making variables and constants of any parameter shape,
 //! folds. Hidden (`__private`): not a public API.
 
-
-use crate::parameters::Parameters;
 use crate::error::ScalarAutodiffError;
+use crate::parameters::Parameters;
 use crate::trace::{Backend, Id, Trace};
 use core::ops::Deref;
 
@@ -184,7 +183,9 @@ pub fn constants<B: Backend, P: PlainShape>(
     backend: &B,
     value: P,
 ) -> Result<<P::Shape as Parameters>::Tracked<B::Value>> {
-    value.shape().try_track(&mut |value| backend.constant(value))
+    value
+        .shape()
+        .try_track(&mut |value| backend.constant(value))
 }
 
 /// The argument of a `name_grad` that cannot exist: the function returns an array.
