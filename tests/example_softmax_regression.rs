@@ -225,10 +225,9 @@ fn hand_gradient(model: &Model, data: &Dataset, l2: f64) -> Vec<(f64, f64)> {
         }
     }
     let mut out = Vec::new();
-    for k in 0..CLASSES {
-        for j in 0..FEATURES {
-            let penalty = 2.0 * l2 * model.w[k][j];
-            let (sum, scale) = dw[k][j];
+    for (dw_row, w_row) in dw.iter().zip(&model.w) {
+        for (&(sum, scale), w) in dw_row.iter().zip(w_row) {
+            let penalty = 2.0 * l2 * w;
             out.push((sum / n + penalty, scale / n + penalty.abs()));
         }
     }
