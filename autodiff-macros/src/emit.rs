@@ -570,12 +570,12 @@ pub(crate) fn stubs(
             ::core::panic!(#rejected)
         }
 
-        #[allow(dead_code, unused_variables, clippy::ptr_arg)]
+        #[allow(dead_code, unused_variables, unused_mut, clippy::ptr_arg)]
         #vis fn #graph(#receiver #(#graph_params),*) -> ::core::result::Result<#graph_output, #error> {
             ::core::panic!(#rejected)
         }
 
-        #[allow(dead_code, unused_variables)]
+        #[allow(dead_code, unused_variables, unused_mut)]
         #vis fn #grad(#receiver #(#grad_params),*)
             -> ::core::result::Result<(#float, #gradient_type), #error>
         {

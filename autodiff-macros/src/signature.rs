@@ -175,6 +175,8 @@ fn qualifiers(sig: &Signature, errors: &mut Errors) {
 
 fn parameters(sig: &Signature, errors: &mut Errors) -> Vec<Param> {
     let mut params = Vec::new();
+    // Whether a parameter's role was reported: then "nothing to differentiate" is not news.
+    let mut unclear = false;
     for input in &sig.inputs {
         let typed = match input {
             FnArg::Receiver(receiver) => {
@@ -214,7 +216,11 @@ fn parameters(sig: &Signature, errors: &mut Errors) -> Vec<Param> {
         let ty = (*typed.ty).clone();
         let kind = match role {
             Role::Constant => Kind::Data,
-            Role::Param(attr) => declared(&ty, attr, errors),
+            Role::Param(attr) => {
+                let kind = declared(&ty, attr, errors);
+                unclear |= matches!(kind, Kind::Data);
+                kind
+            }
             Role::Implied if is_f64(&ty) => Kind::Scalar,
             Role::Implied if is_f64_array(&ty) => Kind::Array,
             Role::Implied if is_data(&ty) => Kind::Data,
@@ -223,6 +229,7 @@ fn parameters(sig: &Signature, errors: &mut Errors) -> Vec<Param> {
                 if let Some(ident) = &ident {
                     errors.push(ambiguous(typed, ident));
                 }
+                unclear = true;
                 Kind::Data
             }
         };
@@ -252,6 +259,7 @@ fn parameters(sig: &Signature, errors: &mut Errors) -> Vec<Param> {
             "add the inputs the result depends on, e.g. `fn f(x: f64) -> f64`",
         ));
     } else if !params.is_empty()
+        && !unclear
         && !params.iter().any(Param::is_tracked)
         && params.iter().all(|param| param.ident.is_some())
     {

@@ -43,7 +43,7 @@ fn gate(x: f64, y: f64, enabled: bool) -> f64 {
 
 /// `match` on an integer parameter and `if let` on data.
 #[differentiable]
-fn pick(x: f64, mode: u8, fallback: Option<f64>) -> f64 {
+fn pick(x: f64, mode: u8, #[constant] fallback: Option<f64>) -> f64 {
     let scale = match mode {
         0 => 1.0,
         1 | 2 => x,

@@ -1,7 +1,7 @@
-// Data parameters compile and pass through untouched: slices, nested arrays, vectors,
-// integers, booleans and `#[constant]` hyperparameters. Plain Rust over data alone (casts,
-// closures, iterator sums, macros) stays as written; its `f64` result meets the graph as a
-// constant.
+// Data parameters compile and pass through untouched: slices, nested arrays, integers,
+// booleans, and anything marked `#[constant]` (hyperparameters, a `&Vec`). Plain Rust over
+// data alone (casts, closures, iterator sums, macros) stays as written; its `f64` result
+// meets the graph as a constant.
 #![deny(warnings)]
 
 use autodiff::differentiable;
@@ -21,7 +21,7 @@ pub fn penalized(w: f64, b: f64, points: &[[f64; 2]], #[constant] lambda: f64) -
 
 /// Plain Rust over data: an iterator sum with a closure, an index and a cast.
 #[differentiable]
-fn centered(x: f64, data: &Vec<f64>, skip: usize, flip: bool) -> f64 {
+fn centered(x: f64, #[constant] data: &Vec<f64>, skip: usize, flip: bool) -> f64 {
     let mean = data.iter().map(|v| v * 1.0).sum::<f64>() / data.len() as f64;
     let offset = data[skip] * (skip as f64 + 0.5);
     let signed = if flip { -x } else { x };
