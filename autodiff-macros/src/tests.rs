@@ -104,7 +104,10 @@ fn only_long_bodies_call_operations_out_of_line() {
     assert!(long.contains(outlined));
     // After the arguments became nodes of the caller's backend, before any operation.
     let (before, after) = long.split_once(outlined).unwrap_or_default();
-    assert!(before.contains("Argument :: lend"), "{before}");
+    assert!(
+        before.contains("Argument < '_ , _ , f64 > > :: lend"),
+        "{before}"
+    );
     assert!(after.starts_with(" 'body : { let mut t ="), "{after}");
 }
 
