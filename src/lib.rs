@@ -12,7 +12,8 @@ pub use autodiff_runtime::*;
 /// `name_graph` and `name_grad` beside it.
 ///
 /// For `#[differentiable] fn name(a: f64, w: [f64; 2], xs: &[f64]) -> f64 { ... }` it
-/// emits, with the function's own visibility:
+/// emits, with the function's own visibility (parameter structs, slices, methods and
+/// array-valued helpers are below):
 ///
 /// - `fn name(a: f64, w: [f64; 2], xs: &[f64]) -> f64`: the function as written
 ///   (`.detach()` calls removed, as detach is the identity on values);
@@ -23,10 +24,45 @@ pub use autodiff_runtime::*;
 ///   fresh variables and one reverse pass (a result that depends on no parameter has
 ///   gradient zero).
 ///
-/// `f64` parameters and parameter arrays `[f64; K]` (`K` a literal or a constant) are
-/// differentiated. Every other parameter is data, passed through untouched and left out of
-/// the gradient (`&[f64]`, `&[[f64; 2]]`, `usize`, `bool`, ...), and so is an `f64`
-/// parameter marked `#[constant]` (a hyperparameter such as a learning rate).
+/// # Parameters and what `name_grad` returns
+///
+/// What a parameter is to the gradient comes from its type, or the user says it; a type
+/// that could be either is a compile error on that parameter, never a guess (a guess could
+/// silently train only part of a model):
+///
+/// - **differentiated**: `f64`; arrays of `f64` by value, nested to any depth (`[f64; K]`,
+///   `[[f64; N]; M]`, with `K` a literal or a constant); and any parameter marked
+///   `#[param]`, by value or by shared reference, whose type implements
+///   [`Parameters`](trait@Parameters): a struct with
+///   [`#[derive(Parameters)]`](derive@Parameters), a slice `&[f64]`, a `Vec<f64>`;
+/// - **data**, passed through untouched: shared references to slices and arrays (`&[f64]`,
+///   `&[[f64; 2]]`, `&[f64; 3]`), integers, `bool`, `char`, `&str`, a method's receiver
+///   (`&self`, `self`), and any parameter marked `#[constant]` (a learning rate, a
+///   `&Vec<f64>`, an `Option<f64>`).
+///
+/// `name_grad` returns `Result<(f64, G), ScalarAutodiffError>` where `G` is
+///
+/// - `[f64; N]` when every differentiated parameter is an `f64` or an array: the partial
+///   derivatives flattened in parameter order, arrays row-major;
+/// - the parameter's own gradient type when there is one differentiated parameter and it is
+///   `#[param]`: `Mlp` for `#[param] p: &Mlp`, `Vec<f64>` for `#[param] w: &[f64]`;
+/// - otherwise a tuple of each differentiated parameter's gradient in its own shape, in
+///   parameter order: `(f64, [f64; 2], Mlp)` for `(a: f64, w: [f64; 2], #[param] p: &Mlp)`.
+///
+/// `name_graph` takes `&Scalar` for an `f64`, arrays of `Scalar` for arrays, and
+/// `&<T as Parameters>::Tracked<Scalar>` for a `#[param]` parameter (make one with
+/// [`Parameters::variables`] and read its gradients with [`Parameters::gradient_of`]).
+///
+/// A function may also return `[f64; M]` (nested to any depth): an array-valued helper such
+/// as a dense layer, callable from other differentiable functions, with a `name_graph` that
+/// returns the `Scalar` outputs. It has no `name_grad` (calling one is a compile error that
+/// says so): differentiate a function that reduces its outputs to one `f64`.
+///
+/// On methods (`&self`, `self`) and associated functions in an `impl`, the generated
+/// functions are methods and associated functions too: `model.loss_grad(w)`,
+/// `Model::loss_grad(w)`. (A receiver-less associated function whose body has more than
+/// 256 operations must mention `Self` or take `self`, for the generated code to know it is
+/// in an `impl`.)
 ///
 /// The plain function and the graph compute the same value bit for bit: the rewrite keeps
 /// every operation, its operands' order and its association as written.
@@ -46,21 +82,35 @@ pub use autodiff_runtime::*;
 ///   cosh, tanh, asinh, acosh, atanh, abs, max, min, hypot, mul_add; `floor`, `ceil`,
 ///   `round`, `trunc`, `fract` and `signum` only on a detached value, where the result is
 ///   a constant;
-/// - elements of parameter arrays, `w[i]` with a data index;
+/// - elements and fields of differentiated parameters (`w[i]`, `w[i][j]`, `p.w1[i]`,
+///   `p.layer.b`), with data indices, and `.len()` of them;
+/// - local arrays of tracked values: `let mut h = [0.0; H];` (a local assigned a tracked
+///   value anywhere is tracked from its declaration), `h[i] = z;`, `h[i] += z;`, nested
+///   arrays, array literals `[a, b, c]` and `[z; N]`;
+/// - iterator folds over tracked arrays and data: `.iter().sum::<f64>()`,
+///   `.iter().map(|v| ..).sum()`, `.iter().zip(xs).map(|(a, b)| a * b).sum()`,
+///   `.enumerate()`, `.product()`, `.fold(0.0, |acc, v| ..)`; the closure follows the rules
+///   of a loop body;
+/// - values computed only from data, constants and `.detach()`ed values, which are plain
+///   data: `let mut m = f64::NEG_INFINITY; m = m.max(z.detach());` is ordinary Rust;
 /// - `if` / `else if` / `else` as statements and values, whose conditions compare primal
 ///   values (`x > 0.0 && n < 3`; the branch not taken records nothing), and `match`,
 ///   `if let` and `while let` on data;
 /// - `for` loops over ranges (`0..n`, `0..=xs.len()`), data (`for &x in xs`,
 ///   `xs.iter().zip(ys)`, `.enumerate()`) and parameter arrays (`w.iter()`), `while` on a
 ///   primal condition, `loop`, `break` and `continue` (with labels);
-/// - calls of other `#[differentiable]` functions (also by path, `layers::dense(w, x)`),
-///   which record into the same graph.
+/// - calls of other `#[differentiable]` functions (also by path, `layers::dense(w, x)`)
+///   and methods (`self.helper(x)`, `Self::helper(x)`), which record into the same graph;
+///   arguments may be scalars, arrays, elements, fields and whole parameters
+///   (`dense(p.w1, p.b1, x)`), and data for a differentiated parameter becomes constants.
 ///
-/// Anything else on a tracked value (`%`, casts, integer arithmetic, closures, macro
-/// calls, references, unknown methods, `match` on a tracked value, a tracked index or loop
-/// bound, `loop` with `break value`, and signatures without a differentiated parameter or
-/// with a result other than `f64`) is a compile error on the offending tokens, saying what
-/// is unsupported, why, and what to write instead. Every offending spot of a function is
+/// Anything else on a tracked value (`%`, casts, integer arithmetic, closures outside a
+/// fold, macro calls, references, unknown methods, `match` on a tracked value, a tracked
+/// index or loop bound, a sub-slice `w[0..4]`, a tracked value written into data,
+/// `loop` with `break value`, and signatures with a parameter whose role is unclear,
+/// without a differentiated parameter, or with a result other than `f64` or an array of
+/// it) is a compile error on the offending tokens, saying what is unsupported, why, and
+/// what to write instead. Every offending spot of a function is
 /// reported in one compile. A call with tracked arguments to a function that is not
 /// `#[differentiable]` fails with rustc's "cannot find function `differentiable_name`".
 ///

@@ -314,3 +314,51 @@ fn methods_and_associated_functions_are_differentiable() -> Result<(), ScalarAut
     assert_eq!((p, g0, g1), (0.1, 0.6, -0.2));
     Ok(())
 }
+
+/// The stable log-sum-exp with its running maximum as a fold: every step is data.
+#[differentiable]
+fn log_sum_exp(z: [f64; 3]) -> f64 {
+    let m = z.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v.detach()));
+    m + z.iter().map(|v| (v - m).exp()).sum::<f64>().ln()
+}
+
+#[test]
+fn a_fold_of_detached_values_is_data() -> Result<(), ScalarAutodiffError> {
+    let z = [1.0, 3.0, -2.0];
+    let (value, gradient) = log_sum_exp_grad(z)?;
+    assert_eq!(value.to_bits(), log_sum_exp(z).to_bits());
+    // The gradient of log-sum-exp is the softmax.
+    let total: f64 = z.iter().map(|v| v.exp()).sum();
+    for (g, v) in gradient.iter().zip(z) {
+        assert!((g - v.exp() / total).abs() < 1e-15);
+    }
+    Ok(())
+}
+
+#[differentiable]
+fn sum_of_squares(#[param] w: &[f64]) -> f64 {
+    w.iter().map(|v| v * v).sum::<f64>()
+}
+
+/// Runs `body` on a thread with a 2 MiB stack, the default for spawned threads.
+fn on_small_stack<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> T {
+    match std::thread::Builder::new().stack_size(2 << 20).spawn(body) {
+        Ok(handle) => handle
+            .join()
+            .unwrap_or_else(|_| panic!("the thread panicked")),
+        Err(error) => panic!("cannot spawn: {error}"),
+    }
+}
+
+#[test]
+fn a_100_000_scalar_slice_runs_on_a_2_mib_stack() {
+    let result = on_small_stack(|| {
+        let w: Vec<f64> = (0..100_000).map(|i| (i % 7) as f64 - 3.0).collect();
+        let (value, gradient) = sum_of_squares_grad(&w)?;
+        assert_eq!(value.to_bits(), sum_of_squares(&w).to_bits());
+        assert_eq!(gradient.len(), w.len());
+        assert!(gradient.iter().zip(&w).all(|(g, v)| *g == 2.0 * v));
+        Ok::<(), ScalarAutodiffError>(())
+    });
+    assert_eq!(result, Ok(()));
+}

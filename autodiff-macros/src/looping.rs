@@ -177,6 +177,48 @@ impl Rewriter<'_> {
     }
 }
 
+impl Rewriter<'_> {
+    /// `.fold(start, |acc, item| body)` as plain Rust, if `body` is data with `acc` data;
+    /// `None` (and nothing reported) if it is not.
+    fn data_fold(
+        &mut self,
+        start: &TokenStream,
+        closure: &syn::ExprClosure,
+        iter: &TokenStream,
+        item: &Item,
+    ) -> Option<Value> {
+        let (Some(Pat::Ident(acc)), Some(item_pat)) =
+            (closure.inputs.first(), closure.inputs.last())
+        else {
+            return None;
+        };
+        let (saved_errors, saved_rejected) = (std::mem::take(&mut *self.errors), self.rejected);
+        self.push_scope();
+        self.declare(&acc.ident, Binding::Plain(None));
+        let pattern = self.bind(item_pat, item);
+        let value = self.expr(&closure.body);
+        self.pop_scope();
+        let attempt = std::mem::replace(&mut *self.errors, saved_errors);
+        let rejected = std::mem::replace(&mut self.rejected, saved_rejected);
+        let (Some(pattern), Value::Plain(body, _), true, false) =
+            (pattern, value, attempt.is_empty(), rejected)
+        else {
+            return None;
+        };
+        let acc = &acc.ident;
+        Some(Value::Plain(
+            quote!({
+                let mut #acc = #start;
+                for #pattern in #iter {
+                    #acc = #body;
+                }
+                #acc
+            }),
+            None,
+        ))
+    }
+}
+
 /// An iterator fold the rewrite records: `.sum()`, `.product()` (each optionally after one
 /// `.map(|item| ..)`) and `.fold(init, |acc, item| ..)`.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -234,13 +276,21 @@ impl Rewriter<'_> {
                 return self.invalid();
             }
         }
-        let start = init.map(|init| {
-            let value = self.expr(init);
-            self.scalar_operand(value, init)
-        });
+        let start = init.map(|init| self.expr(init));
         let Some((iter, item)) = self.iterator(source) else {
             self.errors.push(unsupported::tracked_iterator(source));
             return self.invalid();
+        };
+        if let (Some(Value::Plain(start, None)), Some(closure)) = (&start, closure) {
+            // A fold whose every step is data (`.fold(f64::NEG_INFINITY, |m, &z|
+            // m.max(z.detach()))`) is data: its accumulator never holds a tracked value.
+            if let Some(plain) = self.data_fold(start, closure, &iter, &item) {
+                return plain;
+            }
+        }
+        let start = match (start, init) {
+            (Some(value), Some(init)) => Some(self.scalar_operand(value, init)),
+            _ => None,
         };
         let backend = crate::rewrite::backend();
         let private = quote!(::autodiff::__private);
