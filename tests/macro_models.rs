@@ -362,3 +362,18 @@ fn a_100_000_scalar_slice_runs_on_a_2_mib_stack() {
     });
     assert_eq!(result, Ok(()));
 }
+
+#[differentiable]
+fn squared_norm(w: [[f64; 2]; 2]) -> f64 {
+    w.iter().flatten().map(|v| v * v).sum::<f64>() + w.iter().flatten().copied().product::<f64>()
+}
+
+#[test]
+fn nested_arrays_flatten_in_folds() -> Result<(), ScalarAutodiffError> {
+    let w = [[1.0, 2.0], [3.0, 4.0]];
+    let (value, gradient) = squared_norm_grad(w)?;
+    assert_eq!(value.to_bits(), squared_norm(w).to_bits());
+    assert_eq!(value, 30.0 + 24.0);
+    assert_eq!(gradient, [2.0 + 24.0, 4.0 + 12.0, 6.0 + 8.0, 8.0 + 6.0]);
+    Ok(())
+}

@@ -111,13 +111,14 @@ impl Rewriter<'_> {
                         let item = Item::Pair(Box::new(Item::Plain), Box::new(item));
                         Some((quote!(#inner.#method()), item))
                     }
-                    ("copied" | "cloned", []) => {
+                    ("copied" | "cloned" | "flatten", []) => {
                         // Over tracked values the items stay borrowed: a copy of a node is
-                        // the node.
+                        // the node, and the rows of a nested array flatten into borrowed
+                        // elements.
                         let (inner, item) = self.iterator(&call.receiver)?;
                         match item {
-                            Item::Plain => Some((quote!(#inner.#method()), item)),
-                            item => Some((inner, item)),
+                            Item::Tracked if method != "flatten" => Some((inner, item)),
+                            item => Some((quote!(#inner.#method()), item)),
                         }
                     }
                     ("rev", []) => {

@@ -600,12 +600,14 @@ pub(crate) fn tracked_sub_slice(index: &syn::ExprIndex) -> syn::Error {
 pub(crate) fn tracked_iterator(iter: &Expr) -> syn::Error {
     lesson(
         iter,
-        "a `for` loop cannot run over this tracked value",
-        "a loop runs over data (a range, a slice, an iterator) or over a parameter array's \
-         elements; a range bound or a collection computed from tracked values would change \
-         the loop as the value moves, a step with derivative 0 almost everywhere",
-        "loop over `0..n`, `xs.iter()`, `w.iter()` (a parameter array), or these with `.zip(..)` \
-         and `.enumerate()`",
+        "a loop or fold cannot run over this tracked value",
+        "a `for` loop or an iterator fold runs over data (a range, a slice, an iterator) or \
+         over the elements of a tracked array; a range bound or a collection computed from \
+         tracked values would change the loop as the value moves, a step with derivative 0 \
+         almost everywhere, and other iterator adapters are not followed",
+        "loop over `0..n`, `xs.iter()`, `w.iter()` (a tracked array), or these with \
+         `.zip(..)`, `.enumerate()`, `.rev()`, `.skip(n)`, `.take(n)`, `.step_by(n)`, \
+         `.flatten()`, `.copied()`; fold with one `.map(|v| ..)` closure written in place",
     )
 }
 
