@@ -247,16 +247,17 @@ impl<T: Parameters, const K: usize> Parameters for [T; K] {
     type Tracked<V> = [T::Tracked<V>; K];
     type Gradient = [T::Gradient; K];
 
+    // An array walks as the slice of its elements.
     fn parameter_count(&self) -> usize {
-        self.iter().map(Parameters::parameter_count).sum()
+        self.as_slice().parameter_count()
     }
 
     fn visit(&self, f: &mut impl FnMut(f64)) {
-        self.iter().for_each(|item| item.visit(f));
+        self.as_slice().visit(f);
     }
 
     fn visit_mut(&mut self, f: &mut impl FnMut(&mut f64)) {
-        self.iter_mut().for_each(|item| item.visit_mut(f));
+        self.as_mut_slice().visit_mut(f);
     }
 
     fn try_track<V>(&self, make: &mut impl FnMut(f64) -> Result<V>) -> Result<[T::Tracked<V>; K]> {
