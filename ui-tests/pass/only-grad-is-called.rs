@@ -28,7 +28,7 @@ impl Model {
 
 fn main() {
     let (value, gradient) = loss_grad([1.0, 2.0], 3.0).unwrap_or_default();
-    assert_eq!((value, gradient), (25.0, [30.0, 10.0]));
+    assert_eq!((value, gradient), (25.0, [30.0, 10.0, 10.0]));
     let model = Model { scale: 2.0 };
     assert_eq!(model.energy_grad(3.0).map(|(_, [g])| g), Ok(12.0));
     assert_eq!(Model::penalty_grad([3.0, 4.0]).map(|(v, _)| v), Ok(25.0));
