@@ -251,7 +251,7 @@ fn every_error_of_a_function_is_reported_at_once() {
             "`as` casts of tracked values are not supported by #[differentiable]",
             "macro calls such as `println!` cannot use tracked values in a #[differentiable] function",
             "`match` on a tracked value is not supported by #[differentiable]",
-            "a `for` loop cannot run over this tracked value",
+            "a loop or fold cannot run over this tracked value",
             "`let` patterns cannot bind tracked values in a #[differentiable] function",
             "a tracked value cannot be used as an index",
         ]
