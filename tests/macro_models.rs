@@ -377,3 +377,26 @@ fn nested_arrays_flatten_in_folds() -> Result<(), ScalarAutodiffError> {
     assert_eq!(gradient, [2.0 + 24.0, 4.0 + 12.0, 6.0 + 8.0, 8.0 + 6.0]);
     Ok(())
 }
+
+/// A helper differentiated by its parameter struct, called with data for it.
+#[differentiable]
+fn head_score(#[param] head: &Head, h: [f64; 2]) -> f64 {
+    head.w[0] * h[0] + head.w[1] * h[1] + head.b
+}
+
+#[differentiable]
+fn scored(h: [f64; 2], #[constant] head: &Head) -> f64 {
+    head_score(head, h) * 2.0
+}
+
+#[test]
+fn data_passed_for_a_parameter_struct_becomes_constants() -> Result<(), ScalarAutodiffError> {
+    let head = Head {
+        w: [0.5, -1.5],
+        b: 0.25,
+    };
+    let (value, gradient) = scored_grad([2.0, 1.0], &head)?;
+    assert_eq!(value.to_bits(), scored([2.0, 1.0], &head).to_bits());
+    assert_eq!(gradient, [1.0, -3.0]);
+    Ok(())
+}

@@ -458,11 +458,57 @@ fn emit(input: &DeriveInput, fields: &[Field<'_>], v: Ident) -> TokenStream {
         }
     };
 
+    // Data of the struct passed for a differentiated parameter of a composed function (its
+    // scalars become constants), by value and by reference.
+    let data_impls = {
+        let lent = syn::Lifetime::new("'lent", Span::mixed_site());
+        let backend = Ident::new("AutodiffBackend", Span::mixed_site());
+        let mut generics = input.generics.clone();
+        generics.params.insert(
+            0,
+            GenericParam::Type(syn::parse_quote!(#backend: ::autodiff::__private::Backend)),
+        );
+        generics.params.insert(
+            0,
+            GenericParam::Lifetime(syn::LifetimeParam::new(lent.clone())),
+        );
+        let (data_generics, _, _) = generics.split_for_impl();
+        let lend = |data: TokenStream, view: TokenStream| {
+            quote! {
+                #[automatically_derived]
+                impl #data_generics ::autodiff::__private::Argument<#lent, #backend, #name #ty_generics>
+                    for #data
+                where
+                    #(#user_predicates,)*
+                    #(#gradient_bounds,)*
+                {
+                    #[inline]
+                    fn lend(
+                        self,
+                        backend: &#backend,
+                    ) -> ::core::result::Result<
+                        ::autodiff::__private::Lent<
+                            #lent,
+                            <#name #ty_generics as ::autodiff::Parameters>::Tracked<#backend::Value>,
+                        >,
+                        ::autodiff::ScalarAutodiffError,
+                    > {
+                        ::autodiff::__private::lend_data(#view, backend)
+                    }
+                }
+            }
+        };
+        let by_value = lend(quote!(#name #ty_generics), quote!(&self));
+        let by_reference = lend(quote!(&#name #ty_generics), quote!(self));
+        quote!(#by_value #by_reference)
+    };
+
     quote! {
         #declaration
         #clone_impl
         #debug_impl
         #parameters_impl
+        #data_impls
     }
 }
 

@@ -750,6 +750,8 @@ fn a_derived_struct_gets_a_tracked_mirror_and_an_impl() {
             "impl Copy for __AutodiffTrackedMlp<V,H>",
             "impl Debug for __AutodiffTrackedMlp<V,H>",
             "impl Parameters for Mlp<H>",
+            "impl Argument for Mlp<H>",
+            "impl Argument for &Mlp<H>",
         ]
     );
     let text = output.to_string();
@@ -895,7 +897,7 @@ fn random_structs_never_panic_and_accepted_ones_expand_to_items() {
         if errors(&output).is_empty() {
             let file: syn::File =
                 syn::parse2(output).unwrap_or_else(|error| panic!("{source}: {error}"));
-            assert_eq!(file.items.len(), 5, "{source}");
+            assert_eq!(file.items.len(), 7, "{source}");
         }
     }
 }
