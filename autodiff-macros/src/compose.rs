@@ -1,13 +1,15 @@
-//! Calls to other `#[differentiable]` functions: `g(a, xs)` with a tracked argument records
-//! `g`'s operations into the same graph, through `g`'s hidden generic body.
+//! Calls to other `#[differentiable]` functions and methods: `g(a, xs)`, `Self::g(a)` or
+//! `self.g(a)` with a tracked argument records `g`'s operations into the same graph,
+//! through `g`'s hidden generic body (`differentiable_g`).
 //!
 //! The attribute sees only this function's tokens, so it cannot know whether `g` is
 //! differentiable. It calls `differentiable_g` (see `emit::body_ident`), which exists only
 //! beside a `#[differentiable] fn g`; for any other function, rustc's own error then reads
 //! "cannot find function `differentiable_g`", pointing at the call. Each tracked argument is
-//! lent as `Tracked(&value)`, and data is passed as written; `g`'s signature decides what
-//! each becomes (`__private::ScalarArgument`, `ArrayArgument`), so an argument reused across
-//! calls is one node whose every use is an edge.
+//! lent as `Tracked(&value)` (a scalar, an array, a row, a field, a whole parameter
+//! struct), and data is passed as written; `g`'s signature decides what each becomes
+//! (`__private::Argument` for its shape: the caller's values, or constants made from data),
+//! so an argument reused across calls is one node whose every use is an edge.
 
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;

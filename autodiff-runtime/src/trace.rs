@@ -240,41 +240,11 @@ impl<'t> Trace<'t> {
         output: Id<'t>,
         variables: [Id<'t>; N],
     ) -> Result<(f64, [f64; N])> {
-        let mut tape = self.tape.borrow_mut();
-        let Some(out) = output.slot() else {
-            return Ok((Self::primal(&tape, output), [0.0; N]));
-        };
-        let value = tape.node(out).value;
-        if !tape.node(out).tracked() {
-            return Ok((value, [0.0; N]));
-        }
-        let mut gradient = [0.0; N];
-        // The first pass needs no marks: every adjoint of the trace is still 0. If it meets
-        // a non-finite number, the marked pass decides (the number may come from a node the
-        // output does not reach).
-        if !self.spent.replace(true) && tape.propagate_fresh(self.base, out).is_ok() {
-            for (slot, variable) in gradient.iter_mut().zip(variables) {
-                if let Some(index) = variable.slot() {
-                    // A fresh stored gradient is 0 + adjoint, as on handles: never -0.0.
-                    *slot = 0.0 + tape.fresh_adjoint(index);
-                }
-            }
-            return Ok((value, gradient));
-        }
-        let Ok(lowest) = tape.propagate(out, 1.0) else {
-            return Err(explain(&tape, out, 1.0));
-        };
-        for (slot, variable) in gradient.iter_mut().zip(variables) {
-            if let Some(index) = variable.slot() {
-                *slot = 0.0 + tape.adjoint(index);
-            }
-        }
-        tape.clear_marks(lowest, out as usize);
-        Ok((value, gradient))
+        self.pass(output, |gradients| {
+            variables.map(|variable| variable.slot().map_or(0.0, |index| gradients.of(index)))
+        })
     }
-}
 
-impl<'t> Trace<'t> {
     /// One validated reverse pass from `output` (seed 1): its value, and `build` applied to
     /// the gradients of the first `count` nodes of the trace, which must be its variables
     /// (made first, in gradient order). An output that depends on no variable has an
@@ -286,40 +256,52 @@ impl<'t> Trace<'t> {
         count: usize,
         build: impl FnOnce(&mut Gradients<'_>) -> G,
     ) -> Result<(f64, G)> {
+        let (next, end) = (self.base, self.base + count);
+        self.pass(output, |gradients| {
+            build(&mut Gradients {
+                next,
+                end,
+                ..*gradients
+            })
+        })
+    }
+
+    /// The pass behind both: `read` sees the gradients once the pass has succeeded.
+    #[inline]
+    fn pass<G>(&self, output: Id<'t>, read: impl FnOnce(&Gradients<'_>) -> G) -> Result<(f64, G)> {
         let mut tape = self.tape.borrow_mut();
-        let (first, end) = (self.base, self.base + count);
         let Some(out) = output.slot() else {
             let value = Self::primal(&tape, output);
-            return Ok((value, build(&mut Gradients::zeros(&tape))));
+            return Ok((value, read(&Gradients::after(&tape, Adjoints::Zero))));
         };
         let value = tape.node(out).value;
         if !tape.node(out).tracked() {
-            return Ok((value, build(&mut Gradients::zeros(&tape))));
+            return Ok((value, read(&Gradients::after(&tape, Adjoints::Zero))));
         }
-        // As in `value_and_gradient`: the first pass needs no marks; a non-finite number
-        // sends it to the marked pass, which decides.
+        // The first pass needs no marks: every adjoint of the trace is still 0. If it meets
+        // a non-finite number, the marked pass decides (the number may come from a node the
+        // output does not reach).
         if !self.spent.replace(true) && tape.propagate_fresh(self.base, out).is_ok() {
-            let mut gradients = Gradients {
-                tape: &tape,
-                next: first,
-                end,
-                marked: false,
-            };
-            return Ok((value, build(&mut gradients)));
+            return Ok((value, read(&Gradients::after(&tape, Adjoints::Fresh))));
         }
         let Ok(lowest) = tape.propagate(out, 1.0) else {
             return Err(explain(&tape, out, 1.0));
         };
-        let mut gradients = Gradients {
-            tape: &tape,
-            next: first,
-            end,
-            marked: true,
-        };
-        let built = build(&mut gradients);
+        let built = read(&Gradients::after(&tape, Adjoints::Marked));
         tape.clear_marks(lowest, out as usize);
         Ok((value, built))
     }
+}
+
+/// Which adjoints a finished pass left.
+#[derive(Clone, Copy, Debug)]
+enum Adjoints {
+    /// The output depends on no variable.
+    Zero,
+    /// The first pass: no marks, every adjoint it did not reach is still 0.
+    Fresh,
+    /// A marked pass: an unmarked node's adjoint is stale, and counts as 0.
+    Marked,
 }
 
 /// The gradients of a trace's variables, in order (see [`Trace::value_and_gradients`]).
@@ -328,17 +310,28 @@ pub struct Gradients<'a> {
     tape: &'a Tape,
     next: usize,
     end: usize,
-    /// Whether the pass marked what it reached (else every adjoint was fresh).
-    marked: bool,
+    adjoints: Adjoints,
 }
 
 impl<'a> Gradients<'a> {
-    fn zeros(tape: &'a Tape) -> Self {
+    /// The gradients a pass left in `tape`, with no variables to stream yet.
+    fn after(tape: &'a Tape, adjoints: Adjoints) -> Self {
         Gradients {
             tape,
             next: 0,
             end: 0,
-            marked: false,
+            adjoints,
+        }
+    }
+
+    /// The gradient of the variable at `index`.
+    #[inline]
+    fn of(&self, index: u32) -> f64 {
+        // A stored gradient is 0 + adjoint, as on handles: never -0.0.
+        0.0 + match self.adjoints {
+            Adjoints::Zero => 0.0,
+            Adjoints::Fresh => self.tape.fresh_adjoint(index),
+            Adjoints::Marked => self.tape.adjoint(index),
         }
     }
 
@@ -350,12 +343,7 @@ impl<'a> Gradients<'a> {
         }
         let index = self.next as u32;
         self.next += 1;
-        // A stored gradient is 0 + adjoint, as on handles: never -0.0.
-        0.0 + if self.marked {
-            self.tape.adjoint(index)
-        } else {
-            self.tape.fresh_adjoint(index)
-        }
+        self.of(index)
     }
 }
 
