@@ -203,7 +203,7 @@ pub(crate) fn functions(
             let mut grad_params = grad_params.into_iter();
             let first = grad_params.next().map(|_| {
                 let name = params.first().map(|param| param_name(param, 0));
-                quote!(#name: impl #private::NoGradient)
+                quote!(#name: impl ::autodiff::ArrayOutputHasNoGrad)
             });
             let first_name = params.first().map(|param| param_name(param, 0));
             quote! {
@@ -211,7 +211,7 @@ pub(crate) fn functions(
                 #[allow(dead_code, unused_variables, unused_mut)]
                 #(#forwarded)*
                 #vis fn #grad(#receiver #first #(, #grad_params)*) -> ::core::convert::Infallible {
-                    match #private::NoGradient::never(#first_name) {}
+                    match ::autodiff::ArrayOutputHasNoGrad::never(#first_name) {}
                 }
             }
         }

@@ -188,7 +188,9 @@ pub fn constants<B: Backend, P: PlainShape>(
         .try_track(&mut |value| backend.constant(value))
 }
 
-/// The argument of a `name_grad` that cannot exist: the function returns an array.
+/// The argument of a `name_grad` that cannot exist: the function returns an array. Named
+/// as the sentence it is, since rustc's error names it; at the crate root for the same
+/// reason (hidden there).
 #[diagnostic::on_unimplemented(
     message = "a #[differentiable] function that returns an array has no `_grad` function",
     label = "this function returns an array, not the one `f64` a gradient is taken of",
@@ -196,7 +198,7 @@ pub fn constants<B: Backend, P: PlainShape>(
             `f64` (a loss) and differentiate that one, or build its outputs as `Scalar`s \
             with its `_graph` function and call `backward` on each"
 )]
-pub trait NoGradient {
+pub trait ArrayOutputHasNoGrad {
     /// Never called: nothing implements the trait.
     fn never(self) -> core::convert::Infallible;
 }

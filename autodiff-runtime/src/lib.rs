@@ -28,6 +28,8 @@ mod tape;
 mod trace;
 
 pub use error::ScalarAutodiffError;
+#[doc(hidden)]
+pub use generated::ArrayOutputHasNoGrad;
 pub use gradcheck::{scalar_gradient_check, ScalarGradientCheck};
 pub use ledger::{BackwardPass, Ledger, LedgerEdge, LedgerNode};
 pub use operation::{Operands, ScalarOperation};
