@@ -270,7 +270,7 @@ impl Rewriter<'_> {
         }
         let shape = ops::shape(&call.method.to_string())?;
         let args: Vec<&Expr> = call.args.iter().collect();
-        self.accepts(shape, &args, true).then_some(shape)
+        self.accepts(shape, &args).then_some(shape)
     }
 
     /// The shape of a supported `f64::name(x, ..)` call, or `None`.
@@ -278,18 +278,18 @@ impl Rewriter<'_> {
         let shape = ops::shape(&f64_function(call)?.to_string())?;
         let args: Vec<&Expr> = call.args.iter().collect();
         let (_receiver, rest) = args.split_first()?;
-        self.accepts(shape, rest, false).then_some(shape)
+        self.accepts(shape, rest).then_some(shape)
     }
 
-    fn accepts(&self, shape: Shape, args: &[&Expr], method_form: bool) -> bool {
+    fn accepts(&self, shape: Shape, args: &[&Expr]) -> bool {
         if args.len() + 1 != shape.operands() {
             return false;
         }
         match shape {
-            Shape::Detach => method_form,
-            // On a detached value the whole call is data (see `expr`); on a tracked one it is
-            // rejected.
-            Shape::Stepwise => false,
+            // `x.detach()` and a stepwise method on a detached value are data, evaluated
+            // before this (see `expr`); `f64::detach(x)` and `x.floor()` on a tracked value
+            // are rejected.
+            Shape::Detach | Shape::Stepwise => false,
             Shape::Powi => args.first().is_some_and(|exponent| {
                 let scan = self.scan(exponent);
                 !scan.tracked && !scan.returns

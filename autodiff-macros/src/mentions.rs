@@ -16,10 +16,8 @@ use syn::{
 /// What a tracked name in scope is, as far as the scan is concerned.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Tracked {
-    /// A tracked `f64` value.
+    /// A tracked value: a scalar, or an array, slice or struct of them.
     Value,
-    /// A parameter array `[f64; K]`: `w.len()` is plain, any other use is tracked.
-    Array,
     /// A binding that was rejected (and reported): treated as tracked, so that its uses
     /// are rewritten (and silently dropped) rather than emitted as plain code.
     Rejected,

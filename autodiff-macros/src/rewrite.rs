@@ -56,7 +56,6 @@ impl Binding {
     fn tracked(self) -> Option<Tracked> {
         match self {
             Binding::Plain(_) => None,
-            Binding::Array => Some(Tracked::Array),
             Binding::Rejected => Some(Tracked::Rejected),
             _ => Some(Tracked::Value),
         }
