@@ -197,6 +197,20 @@ pub(crate) fn functions(
     });
     let gradient = gradient_value(&tracked, &next);
     let gradient_type = gradient_type(&tracked);
+    // The compiled sweeps first; the trace decides every call they give up on.
+    let compiled = (call_path.is_none()
+        && matches!(output, Output::Scalar)
+        && matches!(gradient_form(&tracked), Form::Flat))
+    .then(|| crate::sweep::sweeps(&graph_body, params, &gradient_len(&tracked)))
+    .flatten()
+    .map(|sweeps| {
+        let done = Ident::new("done", Span::mixed_site());
+        quote! {
+            if let ::core::option::Option::Some(#done) = #sweeps {
+                return ::core::result::Result::Ok(#done);
+            }
+        }
+    });
     let receiver = receiver.map(|receiver| quote!(#receiver,));
     let grad_fn = match output {
         Output::Array(_) => {
@@ -217,11 +231,21 @@ pub(crate) fn functions(
         }
         _ => quote! {
             #(#[doc = #grad_doc])*
-            #[allow(dead_code, unused_mut, non_snake_case)]
+            #[allow(
+                dead_code,
+                unused_mut,
+                unused_variables,
+                unused_assignments,
+                unused_parens,
+                unused_braces,
+                non_snake_case,
+                clippy::all
+            )]
             #(#forwarded)*
             #vis fn #grad(#receiver #(#grad_params),*)
                 -> ::core::result::Result<(#float, #gradient_type), #error>
             {
+                #compiled
                 let #count = 0usize #(#counts)*;
                 #private::trace(|#tape| {
                     #(#variables)*

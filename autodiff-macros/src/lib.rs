@@ -36,6 +36,7 @@ mod primal;
 mod rewrite;
 mod signature;
 mod statement;
+mod sweep;
 mod unsupported;
 mod value;
 

@@ -24,6 +24,7 @@ mod ledger;
 mod operation;
 mod parameters;
 mod scalar;
+mod sweep;
 mod tape;
 mod trace;
 
@@ -41,5 +42,6 @@ pub use tape::tape_len;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::generated::*;
-    pub use crate::trace::{trace, Backend, Gradients, Handles, Id, Outlined, Trace};
+    pub use crate::sweep::{finite, gradient_into, slopes, sweep, value, zeros_like, Stack, Zero};
+    pub use crate::trace::{op, trace, Backend, Gradients, Handles, Id, Outlined, Trace};
 }

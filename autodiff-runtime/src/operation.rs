@@ -154,6 +154,96 @@ impl ScalarOperation {
         }
     }
 
+    /// The value of the operation on `a` (the operand values in slot order, zeros past its
+    /// arity) with `exponent` for `powi`: the one formula behind [`Scalar`]'s methods, the
+    /// trace of `name_grad`'s checked path and its compiled sweeps.
+    ///
+    /// [`Scalar`]: crate::Scalar
+    #[inline(always)]
+    pub(crate) fn apply(self, a: [f64; 3], exponent: i32) -> f64 {
+        let [x, y, z] = a;
+        match self {
+            Self::Variable | Self::Constant | Self::Detached => x,
+            Self::Add => x + y,
+            Self::Subtract => x - y,
+            Self::Multiply => x * y,
+            Self::Divide => x / y,
+            Self::Negate => -x,
+            Self::Recip => x.recip(),
+            Self::Powi => x.powi(exponent),
+            Self::Powf => x.powf(y),
+            Self::Sqrt => x.sqrt(),
+            Self::Cbrt => x.cbrt(),
+            Self::Exp => x.exp(),
+            Self::Exp2 => x.exp2(),
+            Self::ExpM1 => x.exp_m1(),
+            Self::Ln => x.ln(),
+            Self::Ln1p => x.ln_1p(),
+            Self::Log => x.log(y),
+            Self::Log2 => x.log2(),
+            Self::Log10 => x.log10(),
+            Self::Sin => x.sin(),
+            Self::Cos => x.cos(),
+            Self::Tan => x.tan(),
+            Self::Asin => x.asin(),
+            Self::Acos => x.acos(),
+            Self::Atan => x.atan(),
+            Self::Atan2 => x.atan2(y),
+            Self::Sinh => x.sinh(),
+            Self::Cosh => x.cosh(),
+            Self::Tanh => x.tanh(),
+            Self::Asinh => x.asinh(),
+            Self::Acosh => x.acosh(),
+            Self::Atanh => x.atanh(),
+            Self::Abs => x.abs(),
+            Self::Max => x.max(y),
+            Self::Min => x.min(y),
+            Self::Hypot => x.hypot(y),
+            Self::MulAdd => x.mul_add(y, z),
+        }
+    }
+
+    /// What the local derivatives of the `tracked` operand slots read: which operand
+    /// values, and the result. A compiled sweep keeps exactly these for its reverse half
+    /// (a test below checks the table against the formulas).
+    #[inline(always)]
+    pub(crate) const fn reads(self, tracked: [bool; 3]) -> Reads {
+        let [a, b, _] = tracked;
+        let (operands, value) = match self {
+            Self::Variable | Self::Constant | Self::Detached => ([false; 3], false),
+            Self::Add | Self::Subtract | Self::Negate => ([false; 3], false),
+            Self::Multiply => ([b, a, false], false),
+            Self::Divide => ([false, a || b, false], b),
+            Self::Recip | Self::Sqrt | Self::Cbrt | Self::Exp | Self::Exp2 | Self::Tan => {
+                ([false; 3], true)
+            }
+            Self::Tanh => ([false; 3], true),
+            // `i32::MIN` divides the result by the operand.
+            Self::Powi => ([true, false, false], true),
+            Self::ExpM1
+            | Self::Ln
+            | Self::Ln1p
+            | Self::Log2
+            | Self::Log10
+            | Self::Sin
+            | Self::Cos
+            | Self::Asin
+            | Self::Acos
+            | Self::Atan
+            | Self::Sinh
+            | Self::Cosh
+            | Self::Asinh
+            | Self::Acosh
+            | Self::Atanh
+            | Self::Abs => ([true, false, false], false),
+            Self::Powf => ([true, a, false], b),
+            Self::Log | Self::Atan2 | Self::Max | Self::Min => ([true, true, false], false),
+            Self::Hypot => ([true, true, false], true),
+            Self::MulAdd => ([b, a, false], false),
+        };
+        Reads { operands, value }
+    }
+
     /// The derivative of a unary operation: the common ones inline, the rest through
     /// [`local_derivative`](Self::local_derivative).
     #[inline(always)]
@@ -289,6 +379,15 @@ impl ScalarOperation {
             },
         }
     }
+}
+
+/// What an operation's local derivatives read (see [`ScalarOperation::reads`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Reads {
+    /// The operand values read, by slot.
+    pub(crate) operands: [bool; 3],
+    /// Whether the result is read.
+    pub(crate) value: bool,
 }
 
 fn pick(condition: bool, yes: f64, no: f64) -> f64 {

@@ -105,21 +105,16 @@ impl Scalar {
         }
     }
 
-    fn unary(
-        &self,
-        operation: ScalarOperation,
-        f: fn(f64) -> f64,
-    ) -> Result<Self, ScalarAutodiffError> {
-        Self::record(operation, [self], 0, |[a, _, _]| f(a))
+    fn unary(&self, operation: ScalarOperation) -> Result<Self, ScalarAutodiffError> {
+        Self::record(operation, [self], 0, |a| operation.apply(a, 0))
     }
 
     fn binary(
         &self,
         other: &Scalar,
         operation: ScalarOperation,
-        f: fn(f64, f64) -> f64,
     ) -> Result<Self, ScalarAutodiffError> {
-        Self::record(operation, [self, other], 0, |[a, b, _]| f(a, b))
+        Self::record(operation, [self, other], 0, |a| operation.apply(a, 0))
     }
 
     /// The primal value (NaN only while the thread is tearing down its storage).
@@ -207,7 +202,7 @@ macro_rules! unary_operations {
             $(
                 $(#[$doc])*
                 pub fn $name(&self) -> Result<Self, ScalarAutodiffError> {
-                    self.unary(ScalarOperation::$operation, f64::$name)
+                    self.unary(ScalarOperation::$operation)
                 }
             )*
         }
@@ -215,12 +210,12 @@ macro_rules! unary_operations {
 }
 
 macro_rules! binary_operations {
-    ($($(#[$doc:meta])* $name:ident => $operation:ident, $f:expr;)*) => {
+    ($($(#[$doc:meta])* $name:ident => $operation:ident;)*) => {
         impl Scalar {
             $(
                 $(#[$doc])*
                 pub fn $name(&self, other: &Scalar) -> Result<Self, ScalarAutodiffError> {
-                    self.binary(other, ScalarOperation::$operation, $f)
+                    self.binary(other, ScalarOperation::$operation)
                 }
             )*
         }
@@ -280,57 +275,59 @@ unary_operations! {
 impl Scalar {
     /// `self + other`; derivatives 1 and 1.
     pub fn add(&self, other: &Scalar) -> Result<Self, ScalarAutodiffError> {
-        self.binary(other, ScalarOperation::Add, |a, b| a + b)
+        self.binary(other, ScalarOperation::Add)
     }
 
     /// `self - other`; derivatives 1 and -1.
     pub fn sub(&self, other: &Scalar) -> Result<Self, ScalarAutodiffError> {
-        self.binary(other, ScalarOperation::Subtract, |a, b| a - b)
+        self.binary(other, ScalarOperation::Subtract)
     }
 
     /// `self * other`; derivatives `other` and `self`.
     pub fn mul(&self, other: &Scalar) -> Result<Self, ScalarAutodiffError> {
-        self.binary(other, ScalarOperation::Multiply, |a, b| a * b)
+        self.binary(other, ScalarOperation::Multiply)
     }
 
     /// `self / other`; derivatives `1 / other` and `-self / other²`.
     pub fn div(&self, other: &Scalar) -> Result<Self, ScalarAutodiffError> {
-        self.binary(other, ScalarOperation::Divide, |a, b| a / b)
+        self.binary(other, ScalarOperation::Divide)
     }
 
     /// `-self`; derivative -1.
     pub fn neg(&self) -> Result<Self, ScalarAutodiffError> {
-        self.unary(ScalarOperation::Negate, |a| -a)
+        self.unary(ScalarOperation::Negate)
     }
 }
 
 binary_operations! {
     /// `self^other`; derivatives `other · self^(other-1)` and `self^other · ln(self)`
     /// (0 where the result is 0, PyTorch's convention).
-    powf => Powf, f64::powf;
+    powf => Powf;
     /// Logarithm of `self` in base `other`, computed as `f64::log` does.
-    log => Log, f64::log;
+    log => Log;
     /// Four-quadrant arctangent of `self / other`; derivatives `other / r²` and `-self / r²`.
-    atan2 => Atan2, f64::atan2;
+    atan2 => Atan2;
     /// The larger operand; a tie sends half the gradient to each (PyTorch's convention).
-    max => Max, f64::max;
+    max => Max;
     /// The smaller operand; a tie sends half the gradient to each (PyTorch's convention).
-    min => Min, f64::min;
+    min => Min;
     /// `sqrt(self² + other²)` without overflow; derivatives `self / r` and `other / r`,
     /// and 0 at the origin.
-    hypot => Hypot, f64::hypot;
+    hypot => Hypot;
 }
 
 impl Scalar {
     /// `self^n` for an integer `n` (not a graph node); derivative `n · self^(n-1)`.
     pub fn powi(&self, n: i32) -> Result<Self, ScalarAutodiffError> {
-        Self::record(ScalarOperation::Powi, [self], n, |[a, _, _]| a.powi(n))
+        Self::record(ScalarOperation::Powi, [self], n, |a| {
+            ScalarOperation::Powi.apply(a, n)
+        })
     }
 
     /// `self * a + b` with one rounding, as `f64::mul_add`; derivatives `a`, `self`, 1.
     pub fn mul_add(&self, a: &Scalar, b: &Scalar) -> Result<Self, ScalarAutodiffError> {
-        Self::record(ScalarOperation::MulAdd, [self, a, b], 0, |[x, y, z]| {
-            x.mul_add(y, z)
+        Self::record(ScalarOperation::MulAdd, [self, a, b], 0, |a| {
+            ScalarOperation::MulAdd.apply(a, 0)
         })
     }
 }

@@ -212,7 +212,7 @@ impl<'t> Trace<'t> {
     /// Records `a.mul_add(b, c)`; constant operands become leaves (a node holds one).
     fn ternary(&self, a: Id<'t>, b: Id<'t>, c: Id<'t>) -> Result<Id<'t>> {
         let operation = ScalarOperation::MulAdd;
-        let forward = |[x, y, z]: [f64; 3]| x.mul_add(y, z);
+        let forward = |a: [f64; 3]| operation.apply(a, 0);
         let mut tape = self.tape.borrow_mut();
         let values = [a, b, c].map(|operand| Self::primal(&tape, operand));
         if [a, b, c].iter().all(|operand| operand.slot().is_none()) {
@@ -416,8 +416,8 @@ pub struct Handles;
 
 macro_rules! backend {
     (
-        unary { $($unary:ident => $unary_op:ident, $unary_f:expr;)* }
-        binary { $($binary:ident => $binary_op:ident, $binary_f:expr;)* }
+        unary { $($unary:ident => $unary_op:ident;)* }
+        binary { $($binary:ident => $binary_op:ident;)* }
     ) => {
         /// What generated code needs from a graph: one method per operation, with the
         /// same operand order, values and errors as [`Scalar`]'s own methods.
@@ -495,7 +495,7 @@ macro_rules! backend {
                 Self::primal(&self.tape.borrow(), *value)
             }
             fn powi(&self, value: &Id<'t>, n: i32) -> Result<Id<'t>> {
-                self.unary(ScalarOperation::Powi, *value, n, |[a, _, _]| a.powi(n))
+                self.unary(ScalarOperation::Powi, *value, n, |a| ScalarOperation::Powi.apply(a, n))
             }
             fn mul_add(&self, value: &Id<'t>, a: &Id<'t>, b: &Id<'t>) -> Result<Id<'t>> {
                 self.ternary(*value, *a, *b)
@@ -503,16 +503,35 @@ macro_rules! backend {
             $(
                 #[cfg_attr(not(debug_assertions), inline(always))]
                 fn $unary(&self, value: &Id<'t>) -> Result<Id<'t>> {
-                    let f: fn(f64) -> f64 = $unary_f;
-                    self.unary(ScalarOperation::$unary_op, *value, 0, |[a, _, _]| f(a))
+                    let operation = ScalarOperation::$unary_op;
+                    self.unary(operation, *value, 0, |a| operation.apply(a, 0))
                 }
             )*
             $(
                 #[cfg_attr(not(debug_assertions), inline(always))]
                 fn $binary(&self, left: &Id<'t>, right: &Id<'t>) -> Result<Id<'t>> {
-                    let f: fn(f64, f64) -> f64 = $binary_f;
-                    self.binary(ScalarOperation::$binary_op, *left, *right, |[a, b, _]| f(a, b))
+                    let operation = ScalarOperation::$binary_op;
+                    self.binary(operation, *left, *right, |a| operation.apply(a, 0))
                 }
+            )*
+        }
+
+        /// The operation each backend method records, under the method's name: what
+        /// compiled sweeps name (`op::tanh`), from this one table.
+        #[allow(non_upper_case_globals)]
+        pub mod op {
+            use crate::operation::ScalarOperation;
+            /// `value.powi(n)`.
+            pub const powi: ScalarOperation = ScalarOperation::Powi;
+            /// `value.mul_add(a, b)`.
+            pub const mul_add: ScalarOperation = ScalarOperation::MulAdd;
+            $(
+                #[doc = concat!("`", stringify!($unary), "`.")]
+                pub const $unary: ScalarOperation = ScalarOperation::$unary_op;
+            )*
+            $(
+                #[doc = concat!("`", stringify!($binary), "`.")]
+                pub const $binary: ScalarOperation = ScalarOperation::$binary_op;
             )*
         }
 
@@ -556,41 +575,41 @@ macro_rules! backend {
 
 backend! {
     unary {
-        neg => Negate, |a| -a;
-        recip => Recip, f64::recip;
-        sqrt => Sqrt, f64::sqrt;
-        cbrt => Cbrt, f64::cbrt;
-        exp => Exp, f64::exp;
-        exp2 => Exp2, f64::exp2;
-        exp_m1 => ExpM1, f64::exp_m1;
-        ln => Ln, f64::ln;
-        ln_1p => Ln1p, f64::ln_1p;
-        log2 => Log2, f64::log2;
-        log10 => Log10, f64::log10;
-        sin => Sin, f64::sin;
-        cos => Cos, f64::cos;
-        tan => Tan, f64::tan;
-        asin => Asin, f64::asin;
-        acos => Acos, f64::acos;
-        atan => Atan, f64::atan;
-        sinh => Sinh, f64::sinh;
-        cosh => Cosh, f64::cosh;
-        tanh => Tanh, f64::tanh;
-        asinh => Asinh, f64::asinh;
-        acosh => Acosh, f64::acosh;
-        atanh => Atanh, f64::atanh;
-        abs => Abs, f64::abs;
+        neg => Negate;
+        recip => Recip;
+        sqrt => Sqrt;
+        cbrt => Cbrt;
+        exp => Exp;
+        exp2 => Exp2;
+        exp_m1 => ExpM1;
+        ln => Ln;
+        ln_1p => Ln1p;
+        log2 => Log2;
+        log10 => Log10;
+        sin => Sin;
+        cos => Cos;
+        tan => Tan;
+        asin => Asin;
+        acos => Acos;
+        atan => Atan;
+        sinh => Sinh;
+        cosh => Cosh;
+        tanh => Tanh;
+        asinh => Asinh;
+        acosh => Acosh;
+        atanh => Atanh;
+        abs => Abs;
     }
     binary {
-        add => Add, |a, b| a + b;
-        sub => Subtract, |a, b| a - b;
-        mul => Multiply, |a, b| a * b;
-        div => Divide, |a, b| a / b;
-        powf => Powf, f64::powf;
-        log => Log, f64::log;
-        atan2 => Atan2, f64::atan2;
-        max => Max, f64::max;
-        min => Min, f64::min;
-        hypot => Hypot, f64::hypot;
+        add => Add;
+        sub => Subtract;
+        mul => Multiply;
+        div => Divide;
+        powf => Powf;
+        log => Log;
+        atan2 => Atan2;
+        max => Max;
+        min => Min;
+        hypot => Hypot;
     }
 }

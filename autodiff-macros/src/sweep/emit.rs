@@ -1,0 +1,611 @@
+//! The two sweeps, written from a [`Program`].
+//!
+//! The forward sweep runs the body on `f64`s: each operation through
+//! `__private::value`, checked finite (else the sweep gives up), and, inside a loop,
+//! followed by `Stack::save` of what its slopes read; outside loops those values wait in
+//! locals instead. The reverse sweep walks the statements backwards, loops reversed and
+//! branches replayed from their flags, and adds each operand's contribution
+//! `upstream * slope` (slopes from `__private::slopes`) into its adjoint, slot by slot:
+//! the contributions of the trace's pass, in its order.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+
+use super::ir::{Op, Operand, Place, Program, Stmt, Value, Var};
+use super::lower::{lower, temp};
+use super::names::Names;
+use crate::signature::Param;
+
+/// The expression `name_grad` tries first, of type `Option<(f64, [f64; len])>`, or `None`
+/// if the body is outside what the sweeps compile.
+pub(crate) fn sweeps(
+    graph_body: &TokenStream,
+    params: &[Param],
+    len: &TokenStream,
+) -> Option<TokenStream> {
+    if params.iter().any(|param| param.mutability.is_some()) {
+        return None;
+    }
+    let program = lower(graph_body, params)?;
+    if !copies_are_safe(&program) {
+        return None;
+    }
+    let block: syn::Block = syn::parse2(graph_body.clone()).ok()?;
+    let names = Names::of(&block, params);
+    let mut emit = Emit {
+        program: &program,
+        names: &names,
+        hoisted: Vec::new(),
+        loops: false,
+    };
+    let forward = emit.forward_block(&program.body, false)?;
+    let output = emit.forward_value(&program.output, false)?;
+    let output_primal = emit.primal(&program.output.result, false)?;
+    let seed = Ident::new("__seed", Span::mixed_site());
+    let output_reverse = emit.reverse_value(&program.output, &seed, false)?;
+    let reverse = emit.reverse_stmts(&program.body, false)?;
+
+    let private = quote!(::autodiff::__private);
+    let none = quote!(::core::option::Option::None);
+    let stack = stack();
+    let params_prologue = program.vars.iter().filter(|var| var.param).map(|var| {
+        let (name, primal, adjoint) = (&var.name, &var.primal, &var.adjoint);
+        let (bind, like) = match var.depth {
+            0 => (quote!(#name), quote!(&#primal)),
+            _ => (quote!(&#name), quote!(#primal)),
+        };
+        quote! {
+            let #primal = #bind;
+            if !#private::finite(#like) {
+                return #none;
+            }
+            let mut #adjoint = #private::zeros_like(#like);
+        }
+    });
+    let top_adjoints = program
+        .vars
+        .iter()
+        .filter(|var| !var.param && var.top_level)
+        .map(adjoint_declaration);
+    let hoisted = &emit.hoisted;
+    let output_value = Ident::new("__output", Span::mixed_site());
+    let gradient = Ident::new("__gradient", Span::mixed_site());
+    let next = Ident::new("__next", Span::mixed_site());
+    let gather = program.vars.iter().filter(|var| var.param).map(|var| {
+        let adjoint = &var.adjoint;
+        quote! {
+            if !#private::gradient_into(&#adjoint, &mut #gradient, &mut #next) {
+                return #none;
+            }
+        }
+    });
+    let body = quote! {
+        #(#params_prologue)*
+        #(#top_adjoints)*
+        #(#hoisted)*
+        #forward
+        #output
+        let #output_value: f64 = #output_primal;
+        let #seed: f64 = 1.0;
+        #output_reverse
+        #reverse
+        let mut #gradient = [0.0f64; #len];
+        let mut #next = 0usize;
+        #(#gather)*
+        ::core::option::Option::Some((#output_value, #gradient))
+    };
+    Some(if emit.loops {
+        quote!(#private::sweep(|#stack: &mut #private::Stack| { #body }))
+    } else {
+        quote!((|| { #body })())
+    })
+}
+
+fn stack() -> Ident {
+    Ident::new("__stack", Span::mixed_site())
+}
+
+fn adjoint_declaration(var: &Var) -> TokenStream {
+    let (adjoint, zero) = (&var.adjoint, &var.zero);
+    match var.depth {
+        0 => quote!(let mut #adjoint: f64 = 0.0;),
+        _ => quote!(let mut #adjoint = #zero;),
+    }
+}
+
+struct Emit<'a> {
+    program: &'a Program,
+    names: &'a Names,
+    /// Locals declared before the forward sweep: what operations outside loops keep.
+    hoisted: Vec<TokenStream>,
+    /// Whether anything uses the stack.
+    loops: bool,
+}
+
+impl Emit<'_> {
+    fn var(&self, place: &Place) -> &Var {
+        &self.program.vars[place.var]
+    }
+
+    // ------------------------------------------------------------------ forward
+
+    fn forward_block(&mut self, stmts: &[Stmt], in_loop: bool) -> Option<TokenStream> {
+        let mut out = TokenStream::new();
+        for stmt in stmts {
+            out.extend(self.forward_stmt(stmt, in_loop)?);
+        }
+        Some(out)
+    }
+
+    fn forward_stmt(&mut self, stmt: &Stmt, in_loop: bool) -> Option<TokenStream> {
+        let private = quote!(::autodiff::__private);
+        let none = quote!(::core::option::Option::None);
+        Some(match stmt {
+            Stmt::Data { tokens, .. } => tokens.clone(),
+            Stmt::Let { var, value } => {
+                let ops = self.forward_value(value, in_loop)?;
+                let result = self.primal(&value.result, in_loop)?;
+                let var = &self.program.vars[*var];
+                let primal = &var.primal;
+                let mutability = var.mutable.then(|| quote!(mut));
+                quote! {
+                    #ops
+                    let #mutability #primal: f64 = #result;
+                }
+            }
+            Stmt::LetArray { var, init } => {
+                let primal = &self.program.vars[*var].primal;
+                quote! {
+                    let mut #primal = #init;
+                    if !#private::finite(&#primal) {
+                        return #none;
+                    }
+                }
+            }
+            Stmt::Assign { place, value } => {
+                let ops = self.forward_value(value, in_loop)?;
+                let result = self.primal(&value.result, in_loop)?;
+                let target = self.place_primal(place, in_loop)?;
+                quote! {
+                    #ops
+                    #target = #result;
+                }
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+                flag,
+            } => {
+                let then = self.forward_block(then, in_loop)?;
+                let otherwise = self.forward_block(otherwise, in_loop)?;
+                let taken = flag_ident(*flag);
+                if in_loop {
+                    self.loops = true;
+                    let stack = stack();
+                    quote! {
+                        let #taken: bool = #cond;
+                        if #taken { #then } else { #otherwise }
+                        #stack.push_flag(#taken);
+                    }
+                } else {
+                    self.hoisted.push(quote!(let mut #taken = false;));
+                    quote! {
+                        #taken = #cond;
+                        if #taken { #then } else { #otherwise }
+                    }
+                }
+            }
+            Stmt::For { pat, iter, body } => {
+                let body = self.forward_block(body, true)?;
+                quote!(for #pat in #iter { #body })
+            }
+        })
+    }
+
+    fn forward_value(&mut self, value: &Value, in_loop: bool) -> Option<TokenStream> {
+        let mut out = TokenStream::new();
+        for op in &value.ops {
+            out.extend(self.forward_op(op, in_loop)?);
+        }
+        Some(out)
+    }
+
+    fn forward_op(&mut self, op: &Op, in_loop: bool) -> Option<TokenStream> {
+        let private = quote!(::autodiff::__private);
+        let none = quote!(::core::option::Option::None);
+        let code = op_path(op);
+        let result = temp(op.id);
+        let mut out = TokenStream::new();
+        let mut operands = Vec::new();
+        for (slot, operand) in op.operands.iter().enumerate() {
+            let primal = self.primal(operand, in_loop)?;
+            let local = operand_ident(op.id, slot);
+            out.extend(quote!(let #local: f64 = #primal;));
+            operands.push(quote!(#local));
+        }
+        while operands.len() < 3 {
+            operands.push(quote!(0.0));
+        }
+        let exponent = op.exponent.clone().unwrap_or_else(|| quote!(0));
+        out.extend(quote! {
+            let #result: f64 = #private::value(#code, [#(#operands),*], #exponent);
+            if !#result.is_finite() {
+                return #none;
+            }
+        });
+        if !op.live {
+            return Some(out);
+        }
+        let tracked = self.tracked(op);
+        if in_loop {
+            self.loops = true;
+            let kept = self.kept(op);
+            let same = same_operands(op);
+            let stack = stack();
+            out.extend(quote! {
+                #stack.save(#code, [#(#tracked),*], [#(#kept),*], #same, [#(#operands),*], #result);
+            });
+            if op.exponent.as_ref().is_some_and(|e| !self.names.steady(e)) {
+                return None;
+            }
+        } else {
+            let keep = keep_ident(op.id);
+            self.hoisted
+                .push(quote!(let mut #keep: ([f64; 3], f64, i32) = ([0.0; 3], 0.0, 0);));
+            out.extend(quote!(#keep = ([#(#operands),*], #result, #exponent);));
+        }
+        Some(out)
+    }
+
+    fn tracked(&self, op: &Op) -> Vec<bool> {
+        (0..3)
+            .map(|slot| {
+                op.operands
+                    .get(slot)
+                    .is_some_and(|operand| !matches!(operand, Operand::Data(_)))
+            })
+            .collect()
+    }
+
+    /// Which operands the reverse sweep recomputes rather than pops (inside loops).
+    fn kept(&self, op: &Op) -> Vec<bool> {
+        (0..3)
+            .map(|slot| match op.operands.get(slot) {
+                None | Some(Operand::Temp(_)) => false,
+                Some(Operand::Place(place)) => self.place_kept(place),
+                Some(Operand::Data(data)) => self.names.steady(data),
+            })
+            .collect()
+    }
+
+    /// A place whose value never changes and whose indices are steady.
+    fn place_kept(&self, place: &Place) -> bool {
+        let var = self.var(place);
+        (var.param || (var.top_level && !var.mutable))
+            && place.indices.iter().all(|index| self.names.steady(index))
+    }
+
+    /// The forward sweep's `f64` for an operand; a data operand is checked finite, as
+    /// the trace checks its constants.
+    fn primal(&mut self, operand: &Operand, in_loop: bool) -> Option<TokenStream> {
+        Some(match operand {
+            Operand::Temp(id) => {
+                let temp = temp(*id);
+                quote!(#temp)
+            }
+            Operand::Place(place) => self.place_primal(place, in_loop)?,
+            Operand::Data(data) => {
+                let none = quote!(::core::option::Option::None);
+                let local = Ident::new("__data", Span::mixed_site());
+                quote! {{
+                    let #local: f64 = ::autodiff::__private::PlainF64::to_f64(#data);
+                    if !#local.is_finite() {
+                        return #none;
+                    }
+                    #local
+                }}
+            }
+        })
+    }
+
+    fn place_primal(&mut self, place: &Place, in_loop: bool) -> Option<TokenStream> {
+        let primal = self.var(place).primal.clone();
+        let indices = self.indices(place, in_loop)?;
+        Some(quote!(#primal #([#indices])*))
+    }
+
+    /// A place's indices, recomputed in both sweeps: they must be steady.
+    fn indices(&mut self, place: &Place, _in_loop: bool) -> Option<Vec<TokenStream>> {
+        place
+            .indices
+            .iter()
+            .map(|index| self.names.steady(index).then(|| quote!((#index))))
+            .collect()
+    }
+
+    // ------------------------------------------------------------------ reverse
+
+    /// A block's reverse: its variables' adjoints, its replayed data, then its statements
+    /// backwards.
+    fn reverse_block(&mut self, stmts: &[Stmt], in_loop: bool) -> Option<TokenStream> {
+        let mut out = TokenStream::new();
+        for stmt in stmts {
+            match stmt {
+                Stmt::Let { var, .. } | Stmt::LetArray { var, .. } => {
+                    out.extend(adjoint_declaration(&self.program.vars[*var]));
+                }
+                Stmt::Data {
+                    tokens,
+                    replay: true,
+                } => out.extend(tokens.clone()),
+                _ => {}
+            }
+        }
+        out.extend(self.reverse_stmts(stmts, in_loop)?);
+        Some(out)
+    }
+
+    fn reverse_stmts(&mut self, stmts: &[Stmt], in_loop: bool) -> Option<TokenStream> {
+        let mut out = TokenStream::new();
+        for stmt in stmts.iter().rev() {
+            out.extend(self.reverse_stmt(stmt, in_loop)?);
+        }
+        Some(out)
+    }
+
+    fn reverse_stmt(&mut self, stmt: &Stmt, in_loop: bool) -> Option<TokenStream> {
+        let upstream = Ident::new("__upstream", Span::mixed_site());
+        Some(match stmt {
+            Stmt::Data { .. } | Stmt::LetArray { .. } => TokenStream::new(),
+            Stmt::Let { var, value } => {
+                let adjoint = &self.program.vars[*var].adjoint;
+                let value = self.reverse_value(value, &upstream, in_loop)?;
+                quote!({
+                    let #upstream: f64 = #adjoint;
+                    #value
+                })
+            }
+            Stmt::Assign { place, value } => {
+                let target = self.place_adjoint(place, in_loop)?;
+                let value = self.reverse_value(value, &upstream, in_loop)?;
+                quote!({
+                    let #upstream: f64 = #target;
+                    #target = 0.0;
+                    #value
+                })
+            }
+            Stmt::If {
+                then,
+                otherwise,
+                flag,
+                ..
+            } => {
+                let then = self.reverse_block(then, in_loop)?;
+                let otherwise = self.reverse_block(otherwise, in_loop)?;
+                let taken = if in_loop {
+                    let stack = stack();
+                    quote!(#stack.pop_flag())
+                } else {
+                    let taken = flag_ident(*flag);
+                    quote!(#taken)
+                };
+                quote!(if #taken { #then } else { #otherwise })
+            }
+            Stmt::For { pat, iter, body } => {
+                let body = self.reverse_block(body, true)?;
+                quote! {
+                    for #pat in ::core::iter::IntoIterator::into_iter(#iter).rev() { #body }
+                }
+            }
+        })
+    }
+
+    /// The reverse of a value whose adjoint is `upstream`.
+    fn reverse_value(
+        &mut self,
+        value: &Value,
+        upstream: &Ident,
+        in_loop: bool,
+    ) -> Option<TokenStream> {
+        let mut out = match &value.result {
+            Operand::Temp(id) => {
+                let name = upstream_ident(*id);
+                quote!(let #name: f64 = #upstream;)
+            }
+            // A copy: the source's node receives what the copy received.
+            Operand::Place(place) => {
+                let source = self.place_adjoint(place, in_loop)?;
+                quote!(#source += #upstream;)
+            }
+            Operand::Data(_) => TokenStream::new(),
+        };
+        if matches!(value.result, Operand::Temp(_)) {
+            for op in value.ops.iter().rev().filter(|op| op.live) {
+                out.extend(self.reverse_op(op, in_loop)?);
+            }
+        }
+        Some(out)
+    }
+
+    fn reverse_op(&mut self, op: &Op, in_loop: bool) -> Option<TokenStream> {
+        let private = quote!(::autodiff::__private);
+        let code = op_path(op);
+        let tracked = self.tracked(op);
+        let operands = Ident::new("__operands", Span::mixed_site());
+        let result = Ident::new("__result", Span::mixed_site());
+        let slopes = Ident::new("__slopes", Span::mixed_site());
+        let upstream = upstream_ident(op.id);
+        let mut out = if in_loop {
+            let kept = self.kept(op);
+            let mut known = Vec::new();
+            for (slot, &kept) in kept.iter().enumerate() {
+                let value = match (kept, op.operands.get(slot)) {
+                    (true, Some(Operand::Place(place))) => self.place_primal(place, true)?,
+                    (true, Some(Operand::Data(data))) => {
+                        quote!(::autodiff::__private::PlainF64::to_f64(#data))
+                    }
+                    _ => quote!(0.0),
+                };
+                known.push(value);
+            }
+            let same = same_operands(op);
+            let stack = stack();
+            let exponent = op.exponent.clone().unwrap_or_else(|| quote!(0));
+            quote! {
+                let (#operands, #result) =
+                    #stack.restore(#code, [#(#tracked),*], [#(#kept),*], #same, [#(#known),*]);
+                let #slopes = #private::slopes(#code, [#(#tracked),*], #operands, #result, #exponent);
+            }
+        } else {
+            let keep = keep_ident(op.id);
+            let exponent = Ident::new("__exponent", Span::mixed_site());
+            quote! {
+                let (#operands, #result, #exponent) = #keep;
+                let #slopes = #private::slopes(#code, [#(#tracked),*], #operands, #result, #exponent);
+            }
+        };
+        for (slot, operand) in op.operands.iter().enumerate() {
+            match operand {
+                Operand::Data(_) => {}
+                Operand::Temp(id) => {
+                    let name = upstream_ident(*id);
+                    out.extend(quote!(let #name: f64 = #upstream * #slopes[#slot];));
+                }
+                Operand::Place(place) => {
+                    let adjoint = self.place_adjoint(place, in_loop)?;
+                    out.extend(quote!(#adjoint += #upstream * #slopes[#slot];));
+                }
+            }
+        }
+        Some(out)
+    }
+
+    fn place_adjoint(&mut self, place: &Place, in_loop: bool) -> Option<TokenStream> {
+        let adjoint = self.var(place).adjoint.clone();
+        let indices = self.indices(place, in_loop)?;
+        Some(quote!(#adjoint #([#indices])*))
+    }
+}
+
+fn op_path(op: &Op) -> TokenStream {
+    let method = &op.method;
+    quote!(::autodiff::__private::op::#method)
+}
+
+/// Operand 1 is operand 0, read from the same place (`e * e`).
+fn same_operands(op: &Op) -> bool {
+    match (op.operands.first(), op.operands.get(1)) {
+        (Some(Operand::Place(a)), Some(Operand::Place(b))) => {
+            a.var == b.var
+                && a.indices.len() == b.indices.len()
+                && a.indices
+                    .iter()
+                    .zip(&b.indices)
+                    .all(|(x, y)| x.to_string() == y.to_string())
+        }
+        _ => false,
+    }
+}
+
+fn operand_ident(id: usize, slot: usize) -> Ident {
+    Ident::new(&format!("__operand_{id}_{slot}"), Span::mixed_site())
+}
+
+fn keep_ident(id: usize) -> Ident {
+    Ident::new(&format!("__keep_{id}"), Span::mixed_site())
+}
+
+fn upstream_ident(id: usize) -> Ident {
+    Ident::new(&format!("__upstream_{id}"), Span::mixed_site())
+}
+
+fn flag_ident(flag: usize) -> Ident {
+    Ident::new(&format!("__taken_{flag}"), Span::mixed_site())
+}
+
+/// Whether every copy (`let mut v = x;`, `v = w;`) may hand its adjoint to its source at
+/// its place in the reverse sweep and still add in the trace's order: the source is read
+/// nowhere after the copy, and nowhere in a loop around it.
+fn copies_are_safe(program: &Program) -> bool {
+    let mut walk = Walk::default();
+    walk.stmts(&program.body);
+    walk.value(&program.output, None);
+    walk.copies.iter().all(|copy| {
+        walk.reads.iter().all(|&(var, at)| {
+            let in_loop = copy.loops.iter().any(|&index| {
+                let (start, stop) = walk.loops[index];
+                (start..=stop).contains(&at)
+            });
+            var != copy.var || at == copy.at || (at < copy.at && !in_loop)
+        })
+    })
+}
+
+/// A copy: its source variable, where it happens, the loops around it.
+struct CopySite {
+    var: usize,
+    at: usize,
+    loops: Vec<usize>,
+}
+
+/// Statement positions in program order, reads of each variable and copies.
+#[derive(Default)]
+struct Walk {
+    position: usize,
+    reads: Vec<(usize, usize)>,
+    copies: Vec<CopySite>,
+    /// Every loop's first and last position.
+    loops: Vec<(usize, usize)>,
+    open: Vec<usize>,
+}
+
+impl Walk {
+    fn stmts(&mut self, stmts: &[Stmt]) {
+        for stmt in stmts {
+            self.position += 1;
+            let at = self.position;
+            match stmt {
+                Stmt::Data { .. } | Stmt::LetArray { .. } => {}
+                Stmt::Let { value, .. } => self.value(value, Some(at)),
+                Stmt::Assign { value, .. } => self.value(value, Some(at)),
+                Stmt::If {
+                    then, otherwise, ..
+                } => {
+                    self.stmts(then);
+                    self.stmts(otherwise);
+                }
+                Stmt::For { body, .. } => {
+                    let index = self.loops.len();
+                    self.loops.push((at, at));
+                    self.open.push(index);
+                    self.stmts(body);
+                    self.open.pop();
+                    self.loops[index].1 = self.position;
+                }
+            }
+        }
+    }
+
+    fn value(&mut self, value: &Value, at: Option<usize>) {
+        let at = at.unwrap_or_else(|| {
+            self.position += 1;
+            self.position
+        });
+        for op in value.ops.iter().filter(|op| op.live) {
+            for operand in &op.operands {
+                if let Operand::Place(place) = operand {
+                    self.reads.push((place.var, at));
+                }
+            }
+        }
+        if let Operand::Place(place) = &value.result {
+            self.reads.push((place.var, at));
+            self.copies.push(CopySite {
+                var: place.var,
+                at,
+                loops: self.open.clone(),
+            });
+        }
+    }
+}

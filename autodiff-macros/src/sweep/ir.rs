@@ -1,0 +1,100 @@
+//! The analysed form of a body for compiled sweeps: tracked variables, statements in
+//! their nesting, and each tracked expression as the operations the trace records, in the
+//! order it records them.
+
+use proc_macro2::{Ident, TokenStream};
+
+/// A tracked variable: a differentiated parameter or a tracked local.
+pub(crate) struct Var {
+    /// The user's name (the forward half computes under it, as written).
+    pub(crate) name: Ident,
+    /// The adjoint's name (hygienic).
+    pub(crate) adjoint: Ident,
+    /// The forward half's name for its value (hygienic, so no user name shadows it).
+    pub(crate) primal: Ident,
+    /// How its adjoints start: `0.0` or an array of zeros.
+    pub(crate) zero: TokenStream,
+    /// A differentiated parameter.
+    pub(crate) param: bool,
+    /// How many indices reach a scalar (0 for a scalar).
+    pub(crate) depth: usize,
+    /// Declared at the body's top level (or a parameter): in scope for the whole reverse
+    /// half.
+    pub(crate) top_level: bool,
+    /// Declared `mut` or assigned.
+    pub(crate) mutable: bool,
+}
+
+/// An index into [`Program::vars`].
+pub(crate) type VarId = usize;
+
+/// A tracked scalar place: a variable, or an element of a tracked array.
+#[derive(Clone)]
+pub(crate) struct Place {
+    pub(crate) var: VarId,
+    /// One data expression per level, as written.
+    pub(crate) indices: Vec<TokenStream>,
+}
+
+/// An operand of an operation.
+#[derive(Clone)]
+pub(crate) enum Operand {
+    /// The result of an earlier operation of the same expression.
+    Temp(usize),
+    /// A tracked place, read.
+    Place(Place),
+    /// Data: a constant of the trace.
+    Data(TokenStream),
+}
+
+/// One recorded operation.
+pub(crate) struct Op {
+    /// Its result's number, unique in the program.
+    pub(crate) id: usize,
+    /// The backend method that records it (`mul`, `tanh`, ...).
+    pub(crate) method: Ident,
+    pub(crate) operands: Vec<Operand>,
+    /// `powi`'s exponent, as written.
+    pub(crate) exponent: Option<TokenStream>,
+    /// False under `detach`: recorded, but no gradient flows through it.
+    pub(crate) live: bool,
+}
+
+/// A tracked expression: its operations in recording order, and what it evaluates to.
+pub(crate) struct Value {
+    pub(crate) ops: Vec<Op>,
+    pub(crate) result: Operand,
+}
+
+/// A statement of the body.
+pub(crate) enum Stmt {
+    /// Plain Rust over data (primal reads already plain), kept as written. `replay` holds
+    /// a `let` the reverse half re-runs to see the same data.
+    Data { tokens: TokenStream, replay: bool },
+    /// `let name = value;` of a tracked scalar.
+    Let { var: VarId, value: Value },
+    /// `let mut name = [data; N];`: a tracked array starting as constants.
+    LetArray { var: VarId, init: TokenStream },
+    /// `place = value;`.
+    Assign { place: Place, value: Value },
+    /// `if cond { .. } else { .. }` on data and primal values.
+    If {
+        cond: TokenStream,
+        then: Vec<Stmt>,
+        otherwise: Vec<Stmt>,
+        flag: usize,
+    },
+    /// `for pat in iter { .. }` over data.
+    For {
+        pat: TokenStream,
+        iter: TokenStream,
+        body: Vec<Stmt>,
+    },
+}
+
+/// A lowered body.
+pub(crate) struct Program {
+    pub(crate) vars: Vec<Var>,
+    pub(crate) body: Vec<Stmt>,
+    pub(crate) output: Value,
+}

@@ -1,0 +1,318 @@
+//! What `name_grad`'s compiled sweeps call: one value stack per thread, and the value and
+//! local derivatives of each operation from the one table in [`ScalarOperation`].
+//!
+//! The forward half of a compiled sweep computes plain `f64`s and [`Stack::save`]s, for
+//! each operation inside a loop, exactly what its local derivatives read and the reverse
+//! half cannot recompute; the reverse half [`Stack::restore`]s them in the opposite
+//! order. The values come from [`value`] and the slopes from [`slopes`], the very
+//! functions the tape's reverse pass calls, so a sweep that adds the same contributions in
+//! the same order gives the same bits. A sweep decides no error: it gives up (`None`) on
+//! the first non-finite number, and `name_grad` then runs the checked path.
+
+use std::cell::RefCell;
+
+use crate::operation::ScalarOperation;
+use crate::parameters::Parameters;
+
+/// The values a forward half keeps for its reverse half, last in, first out.
+#[derive(Debug, Default)]
+pub struct Stack {
+    words: Vec<u64>,
+}
+
+thread_local! {
+    static STACK: RefCell<Stack> = const { RefCell::new(Stack { words: Vec::new() }) };
+}
+
+/// Runs `run` on this thread's stack and leaves the stack as it found it (its capacity
+/// stays, so a warm call allocates nothing). `None` if `run` gave up, or if the stack is
+/// unavailable (re-entered, or the thread is tearing down its storage).
+#[inline]
+pub fn sweep<R>(run: impl FnOnce(&mut Stack) -> Option<R>) -> Option<R> {
+    STACK
+        .try_with(|cell| {
+            let mut stack = cell.try_borrow_mut().ok()?;
+            let base = stack.words.len();
+            let result = run(&mut stack);
+            stack.words.truncate(base);
+            result
+        })
+        .ok()
+        .flatten()
+}
+
+impl Stack {
+    /// Keeps `value`.
+    #[inline(always)]
+    pub fn push(&mut self, value: f64) {
+        self.words.push(value.to_bits());
+    }
+
+    /// The last value kept (0 on an empty stack, which a sweep never pops).
+    #[inline(always)]
+    pub fn pop(&mut self) -> f64 {
+        f64::from_bits(self.words.pop().unwrap_or(0))
+    }
+
+    /// Keeps which way a branch went.
+    #[inline(always)]
+    pub fn push_flag(&mut self, flag: bool) {
+        self.words.push(u64::from(flag));
+    }
+
+    /// The last branch kept.
+    #[inline(always)]
+    pub fn pop_flag(&mut self) -> bool {
+        self.words.pop() == Some(1)
+    }
+
+    /// Keeps what the local derivatives of `op`'s `tracked` slots read: the operand values
+    /// the reverse half does not have otherwise (`kept[slot]` says it does) and the result.
+    /// `same` says operand 1 is operand 0 (`e * e`): it is kept once.
+    #[inline(always)]
+    pub fn save(
+        &mut self,
+        op: ScalarOperation,
+        tracked: [bool; 3],
+        kept: [bool; 3],
+        same: bool,
+        operands: [f64; 3],
+        value: f64,
+    ) {
+        let reads = op.reads(tracked);
+        for slot in 0..3 {
+            if reads.operands[slot] && !kept[slot] && !(same && slot == 1) {
+                self.push(operands[slot]);
+            }
+        }
+        if reads.value {
+            self.push(value);
+        }
+    }
+
+    /// Pops what [`Stack::save`] kept, in reverse; the operand values the reverse half has
+    /// come in through `operands`. Returns the operand values and the result.
+    #[inline(always)]
+    pub fn restore(
+        &mut self,
+        op: ScalarOperation,
+        tracked: [bool; 3],
+        kept: [bool; 3],
+        same: bool,
+        mut operands: [f64; 3],
+    ) -> ([f64; 3], f64) {
+        let reads = op.reads(tracked);
+        let value = if reads.value { self.pop() } else { 0.0 };
+        for slot in (0..3).rev() {
+            if reads.operands[slot] && !kept[slot] && !(same && slot == 1) {
+                operands[slot] = self.pop();
+            }
+        }
+        if same {
+            operands[1] = operands[0];
+        }
+        (operands, value)
+    }
+}
+
+/// The value of `op` on `operands`, as the tape computes it.
+#[inline(always)]
+pub fn value(op: ScalarOperation, operands: [f64; 3], exponent: i32) -> f64 {
+    op.apply(operands, exponent)
+}
+
+/// The local derivatives of `op` with respect to its `tracked` slots (0 elsewhere), with
+/// the very formulas, and the very calls, of the tape's reverse pass.
+#[inline(always)]
+pub fn slopes(
+    op: ScalarOperation,
+    tracked: [bool; 3],
+    operands: [f64; 3],
+    value: f64,
+    exponent: i32,
+) -> [f64; 3] {
+    let [x, y, _] = operands;
+    match op.arity() {
+        1 => [op.unary_derivative(x, value, exponent), 0.0, 0.0],
+        2 => {
+            let [a, b] = op.binary_derivatives(x, y, value, [tracked[0], tracked[1]]);
+            [a, b, 0.0]
+        }
+        _ => [0, 1, 2].map(|slot| match tracked[slot] {
+            true => op.local_derivative(slot, operands, value, exponent),
+            false => 0.0,
+        }),
+    }
+}
+
+/// A shape of adjoints: `f64` or arrays of it, all zero.
+pub trait Zero: Sized {
+    /// All zeros.
+    fn zero() -> Self;
+}
+
+impl Zero for f64 {
+    #[inline(always)]
+    fn zero() -> f64 {
+        0.0
+    }
+}
+
+impl<T: Zero + Copy, const N: usize> Zero for [T; N] {
+    #[inline(always)]
+    fn zero() -> Self {
+        [T::zero(); N]
+    }
+}
+
+/// Zeros of the shape of `like`: the adjoints of a parameter or a local array.
+#[inline(always)]
+pub fn zeros_like<T: Zero>(like: &T) -> T {
+    let _ = like;
+    T::zero()
+}
+
+/// Whether every scalar of `value` is finite.
+#[inline]
+pub fn finite<P: Parameters + ?Sized>(value: &P) -> bool {
+    let mut finite = true;
+    value.visit(&mut |scalar| finite &= scalar.is_finite());
+    finite
+}
+
+/// Writes the gradients in `adjoints` (`0 + adjoint`, as a pass stores them: never -0.0)
+/// into `out` from `next` on, in parameter order; false if one is not finite.
+#[inline]
+pub fn gradient_into<P: Parameters + ?Sized>(
+    adjoints: &P,
+    out: &mut [f64],
+    next: &mut usize,
+) -> bool {
+    let mut finite = true;
+    adjoints.visit(&mut |adjoint| {
+        let gradient = 0.0 + adjoint;
+        finite &= gradient.is_finite();
+        if let Some(slot) = out.get_mut(*next) {
+            *slot = gradient;
+        }
+        *next += 1;
+    });
+    finite
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ScalarOperation as Op;
+
+    const ALL: [Op; 36] = [
+        Op::Add,
+        Op::Subtract,
+        Op::Multiply,
+        Op::Divide,
+        Op::Negate,
+        Op::Recip,
+        Op::Powi,
+        Op::Powf,
+        Op::Sqrt,
+        Op::Cbrt,
+        Op::Exp,
+        Op::Exp2,
+        Op::ExpM1,
+        Op::Ln,
+        Op::Ln1p,
+        Op::Log,
+        Op::Log2,
+        Op::Log10,
+        Op::Sin,
+        Op::Cos,
+        Op::Tan,
+        Op::Asin,
+        Op::Acos,
+        Op::Atan,
+        Op::Atan2,
+        Op::Sinh,
+        Op::Cosh,
+        Op::Tanh,
+        Op::Asinh,
+        Op::Acosh,
+        Op::Atanh,
+        Op::Abs,
+        Op::Max,
+        Op::Min,
+        Op::Hypot,
+        Op::MulAdd,
+    ];
+
+    /// The table of what each slope reads is the truth: replacing everything it says is
+    /// not read by NaN changes no slope.
+    #[test]
+    fn slopes_read_only_what_the_table_says() {
+        let points = [
+            [0.3, 0.7, -0.2],
+            [1.5, 2.0, 0.25],
+            [-0.4, -0.4, 3.0],
+            [0.0, 0.5, 1.0],
+        ];
+        for op in ALL {
+            for tracked in [
+                [true, false, false],
+                [false, true, false],
+                [true, true, true],
+            ] {
+                let tracked = match op.arity() {
+                    1 => [true, false, false],
+                    2 => [tracked[0], tracked[1], false],
+                    _ => tracked,
+                };
+                for operands in points {
+                    let exponent = if op == Op::Powi { 3 } else { 0 };
+                    let result = value(op, operands, exponent);
+                    let full = slopes(op, tracked, operands, result, exponent);
+                    let reads = op.reads(tracked);
+                    let mut blind = operands;
+                    for (value, read) in blind.iter_mut().zip(reads.operands) {
+                        if !read {
+                            *value = f64::NAN;
+                        }
+                    }
+                    let blind_value = if reads.value { result } else { f64::NAN };
+                    let seen = slopes(op, tracked, blind, blind_value, exponent);
+                    for slot in 0..op.arity() {
+                        if tracked[slot] && !full[slot].is_nan() {
+                            assert_eq!(
+                                full[slot].to_bits(),
+                                seen[slot].to_bits(),
+                                "{op} slot {slot} at {operands:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn saved_values_come_back_in_order() {
+        let mut stack = Stack::default();
+        let (tracked, kept) = ([true, true, false], [false, false, false]);
+        stack.save(Op::Multiply, tracked, kept, false, [2.0, 3.0, 0.0], 6.0);
+        stack.save(
+            Op::Tanh,
+            [true, false, false],
+            kept,
+            false,
+            [0.5, 0.0, 0.0],
+            0.5f64.tanh(),
+        );
+        stack.save(Op::Multiply, tracked, kept, true, [4.0, 4.0, 0.0], 16.0);
+        assert_eq!(stack.words.len(), 4);
+        let square = stack.restore(Op::Multiply, tracked, kept, true, [0.0; 3]);
+        assert_eq!(square.0, [4.0, 4.0, 0.0]);
+        let tanh = stack.restore(Op::Tanh, [true, false, false], kept, false, [0.0; 3]);
+        assert_eq!(tanh.1, 0.5f64.tanh());
+        let product = stack.restore(Op::Multiply, tracked, kept, false, [0.0; 3]);
+        assert_eq!(product.0, [2.0, 3.0, 0.0]);
+        assert!(stack.words.is_empty());
+    }
+}
