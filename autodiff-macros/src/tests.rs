@@ -901,3 +901,69 @@ fn random_structs_never_panic_and_accepted_ones_expand_to_items() {
         }
     }
 }
+
+#[test]
+fn zz_which() {
+    let items = [
+        quote! {
+        fn layer(w: [[f64; 3]; 4], bias: [f64; 4], rows: &[[f64; 3]]) -> f64 {
+            let mut total = 0.0;
+            for row in rows {
+                let mut hidden = [0.0; 4];
+                for j in 0..4 {
+                    let mut sum = bias[j];
+                    for k in 0..3 {
+                        sum += w[j][k] * row[k];
+                    }
+                    hidden[j] = sum.tanh();
+                }
+                for j in 0..4 {
+                    if hidden[j] > 0.0 {
+                        total += hidden[j] * hidden[j];
+                    } else {
+                        total -= hidden[j];
+                    }
+                }
+            }
+            total
+        }
+                },
+        quote! { fn a(w: [[f64; 3]; 4], bias: [f64; 4], rows: &[[f64; 3]]) -> f64 {
+            let mut total = 0.0;
+            for row in rows { for j in 0..4 { let mut sum = bias[j]; total += sum; } }
+            total
+        } },
+        quote! { fn b(w: [[f64; 3]; 4], bias: [f64; 4], rows: &[[f64; 3]]) -> f64 {
+            let mut total = 0.0;
+            for row in rows { let mut hidden = [0.0; 4]; for j in 0..4 { hidden[j] = w[j][0].tanh(); } total += hidden[1]; }
+            total
+        } },
+        quote! { fn c(w: [[f64; 3]; 4], bias: [f64; 4], rows: &[[f64; 3]]) -> f64 {
+            let mut total = 0.0;
+            for row in rows { for j in 0..4 { if w[j][0] > 0.0 { total += w[j][0] * w[j][1]; } else { total -= w[j][0]; } } }
+            total
+        } },
+        quote! { fn d(w: [[f64; 3]; 4], bias: [f64; 4], rows: &[[f64; 3]]) -> f64 {
+            let mut total = 0.0;
+            for row in rows { for j in 0..4 { let mut sum = bias[j]; for k in 0..3 { sum += w[j][k] * row[k]; } total += sum; } }
+            total
+        } },
+    ];
+    for item in items {
+        let output = accepted(item);
+        let text = output.to_string();
+        let file: syn::File = syn::parse2(output).unwrap();
+        let name = file
+            .items
+            .iter()
+            .find_map(|item| match item {
+                syn::Item::Fn(f) => Some(f.sig.ident.to_string()),
+                _ => None,
+            })
+            .unwrap();
+        println!(
+            "{name}: compiled = {}",
+            text.contains(":: autodiff :: __private :: value (")
+        );
+    }
+}

@@ -43,5 +43,5 @@ pub use tape::tape_len;
 pub mod __private {
     pub use crate::generated::*;
     pub use crate::sweep::{finite, gradient_into, slopes, sweep, value, zeros_like, Stack, Zero};
-    pub use crate::trace::{op, trace, Backend, Gradients, Handles, Id, Outlined, Trace};
+    pub use crate::trace::{op, trace, Backend, Gradients, Handles, Id, Outlined, Primal, Trace};
 }

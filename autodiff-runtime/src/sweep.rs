@@ -11,17 +11,23 @@
 
 use std::cell::RefCell;
 
-use crate::operation::ScalarOperation;
+use crate::operation::{Reads, ScalarOperation};
 use crate::parameters::Parameters;
 
 /// The values a forward half keeps for its reverse half, last in, first out.
 #[derive(Debug, Default)]
 pub struct Stack {
     words: Vec<u64>,
+    /// Branch flags, 64 to a word: a loop of branches keeps a bit per iteration.
+    flags: Vec<u64>,
+    /// How many flags are kept.
+    taken: usize,
 }
 
 thread_local! {
-    static STACK: RefCell<Stack> = const { RefCell::new(Stack { words: Vec::new() }) };
+    static STACK: RefCell<Stack> = const {
+        RefCell::new(Stack { words: Vec::new(), flags: Vec::new(), taken: 0 })
+    };
 }
 
 /// Runs `run` on this thread's stack and leaves the stack as it found it (its capacity
@@ -32,9 +38,11 @@ pub fn sweep<R>(run: impl FnOnce(&mut Stack) -> Option<R>) -> Option<R> {
     STACK
         .try_with(|cell| {
             let mut stack = cell.try_borrow_mut().ok()?;
-            let base = stack.words.len();
+            let (base, taken) = (stack.words.len(), stack.taken);
             let result = run(&mut stack);
             stack.words.truncate(base);
+            stack.taken = taken;
+            stack.flags.truncate(taken.div_ceil(64));
             result
         })
         .ok()
@@ -57,13 +65,30 @@ impl Stack {
     /// Keeps which way a branch went.
     #[inline(always)]
     pub fn push_flag(&mut self, flag: bool) {
-        self.words.push(u64::from(flag));
+        let bit = self.taken % 64;
+        if bit == 0 {
+            self.flags.push(0);
+        }
+        if let Some(word) = self.flags.last_mut() {
+            *word = (*word & !(1 << bit)) | u64::from(flag) << bit;
+        }
+        self.taken += 1;
     }
 
     /// The last branch kept.
     #[inline(always)]
     pub fn pop_flag(&mut self) -> bool {
-        self.words.pop() == Some(1)
+        let Some(taken) = self.taken.checked_sub(1) else {
+            return false;
+        };
+        self.taken = taken;
+        let bit = taken % 64;
+        let word = if bit == 0 {
+            self.flags.pop()
+        } else {
+            self.flags.last().copied()
+        };
+        word.is_some_and(|word| word >> bit & 1 == 1)
     }
 
     /// Keeps what the local derivatives of `op`'s `tracked` slots read: the operand values
@@ -79,10 +104,10 @@ impl Stack {
         operands: [f64; 3],
         value: f64,
     ) {
-        let reads = op.reads(tracked);
-        for slot in 0..3 {
-            if reads.operands[slot] && !kept[slot] && !(same && slot == 1) {
-                self.push(operands[slot]);
+        let reads = kept_reads(op, tracked, kept, same);
+        for (operand, read) in operands.into_iter().zip(reads.operands) {
+            if read {
+                self.push(operand);
             }
         }
         if reads.value {
@@ -101,11 +126,11 @@ impl Stack {
         same: bool,
         mut operands: [f64; 3],
     ) -> ([f64; 3], f64) {
-        let reads = op.reads(tracked);
+        let reads = kept_reads(op, tracked, kept, same);
         let value = if reads.value { self.pop() } else { 0.0 };
-        for slot in (0..3).rev() {
-            if reads.operands[slot] && !kept[slot] && !(same && slot == 1) {
-                operands[slot] = self.pop();
+        for (operand, read) in operands.iter_mut().zip(reads.operands).rev() {
+            if read {
+                *operand = self.pop();
             }
         }
         if same {
@@ -113,6 +138,21 @@ impl Stack {
         }
         (operands, value)
     }
+}
+
+/// What [`Stack::save`] pushes: what the slopes read, less what the reverse half has, and
+/// operand 1 as operand 0 when they are the same.
+#[inline(always)]
+fn kept_reads(op: ScalarOperation, tracked: [bool; 3], kept: [bool; 3], same: bool) -> Reads {
+    let mut reads = op.reads(tracked);
+    if same {
+        reads.operands[0] |= reads.operands[1];
+        reads.operands[1] = false;
+    }
+    for (read, kept) in reads.operands.iter_mut().zip(kept) {
+        *read &= !kept;
+    }
+    reads
 }
 
 /// The value of `op` on `operands`, as the tape computes it.
@@ -307,6 +347,10 @@ mod tests {
         );
         stack.save(Op::Multiply, tracked, kept, true, [4.0, 4.0, 0.0], 16.0);
         assert_eq!(stack.words.len(), 4);
+        stack.save(Op::Divide, tracked, kept, true, [5.0, 5.0, 0.0], 1.0);
+        assert_eq!(stack.words.len(), 6);
+        let ratio = stack.restore(Op::Divide, tracked, kept, true, [0.0; 3]);
+        assert_eq!(ratio, ([5.0, 5.0, 0.0], 1.0));
         let square = stack.restore(Op::Multiply, tracked, kept, true, [0.0; 3]);
         assert_eq!(square.0, [4.0, 4.0, 0.0]);
         let tanh = stack.restore(Op::Tanh, [true, false, false], kept, false, [0.0; 3]);
@@ -314,5 +358,21 @@ mod tests {
         let product = stack.restore(Op::Multiply, tracked, kept, false, [0.0; 3]);
         assert_eq!(product.0, [2.0, 3.0, 0.0]);
         assert!(stack.words.is_empty());
+        let flags: Vec<bool> = (0..200).map(|i| i % 3 == 0 || i % 7 == 1).collect();
+        for &flag in &flags {
+            stack.push_flag(flag);
+        }
+        assert_eq!(stack.flags.len(), 4);
+        for &flag in flags.iter().rev() {
+            assert_eq!(stack.pop_flag(), flag);
+        }
+        // A bit reused after a pop is overwritten, not or-ed.
+        stack.push_flag(true);
+        stack.push_flag(true);
+        assert!(stack.pop_flag());
+        stack.push_flag(false);
+        assert!(!stack.pop_flag());
+        assert!(stack.pop_flag());
+        assert!(stack.flags.is_empty());
     }
 }

@@ -410,6 +410,12 @@ fn fold<'t>(
 #[derive(Clone, Copy, Debug)]
 pub struct Outlined<'b, B>(pub &'b B);
 
+/// Plain `f64`s, no graph: compiled sweeps convert their data through it with the
+/// trace's own `constant`, so that a type error in the user's data reads the same (and
+/// is reported once) on both paths.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Primal;
+
 /// Builds graphs of [`Scalar`]s: the backend of `name_graph`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Handles;
@@ -512,6 +518,43 @@ macro_rules! backend {
                 fn $binary(&self, left: &Id<'t>, right: &Id<'t>) -> Result<Id<'t>> {
                     let operation = ScalarOperation::$binary_op;
                     self.binary(operation, *left, *right, |a| operation.apply(a, 0))
+                }
+            )*
+        }
+
+        impl Backend for Primal {
+            type Value = f64;
+            #[inline(always)]
+            fn constant(&self, value: f64) -> Result<f64> {
+                match value.is_finite() {
+                    true => Ok(value),
+                    false => Err(ScalarAutodiffError::NonFiniteLeaf {
+                        operation: ScalarOperation::Constant,
+                        value,
+                    }),
+                }
+            }
+            fn detach(&self, value: &f64) -> Result<f64> {
+                Ok(*value)
+            }
+            #[inline(always)]
+            fn value(&self, value: &f64) -> f64 {
+                *value
+            }
+            fn powi(&self, value: &f64, n: i32) -> Result<f64> {
+                Ok(ScalarOperation::Powi.apply([*value, 0.0, 0.0], n))
+            }
+            fn mul_add(&self, value: &f64, a: &f64, b: &f64) -> Result<f64> {
+                Ok(ScalarOperation::MulAdd.apply([*value, *a, *b], 0))
+            }
+            $(
+                fn $unary(&self, value: &f64) -> Result<f64> {
+                    Ok(ScalarOperation::$unary_op.apply([*value, 0.0, 0.0], 0))
+                }
+            )*
+            $(
+                fn $binary(&self, left: &f64, right: &f64) -> Result<f64> {
+                    Ok(ScalarOperation::$binary_op.apply([*left, *right, 0.0], 0))
                 }
             )*
         }

@@ -274,7 +274,7 @@ impl Emit<'_> {
             .map(|slot| match op.operands.get(slot) {
                 None | Some(Operand::Temp(_)) => false,
                 Some(Operand::Place(place)) => self.place_kept(place),
-                Some(Operand::Data(data)) => self.names.steady(data),
+                Some(Operand::Data(data)) => self.names.steady(&data.raw),
             })
             .collect()
     }
@@ -298,8 +298,9 @@ impl Emit<'_> {
             Operand::Data(data) => {
                 let none = quote!(::core::option::Option::None);
                 let local = Ident::new("__data", Span::mixed_site());
+                let expr = &data.expr;
                 quote! {{
-                    let #local: f64 = ::autodiff::__private::PlainF64::to_f64(#data);
+                    let #local: f64 = #expr;
                     if !#local.is_finite() {
                         return #none;
                     }
@@ -442,9 +443,7 @@ impl Emit<'_> {
             for (slot, &kept) in kept.iter().enumerate() {
                 let value = match (kept, op.operands.get(slot)) {
                     (true, Some(Operand::Place(place))) => self.place_primal(place, true)?,
-                    (true, Some(Operand::Data(data))) => {
-                        quote!(::autodiff::__private::PlainF64::to_f64(#data))
-                    }
+                    (true, Some(Operand::Data(data))) => data.expr.clone(),
                     _ => quote!(0.0),
                 };
                 known.push(value);
@@ -532,11 +531,18 @@ fn copies_are_safe(program: &Program) -> bool {
     walk.stmts(&program.body);
     walk.value(&program.output, None);
     walk.copies.iter().all(|copy| {
+        // A loop around the source's declaration makes a new source each iteration: only
+        // the loops between the declaration and the copy repeat reads of the same one.
+        let declared = walk.declared.get(&copy.var).cloned().unwrap_or_default();
         walk.reads.iter().all(|&(var, at)| {
-            let in_loop = copy.loops.iter().any(|&index| {
-                let (start, stop) = walk.loops[index];
-                (start..=stop).contains(&at)
-            });
+            let in_loop = copy
+                .loops
+                .iter()
+                .filter(|index| !declared.contains(index))
+                .any(|&index| {
+                    let (start, stop) = walk.loops[index];
+                    (start..=stop).contains(&at)
+                });
             var != copy.var || at == copy.at || (at < copy.at && !in_loop)
         })
     })
@@ -558,6 +564,8 @@ struct Walk {
     /// Every loop's first and last position.
     loops: Vec<(usize, usize)>,
     open: Vec<usize>,
+    /// The loops open where each local was declared.
+    declared: std::collections::HashMap<usize, Vec<usize>>,
 }
 
 impl Walk {
@@ -566,8 +574,14 @@ impl Walk {
             self.position += 1;
             let at = self.position;
             match stmt {
-                Stmt::Data { .. } | Stmt::LetArray { .. } => {}
-                Stmt::Let { value, .. } => self.value(value, Some(at)),
+                Stmt::Data { .. } => {}
+                Stmt::LetArray { var, .. } => {
+                    self.declared.insert(*var, self.open.clone());
+                }
+                Stmt::Let { var, value } => {
+                    self.declared.insert(*var, self.open.clone());
+                    self.value(value, Some(at));
+                }
                 Stmt::Assign { value, .. } => self.value(value, Some(at)),
                 Stmt::If {
                     then, otherwise, ..

@@ -44,7 +44,17 @@ pub(crate) enum Operand {
     /// A tracked place, read.
     Place(Place),
     /// Data: a constant of the trace.
-    Data(TokenStream),
+    Data(Data),
+}
+
+/// A data operand.
+#[derive(Clone)]
+pub(crate) struct Data {
+    /// The data as written (what decides whether the reverse sweep may recompute it).
+    pub(crate) raw: TokenStream,
+    /// An `f64` expression for it: the trace's own conversion, `constant(.., raw)`, on
+    /// plain values (a failed one gives up the sweep).
+    pub(crate) expr: TokenStream,
 }
 
 /// One recorded operation.

@@ -8,7 +8,7 @@ use quote::{quote, ToTokens};
 use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, Pat, Stmt as SynStmt};
 
-use super::ir::{Op, Operand, Place, Program, Stmt, Value, Var, VarId};
+use super::ir::{Data, Op, Operand, Place, Program, Stmt, Value, Var, VarId};
 use super::names::Names;
 use crate::ops::{self, Shape};
 use crate::signature::{self, Kind, Param};
@@ -417,13 +417,23 @@ impl Lower {
         }
     }
 
-    /// `constant(__backend, data)`: the data, with its primal reads made plain.
+    /// `constant(__backend, data)`: the data, with its primal reads made plain, converted
+    /// by the same call on plain values.
     fn constant(&mut self, call: &syn::ExprCall) -> Option<Operand> {
         if call.args.len() != 2 || !is_backend(&call.args[0]) {
             return None;
         }
-        let data = self.plain(&call.args[1].to_token_stream())?;
-        Some(Operand::Data(data))
+        let raw = self.plain(&call.args[1].to_token_stream())?;
+        let func = &call.func;
+        let none = quote!(::core::option::Option::None);
+        let value = Ident::new("value", Span::mixed_site());
+        let expr = quote! {
+            match #func(&::autodiff::__private::Primal, #raw) {
+                ::core::result::Result::Ok(#value) => #value,
+                ::core::result::Result::Err(_) => return #none,
+            }
+        };
+        Some(Operand::Data(Data { raw, expr }))
     }
 
     /// A tracked place: a tracked name, indexed by data as far as it goes.
@@ -459,7 +469,11 @@ impl Lower {
             for op in &mut ops[first..] {
                 op.live = false;
             }
-            return Some(Operand::Data(self.primal(&operand)));
+            let primal = self.primal(&operand);
+            return Some(Operand::Data(Data {
+                raw: primal.clone(),
+                expr: primal,
+            }));
         }
         let arity = match name.as_str() {
             "add" | "sub" | "mul" | "div" => 2,
@@ -505,7 +519,7 @@ impl Lower {
                 quote!(#temp)
             }
             Operand::Place(place) => self.primal_place(place),
-            Operand::Data(data) => quote!((#data)),
+            Operand::Data(data) => data.raw.clone(),
         }
     }
 

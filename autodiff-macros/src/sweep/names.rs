@@ -13,20 +13,33 @@ use syn::{Block, Expr, Pat};
 use super::lower::pattern_names;
 use crate::signature::{Kind, Param};
 
-#[derive(Default)]
-struct Binding {
-    count: usize,
+/// Where a name is bound and how.
+struct Site {
+    /// The blocks it is visible in: every block whose path starts with this one.
+    scope: Vec<usize>,
     mutable: bool,
-    /// Visible in the reverse half wherever the forward half sees it.
-    visible: bool,
-    /// A nested `let` the reverse half replays.
-    replayed: bool,
+    kind: SiteKind,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SiteKind {
+    /// A data parameter or a `let` at the body's top level: in scope for the whole
+    /// reverse half.
+    Top,
+    /// A loop's pattern: the reversed loop binds it again.
+    Pattern,
+    /// A `let` inside a block: replayed by the reversed block if its right side is steady.
+    Nested { replayed: bool },
+    /// Anything else (a closure's parameter, a differentiated parameter).
+    Hidden,
 }
 
 /// Every name the body binds (see the module docs).
 #[derive(Default)]
 pub(crate) struct Names {
-    bindings: HashMap<String, Binding>,
+    sites: HashMap<String, Vec<Site>>,
+    /// The nested `let`s in order: name, site index, right side.
+    nested: Vec<(String, usize, Expr)>,
 }
 
 impl Names {
@@ -35,31 +48,53 @@ impl Names {
         let mut names = Names::default();
         for param in params {
             if let Some(ident) = &param.ident {
-                let binding = names.bindings.entry(ident.to_string()).or_default();
-                binding.count += 1;
-                binding.mutable |= param.mutability.is_some() || !matches!(param.kind, Kind::Data);
-                binding.visible = true;
+                let kind = match param.kind {
+                    Kind::Data => SiteKind::Top,
+                    _ => SiteKind::Hidden,
+                };
+                names
+                    .sites
+                    .entry(ident.to_string())
+                    .or_default()
+                    .push(Site {
+                        scope: Vec::new(),
+                        mutable: param.mutability.is_some(),
+                        kind,
+                    });
             }
         }
         let mut count = Count {
             names: &mut names,
-            depth: 0,
+            path: Vec::new(),
+            blocks: 0,
         };
         count.visit_block(block);
-        // Nested lets are replayed in order, each if its right side is steady by then.
-        let mut replay = Replay {
-            names: &mut names,
-            depth: 0,
-        };
-        replay.visit_block(block);
+        // Replayed lets: optimistically all, then less each round until none changes.
+        loop {
+            let mut changed = false;
+            for at in 0..names.nested.len() {
+                let (name, index, init) = &names.nested[at];
+                let steady = names.steady_expr(init);
+                let replayed =
+                    names.sites[name][*index].kind == (SiteKind::Nested { replayed: true });
+                if replayed && !steady {
+                    let (name, index) = (name.clone(), *index);
+                    if let Some(sites) = names.sites.get_mut(&name) {
+                        sites[index].kind = SiteKind::Nested { replayed: false };
+                    }
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
         names
     }
 
-    /// Whether `name`'s one binding is a `let` the reverse half replays.
+    /// Whether the `let` binding `name` is one the reverse half replays.
     pub(crate) fn replayable(&self, name: &syn::Ident) -> bool {
-        self.bindings
-            .get(&name.to_string())
-            .is_some_and(|binding| binding.replayed)
+        self.steady_name(&name.to_string())
     }
 
     /// Whether `tokens`, an expression, is steady (see the module docs).
@@ -67,15 +102,29 @@ impl Names {
         syn::parse2::<Expr>(tokens.clone()).is_ok_and(|expr| self.steady_expr(&expr))
     }
 
+    /// Every binding of `name` is immutable and visible to the reverse half, and none is
+    /// in scope where another is: then wherever the forward half reads it, the reverse
+    /// half's mirror of that place reads the same binding.
     fn steady_name(&self, name: &str) -> bool {
-        match self.bindings.get(name) {
-            Some(binding) => binding.count == 1 && !binding.mutable && binding.visible,
+        let Some(sites) = self.sites.get(name) else {
             // Not bound in the body: a constant, a static or a function's name; the
             // generated names (`__primal_3`) are not steady.
-            None => !name.starts_with("__"),
-        }
+            return !name.starts_with("__");
+        };
+        let visible = sites.iter().all(|site| {
+            !site.mutable
+                && matches!(
+                    site.kind,
+                    SiteKind::Top | SiteKind::Pattern | SiteKind::Nested { replayed: true }
+                )
+        });
+        let apart = sites.iter().enumerate().all(|(at, one)| {
+            sites[at + 1..].iter().all(|other| {
+                !one.scope.starts_with(&other.scope) && !other.scope.starts_with(&one.scope)
+            })
+        });
+        visible && apart
     }
-
     fn steady_expr(&self, expr: &Expr) -> bool {
         let steady = |expr: &Expr| self.steady_expr(expr);
         match expr {
@@ -144,20 +193,32 @@ const PURE: &[&str] = &[
 
 struct Count<'a> {
     names: &'a mut Names,
-    depth: usize,
+    /// The blocks around the current point, by number.
+    path: Vec<usize>,
+    blocks: usize,
 }
 
 impl Count<'_> {
-    fn bind(&mut self, pat: &Pat, visible: bool) {
+    fn bind(&mut self, pat: &Pat, scope: Vec<usize>, kind: SiteKind) -> Vec<(String, usize)> {
         let mut bound = Vec::new();
         pattern_names(pat, &mut bound);
         let mutable = pattern_mutable(pat);
+        let mut out = Vec::new();
         for name in bound {
-            let binding = self.names.bindings.entry(name.to_string()).or_default();
-            binding.count += 1;
-            binding.mutable |= mutable;
-            binding.visible = visible;
+            let sites = self.names.sites.entry(name.to_string()).or_default();
+            sites.push(Site {
+                scope: scope.clone(),
+                mutable,
+                kind,
+            });
+            out.push((name.to_string(), sites.len() - 1));
         }
+        out
+    }
+
+    fn enter(&mut self) {
+        self.blocks += 1;
+        self.path.push(self.blocks);
     }
 }
 
@@ -176,27 +237,56 @@ fn pattern_mutable(pat: &Pat) -> bool {
 
 impl<'ast> Visit<'ast> for Count<'_> {
     fn visit_block(&mut self, block: &'ast Block) {
-        self.depth += 1;
+        self.enter();
         syn::visit::visit_block(self, block);
-        self.depth -= 1;
+        self.path.pop();
     }
 
     fn visit_local(&mut self, local: &'ast syn::Local) {
-        // Depth 1 is the generated prologue's block, 2 the body's top level.
-        self.bind(&local.pat, self.depth <= 2);
+        // Path length 1 is the generated prologue's block, 2 the body's top level.
+        let top = self.path.len() <= 2;
+        let kind = if top {
+            SiteKind::Top
+        } else {
+            SiteKind::Nested { replayed: true }
+        };
+        let scope = if top { Vec::new() } else { self.path.clone() };
+        let bound = self.bind(&local.pat, scope, kind);
+        match (&local.pat, &local.init) {
+            (Pat::Ident(_), Some(init)) if !top && init.diverge.is_none() => {
+                for (name, site) in bound {
+                    self.names.nested.push((name, site, (*init.expr).clone()));
+                }
+            }
+            _ if !top => {
+                for (name, index) in bound {
+                    if let Some(sites) = self.names.sites.get_mut(&name) {
+                        sites[index].kind = SiteKind::Nested { replayed: false };
+                    }
+                }
+            }
+            _ => {}
+        }
         syn::visit::visit_local(self, local);
     }
 
     fn visit_expr_for_loop(&mut self, lp: &'ast syn::ExprForLoop) {
-        self.bind(&lp.pat, true);
-        syn::visit::visit_expr_for_loop(self, lp);
+        self.visit_expr(&lp.expr);
+        self.enter();
+        let scope = self.path.clone();
+        self.bind(&lp.pat, scope, SiteKind::Pattern);
+        self.visit_block(&lp.body);
+        self.path.pop();
     }
 
     fn visit_expr_closure(&mut self, closure: &'ast syn::ExprClosure) {
+        self.enter();
         for input in &closure.inputs {
-            self.bind(input, false);
+            let scope = self.path.clone();
+            self.bind(input, scope, SiteKind::Hidden);
         }
-        syn::visit::visit_expr_closure(self, closure);
+        syn::visit::visit_expr(self, &closure.body);
+        self.path.pop();
     }
 
     fn visit_expr_assign(&mut self, assign: &'ast syn::ExprAssign) {
@@ -231,11 +321,10 @@ impl Count<'_> {
                 Expr::Unary(unary) => place = &unary.expr,
                 Expr::Path(path) => {
                     if let Some(ident) = path.path.get_ident() {
-                        self.names
-                            .bindings
-                            .entry(ident.to_string())
-                            .or_default()
-                            .mutable = true;
+                        let sites = self.names.sites.entry(ident.to_string()).or_default();
+                        for site in sites {
+                            site.mutable = true;
+                        }
                     }
                     return;
                 }
@@ -260,32 +349,4 @@ fn is_compound(op: &syn::BinOp) -> bool {
             | ShlAssign(_)
             | ShrAssign(_)
     )
-}
-
-struct Replay<'a> {
-    names: &'a mut Names,
-    depth: usize,
-}
-
-impl<'ast> Visit<'ast> for Replay<'_> {
-    fn visit_block(&mut self, block: &'ast Block) {
-        self.depth += 1;
-        syn::visit::visit_block(self, block);
-        self.depth -= 1;
-    }
-
-    fn visit_local(&mut self, local: &'ast syn::Local) {
-        if self.depth > 2 {
-            if let (Pat::Ident(ident), Some(init)) = (&local.pat, &local.init) {
-                let steady = init.diverge.is_none() && self.names.steady_expr(&init.expr);
-                if let Some(binding) = self.names.bindings.get_mut(&ident.ident.to_string()) {
-                    if steady && binding.count == 1 && !binding.mutable {
-                        binding.visible = true;
-                        binding.replayed = true;
-                    }
-                }
-            }
-        }
-        syn::visit::visit_local(self, local);
-    }
 }
