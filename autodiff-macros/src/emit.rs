@@ -198,19 +198,59 @@ pub(crate) fn functions(
     let gradient = gradient_value(&tracked, &next);
     let gradient_type = gradient_type(&tracked);
     // The compiled sweeps first; the trace decides every call they give up on.
-    let compiled = (call_path.is_none()
+    let compiled: Option<(TokenStream, bool)> = (call_path.is_none()
         && matches!(output, Output::Scalar)
         && matches!(gradient_form(&tracked), Form::Flat))
     .then(|| crate::sweep::sweeps(&graph_body, params, &gradient_len(&tracked)))
     .flatten()
-    .map(|sweeps| {
+    .map(|(sweeps, straight)| {
         let done = Ident::new("done", Span::mixed_site());
-        quote! {
+        // (see `checked` below)
+        let code = quote! {
             if let ::core::option::Option::Some(#done) = #sweeps {
                 return ::core::result::Result::Ok(#done);
             }
-        }
+        };
+        (code, straight)
     });
+    let inline = compiled
+        .as_ref()
+        .is_some_and(|(_, straight)| *straight)
+        .then(|| quote!(#[inline]));
+    let compiled = compiled.map(|(code, _)| code);
+    let trace_call = quote! {
+        let #count = 0usize #(#counts)*;
+        #private::trace(|#tape| {
+            #(#variables)*
+            let #result = #grad_run?;
+            #tape.value_and_gradients(#result, #count, |#gradients| {
+                let mut #next = || #gradients.next_or_zero();
+                #gradient
+            })
+        })
+    };
+    // With sweeps, the trace is the cold path, out of line, so that the sweeps inline
+    // into the caller.
+    let checked = match compiled {
+        None => trace_call,
+        Some(compiled) => {
+            let inner = Ident::new("checked", Span::mixed_site());
+            let names = (0..params.len()).map(|index| param_name(&params[index], index));
+            let grad_params = &grad_params;
+            quote! {
+                #compiled
+                #[cold]
+                #[inline(never)]
+                #[allow(unused_mut, unused_variables, non_snake_case, clippy::all)]
+                fn #inner(#(#grad_params),*)
+                    -> ::core::result::Result<(#float, #gradient_type), #error>
+                {
+                    #trace_call
+                }
+                #inner(#(#names),*)
+            }
+        }
+    };
     let receiver = receiver.map(|receiver| quote!(#receiver,));
     let grad_fn = match output {
         Output::Array(_) => {
@@ -241,20 +281,12 @@ pub(crate) fn functions(
                 non_snake_case,
                 clippy::all
             )]
+            #inline
             #(#forwarded)*
             #vis fn #grad(#receiver #(#grad_params),*)
                 -> ::core::result::Result<(#float, #gradient_type), #error>
             {
-                #compiled
-                let #count = 0usize #(#counts)*;
-                #private::trace(|#tape| {
-                    #(#variables)*
-                    let #result = #grad_run?;
-                    #tape.value_and_gradients(#result, #count, |#gradients| {
-                        let mut #next = || #gradients.next_or_zero();
-                        #gradient
-                    })
-                })
+                #checked
             }
         },
     };

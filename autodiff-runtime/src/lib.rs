@@ -42,6 +42,9 @@ pub use tape::tape_len;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::generated::*;
-    pub use crate::sweep::{finite, gradient_into, slopes, sweep, value, zeros_like, Stack, Zero};
+    pub use crate::operation::Reads;
+    pub use crate::sweep::{
+        finite, gradient_into, kept_reads, slopes, sweep, value, zeros_like, Stack, Zero,
+    };
     pub use crate::trace::{op, trace, Backend, Gradients, Handles, Id, Outlined, Primal, Trace};
 }

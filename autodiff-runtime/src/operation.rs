@@ -382,12 +382,13 @@ impl ScalarOperation {
 }
 
 /// What an operation's local derivatives read (see [`ScalarOperation::reads`]).
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Reads {
+pub struct Reads {
     /// The operand values read, by slot.
-    pub(crate) operands: [bool; 3],
+    pub operands: [bool; 3],
     /// Whether the result is read.
-    pub(crate) value: bool,
+    pub value: bool,
 }
 
 fn pick(condition: bool, yes: f64, no: f64) -> f64 {

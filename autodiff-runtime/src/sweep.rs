@@ -91,24 +91,18 @@ impl Stack {
         word.is_some_and(|word| word >> bit & 1 == 1)
     }
 
-    /// Keeps what the local derivatives of `op`'s `tracked` slots read: the operand values
-    /// the reverse half does not have otherwise (`kept[slot]` says it does) and the result.
-    /// `same` says operand 1 is operand 0 (`e * e`): it is kept once.
+    /// Keeps what `reads` (from [`kept_reads`], a constant) says: operand values, then
+    /// the result.
     #[inline(always)]
-    pub fn save(
-        &mut self,
-        op: ScalarOperation,
-        tracked: [bool; 3],
-        kept: [bool; 3],
-        same: bool,
-        operands: [f64; 3],
-        value: f64,
-    ) {
-        let reads = kept_reads(op, tracked, kept, same);
-        for (operand, read) in operands.into_iter().zip(reads.operands) {
-            if read {
-                self.push(operand);
-            }
+    pub fn save(&mut self, reads: Reads, operands: [f64; 3], value: f64) {
+        if reads.operands[0] {
+            self.push(operands[0]);
+        }
+        if reads.operands[1] {
+            self.push(operands[1]);
+        }
+        if reads.operands[2] {
+            self.push(operands[2]);
         }
         if reads.value {
             self.push(value);
@@ -116,22 +110,19 @@ impl Stack {
     }
 
     /// Pops what [`Stack::save`] kept, in reverse; the operand values the reverse half has
-    /// come in through `operands`. Returns the operand values and the result.
+    /// come in through `operands`, and `same` copies operand 0 to operand 1. Returns the
+    /// operand values and the result.
     #[inline(always)]
-    pub fn restore(
-        &mut self,
-        op: ScalarOperation,
-        tracked: [bool; 3],
-        kept: [bool; 3],
-        same: bool,
-        mut operands: [f64; 3],
-    ) -> ([f64; 3], f64) {
-        let reads = kept_reads(op, tracked, kept, same);
+    pub fn restore(&mut self, reads: Reads, same: bool, mut operands: [f64; 3]) -> ([f64; 3], f64) {
         let value = if reads.value { self.pop() } else { 0.0 };
-        for (operand, read) in operands.iter_mut().zip(reads.operands).rev() {
-            if read {
-                *operand = self.pop();
-            }
+        if reads.operands[2] {
+            operands[2] = self.pop();
+        }
+        if reads.operands[1] {
+            operands[1] = self.pop();
+        }
+        if reads.operands[0] {
+            operands[0] = self.pop();
         }
         if same {
             operands[1] = operands[0];
@@ -140,18 +131,23 @@ impl Stack {
     }
 }
 
-/// What [`Stack::save`] pushes: what the slopes read, less what the reverse half has, and
-/// operand 1 as operand 0 when they are the same.
-#[inline(always)]
-fn kept_reads(op: ScalarOperation, tracked: [bool; 3], kept: [bool; 3], same: bool) -> Reads {
+/// What [`Stack::save`] keeps for `op`: what the slopes of its `tracked` slots read, less
+/// the operands the reverse half has (`kept`), and operand 1 as operand 0 when they are
+/// the same (`same`, as in `e * e`). Generated code evaluates it as a constant.
+pub const fn kept_reads(
+    op: ScalarOperation,
+    tracked: [bool; 3],
+    kept: [bool; 3],
+    same: bool,
+) -> Reads {
     let mut reads = op.reads(tracked);
     if same {
-        reads.operands[0] |= reads.operands[1];
+        reads.operands[0] = reads.operands[0] || reads.operands[1];
         reads.operands[1] = false;
     }
-    for (read, kept) in reads.operands.iter_mut().zip(kept) {
-        *read &= !kept;
-    }
+    reads.operands[0] = reads.operands[0] && !kept[0];
+    reads.operands[1] = reads.operands[1] && !kept[1];
+    reads.operands[2] = reads.operands[2] && !kept[2];
     reads
 }
 
@@ -336,27 +332,21 @@ mod tests {
     fn saved_values_come_back_in_order() {
         let mut stack = Stack::default();
         let (tracked, kept) = ([true, true, false], [false, false, false]);
-        stack.save(Op::Multiply, tracked, kept, false, [2.0, 3.0, 0.0], 6.0);
-        stack.save(
-            Op::Tanh,
-            [true, false, false],
-            kept,
-            false,
-            [0.5, 0.0, 0.0],
-            0.5f64.tanh(),
-        );
-        stack.save(Op::Multiply, tracked, kept, true, [4.0, 4.0, 0.0], 16.0);
+        let unary = [true, false, false];
+        let product = kept_reads(Op::Multiply, tracked, kept, false);
+        let square = kept_reads(Op::Multiply, tracked, kept, true);
+        let ratio = kept_reads(Op::Divide, tracked, kept, true);
+        let tanh = kept_reads(Op::Tanh, unary, kept, false);
+        stack.save(product, [2.0, 3.0, 0.0], 6.0);
+        stack.save(tanh, [0.5, 0.0, 0.0], 0.5f64.tanh());
+        stack.save(square, [4.0, 4.0, 0.0], 16.0);
         assert_eq!(stack.words.len(), 4);
-        stack.save(Op::Divide, tracked, kept, true, [5.0, 5.0, 0.0], 1.0);
+        stack.save(ratio, [5.0, 5.0, 0.0], 1.0);
         assert_eq!(stack.words.len(), 6);
-        let ratio = stack.restore(Op::Divide, tracked, kept, true, [0.0; 3]);
-        assert_eq!(ratio, ([5.0, 5.0, 0.0], 1.0));
-        let square = stack.restore(Op::Multiply, tracked, kept, true, [0.0; 3]);
-        assert_eq!(square.0, [4.0, 4.0, 0.0]);
-        let tanh = stack.restore(Op::Tanh, [true, false, false], kept, false, [0.0; 3]);
-        assert_eq!(tanh.1, 0.5f64.tanh());
-        let product = stack.restore(Op::Multiply, tracked, kept, false, [0.0; 3]);
-        assert_eq!(product.0, [2.0, 3.0, 0.0]);
+        assert_eq!(stack.restore(ratio, true, [0.0; 3]), ([5.0, 5.0, 0.0], 1.0));
+        assert_eq!(stack.restore(square, true, [0.0; 3]).0, [4.0, 4.0, 0.0]);
+        assert_eq!(stack.restore(tanh, false, [0.0; 3]).1, 0.5f64.tanh());
+        assert_eq!(stack.restore(product, false, [0.0; 3]).0, [2.0, 3.0, 0.0]);
         assert!(stack.words.is_empty());
         let flags: Vec<bool> = (0..200).map(|i| i % 3 == 0 || i % 7 == 1).collect();
         for &flag in &flags {

@@ -16,13 +16,14 @@ use super::lower::{lower, temp};
 use super::names::Names;
 use crate::signature::Param;
 
-/// The expression `name_grad` tries first, of type `Option<(f64, [f64; len])>`, or `None`
-/// if the body is outside what the sweeps compile.
+/// The expression `name_grad` tries first, of type `Option<(f64, [f64; len])>`, and
+/// whether it is straight-line code (no loops: small enough to inline into callers), or
+/// `None` if the body is outside what the sweeps compile.
 pub(crate) fn sweeps(
     graph_body: &TokenStream,
     params: &[Param],
     len: &TokenStream,
-) -> Option<TokenStream> {
+) -> Option<(TokenStream, bool)> {
     if params.iter().any(|param| param.mutability.is_some()) {
         return None;
     }
@@ -95,9 +96,12 @@ pub(crate) fn sweeps(
         ::core::option::Option::Some((#output_value, #gradient))
     };
     Some(if emit.loops {
-        quote!(#private::sweep(|#stack: &mut #private::Stack| { #body }))
+        (
+            quote!(#private::sweep(|#stack: &mut #private::Stack| { #body })),
+            false,
+        )
     } else {
-        quote!((|| { #body })())
+        (quote!((|| { #body })()), true)
     })
 }
 
@@ -244,7 +248,11 @@ impl Emit<'_> {
             let same = same_operands(op);
             let stack = stack();
             out.extend(quote! {
-                #stack.save(#code, [#(#tracked),*], [#(#kept),*], #same, [#(#operands),*], #result);
+                #stack.save(
+                    const { #private::kept_reads(#code, [#(#tracked),*], [#(#kept),*], #same) },
+                    [#(#operands),*],
+                    #result,
+                );
             });
             if op.exponent.as_ref().is_some_and(|e| !self.names.steady(e)) {
                 return None;
@@ -452,8 +460,11 @@ impl Emit<'_> {
             let stack = stack();
             let exponent = op.exponent.clone().unwrap_or_else(|| quote!(0));
             quote! {
-                let (#operands, #result) =
-                    #stack.restore(#code, [#(#tracked),*], [#(#kept),*], #same, [#(#known),*]);
+                let (#operands, #result) = #stack.restore(
+                    const { #private::kept_reads(#code, [#(#tracked),*], [#(#kept),*], #same) },
+                    #same,
+                    [#(#known),*],
+                );
                 let #slopes = #private::slopes(#code, [#(#tracked),*], #operands, #result, #exponent);
             }
         } else {
