@@ -901,3 +901,60 @@ fn random_structs_never_panic_and_accepted_ones_expand_to_items() {
         }
     }
 }
+
+/// Whether `name_grad` got compiled sweeps (else it runs the trace alone).
+fn compiled(item: TokenStream) -> bool {
+    accepted(item)
+        .to_string()
+        .contains(":: autodiff :: __private :: value (")
+}
+
+#[test]
+fn loops_branches_and_arrays_get_compiled_sweeps() {
+    assert!(compiled(quote! {
+        fn reused(x: f64) -> f64 { let s = x * x; s + s }
+    }));
+    assert!(compiled(quote! {
+        fn chain(x: f64, steps: usize) -> f64 {
+            let mut v = x;
+            for step in 0..steps {
+                if step % 3 == 0 { v *= 1.5; } else if step % 3 == 1 { v += 0.25; } else { v = v.tanh(); }
+            }
+            v
+        }
+    }));
+    assert!(compiled(quote! {
+        fn layer(w: [[f64; 3]; 4], bias: [f64; 4], rows: &[[f64; 3]]) -> f64 {
+            let mut total = 0.0;
+            for row in rows {
+                let mut hidden = [0.0; 4];
+                for j in 0..4 {
+                    let mut sum = bias[j];
+                    for k in 0..3 { sum += w[j][k] * row[k]; }
+                    hidden[j] = sum.tanh();
+                }
+                for j in 0..4 { total += hidden[j] * hidden[j].detach(); }
+            }
+            total
+        }
+    }));
+}
+
+#[test]
+fn bodies_outside_the_sweeps_keep_the_trace() {
+    // An early return, a composed call, a fold and a copy whose source is read again
+    // still run on the trace alone (and give the same bits).
+    assert!(!compiled(quote! {
+        fn early(x: f64) -> f64 { if x > 0.0 { return x * 2.0; } x.exp() }
+    }));
+    assert!(!compiled(quote! {
+        fn folded(w: [f64; 3]) -> f64 { w.iter().sum() }
+    }));
+    assert!(!compiled(quote! {
+        fn reread(x: f64, n: usize) -> f64 {
+            let mut v = x;
+            for _ in 0..n { v = v * x; }
+            v
+        }
+    }));
+}

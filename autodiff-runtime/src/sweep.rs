@@ -131,6 +131,11 @@ impl Stack {
     }
 }
 
+/// What the slopes of `op`'s `tracked` slots read, for generated code's constants.
+pub const fn reads(op: ScalarOperation, tracked: [bool; 3]) -> Reads {
+    op.reads(tracked)
+}
+
 /// What [`Stack::save`] keeps for `op`: what the slopes of its `tracked` slots read, less
 /// the operands the reverse half has (`kept`), and operand 1 as operand 0 when they are
 /// the same (`same`, as in `e * e`). Generated code evaluates it as a constant.

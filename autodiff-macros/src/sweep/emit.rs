@@ -447,14 +447,24 @@ impl Emit<'_> {
         let upstream = upstream_ident(op.id);
         let mut out = if in_loop {
             let kept = self.kept(op);
+            // What the reverse sweep recomputes, where the slopes read it (a constant).
             let mut known = Vec::new();
             for (slot, &kept) in kept.iter().enumerate() {
                 let value = match (kept, op.operands.get(slot)) {
                     (true, Some(Operand::Place(place))) => self.place_primal(place, true)?,
-                    (true, Some(Operand::Data(data))) => data.expr.clone(),
-                    _ => quote!(0.0),
+                    (true, Some(Operand::Data(data))) => data.again.clone(),
+                    _ => {
+                        known.push(quote!(0.0));
+                        continue;
+                    }
                 };
-                known.push(value);
+                known.push(quote! {
+                    if const { #private::reads(#code, [#(#tracked),*]).operands[#slot] } {
+                        #value
+                    } else {
+                        0.0
+                    }
+                });
             }
             let same = same_operands(op);
             let stack = stack();

@@ -55,6 +55,8 @@ pub(crate) struct Data {
     /// An `f64` expression for it: the trace's own conversion, `constant(.., raw)`, on
     /// plain values (a failed one gives up the sweep).
     pub(crate) expr: TokenStream,
+    /// The same for the reverse sweep, which recomputes what the forward sweep checked.
+    pub(crate) again: TokenStream,
 }
 
 /// One recorded operation.

@@ -433,7 +433,11 @@ impl Lower {
                 ::core::result::Result::Err(_) => return #none,
             }
         };
-        Some(Operand::Data(Data { raw, expr }))
+        let again = quote!(::core::result::Result::unwrap_or(
+            #func(&::autodiff::__private::Primal, #raw),
+            0.0,
+        ));
+        Some(Operand::Data(Data { raw, expr, again }))
     }
 
     /// A tracked place: a tracked name, indexed by data as far as it goes.
@@ -472,7 +476,8 @@ impl Lower {
             let primal = self.primal(&operand);
             return Some(Operand::Data(Data {
                 raw: primal.clone(),
-                expr: primal,
+                expr: primal.clone(),
+                again: primal,
             }));
         }
         let arity = match name.as_str() {
