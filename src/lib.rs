@@ -67,6 +67,28 @@ pub use autodiff_runtime::*;
 /// The plain function and the graph compute the same value bit for bit: the rewrite keeps
 /// every operation, its operands' order and its association as written.
 ///
+/// # How `name_grad` computes
+///
+/// `name_grad` runs the body as generated straight Rust first: a forward sweep on plain
+/// `f64`s that keeps, inside loops, exactly the values the local derivatives will read (on
+/// one thread-local stack, reused: a warm call allocates nothing), then a reverse sweep
+/// that walks the statements backwards (loops reversed, branches replayed) and adds each
+/// operand's contribution into its adjoint. It calls the runtime's own value and slope
+/// functions and adds the same contributions in the same order as `name_graph` followed by
+/// `backward`, so the value and every gradient component are the same bits. The sweeps
+/// decide no error: at the first non-finite value, or a non-finite gradient, they give up
+/// and the checked path (the graph on this thread's tape, with its validated pass) runs
+/// the call and returns exactly its result or its typed error.
+///
+/// The sweeps cover straight-line code, `let`/`let mut` and compound assignments, `if` /
+/// `else if` / `else` statements, `for` loops over ranges and over data slices (with
+/// `.iter()`, `.zip`, `.enumerate`, `.rev`, `.skip`, `.take`), `f64` and array
+/// parameters, local arrays indexed by loop variables, and `.detach()`. Other bodies
+/// (early `return`, `break`, `while`, folds, calls of other differentiable functions,
+/// `#[param]` parameters, methods, a `let mut v = x;` whose `x` is read again later,
+/// bodies over 256 operations) run on the checked path
+/// alone: same results, at the speed of the tape.
+///
 /// # What the body may contain
 ///
 /// An expression that uses no differentiated value (no parameter, no local computed from
