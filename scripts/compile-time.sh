@@ -20,7 +20,10 @@
 #      `touch src/main.rs` and the rebuild is timed: the consumer crate only, in debug
 #      (`cargo build`) and release (`cargo build --release`).
 #
-# Each number is the median of RUNS (default 3) wall-clock runs, in seconds.
+# Each number is the median of RUNS (default 3) runs, in seconds: wall clock and, beside it,
+# CPU time (user + system of cargo and every rustc it ran), which a machine shared with
+# other builds inflates much less than the wall clock. The load average is printed at the
+# start and the end, to judge how contended the wall numbers are.
 #
 # Usage: scripts/compile-time.sh
 #        RUNS=3 SIZES="250 1000 5000" FROM_CLEAN=1 KEEP=0 scripts/compile-time.sh
@@ -52,17 +55,16 @@ else
 fi
 export CARGO_INCREMENTAL=0
 
-# Runs "$@" quietly and prints its wall time in seconds; on failure shows its output.
+# Runs "$@" quietly and prints "WALL,CPU" in seconds (CPU: user + system of it and its
+# children); on failure shows its output.
 seconds() {
-    local start end
-    start="$(date +%s.%N)"
-    if ! "$@" >"$WORK/last.out" 2>&1; then
+    local TIMEFORMAT='%R %U %S'
+    if ! { time "$@" >"$WORK/last.out" 2>&1; } 2>"$WORK/time.out"; then
         cat "$WORK/last.out" >&2
         echo "failed: $*" >&2
         exit 1
     fi
-    end="$(date +%s.%N)"
-    awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f\n", b - a }'
+    awk '{ printf "%.2f,%.2f\n", $1, $2 + $3 }' "$WORK/time.out"
 }
 
 # The median of its arguments.
@@ -72,15 +74,22 @@ median() {
 }
 
 RESULTS=()
-# record LABEL TIME...: prints the runs and their median, keeps the line for the summary.
+# record LABEL WALL,CPU...: prints the medians and the wall runs, keeps the line for the
+# summary.
 record() {
     local label="$1"
     shift
-    local line
-    line="$(printf '%-48s %8s   (runs: %s)' "$label" "$(median "$@")" "$*")"
+    local walls=() cpus=() run line
+    for run in "$@"; do
+        walls+=("${run%,*}")
+        cpus+=("${run#*,}")
+    done
+    line="$(printf '%-46s %8s %8s   (wall runs: %s)' "$label" "$(median "${walls[@]}")" \
+        "$(median "${cpus[@]}")" "${walls[*]}")"
     echo "$line"
     RESULTS+=("$line")
 }
+HEADER="$(printf '%-46s %8s %8s' "measurement" "wall s" "cpu s")"
 
 commit="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 dirty=""
@@ -89,7 +98,9 @@ if [[ -n "$(git -C "$ROOT" status --porcelain 2>/dev/null)" ]]; then
 fi
 echo "compile-time baseline: $(date -u +%Y-%m-%d) at $commit$dirty, $(rustc --version)"
 echo "checkout $ROOT, temp dir $WORK, $RUNS runs each, CARGO_INCREMENTAL=0"
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
+echo "$HEADER"
 
 # ------------------------------------------------------------------ (a) the bench target
 
@@ -207,5 +218,7 @@ EOF
 done
 
 echo
-echo "summary (wall seconds, median of $RUNS):"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "summary (seconds, medians of $RUNS):"
+echo "  $HEADER"
 printf '  %s\n' "${RESULTS[@]}"
