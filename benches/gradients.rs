@@ -1,8 +1,11 @@
 //! Gradients side by side: `#[differentiable]`'s `name_grad`, the same function on `Scalar`
-//! with `backward`, a hand-written derivative (the limit), `num-dual` forward mode and the
-//! `reverse` crate; for the two models also the floor of reverse mode written by hand (two
-//! sweeps, no tape). Every variant's result is checked against the hand-written gradient
-//! (relative 1e-12) before anything is timed, so a fast wrong answer fails the run.
+//! with `backward`, a hand-written derivative (the limit), the floor of reverse mode written
+//! by hand (`hand_reverse`: a forward sweep that keeps what the reverse sweep needs, then the
+//! reverse sweep, plain `f64`, no tape), `num-dual` forward mode and the `reverse` crate.
+//! Every case has a `hand_reverse` column. Every variant's result is checked before anything
+//! is timed, so a fast wrong answer fails the run: against the hand-written derivative
+//! (`hand`) where a case has one, against `hand_reverse` in the two softmax cases (`softmax_iris`,
+//! `mlp_batch`), relative 1e-12 unless a comment says why a peer needs more.
 //!
 //! Run with `cargo bench --bench gradients`; `-- --quick` for a shorter run.
 
@@ -10,8 +13,10 @@ use std::cell::RefCell;
 use std::hint::black_box;
 
 use autodiff::{differentiable, Scalar, ScalarAutodiffError};
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use nalgebra::SVector;
+use criterion::{
+    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+};
+use nalgebra::{Const, SVector, U1};
 use num_dual::{gradient, Dual64, DualNum, DualSVec64};
 
 type Result<T> = std::result::Result<T, ScalarAutodiffError>;
@@ -56,6 +61,17 @@ fn reused_square_hand(x: f64) -> (f64, f64) {
     (s + s, 4.0 * x)
 }
 
+/// Reverse mode by hand: the forward sweep keeps `x` (all the reverse sweep reads), the
+/// reverse sweep adds one contribution per operand use, as a tape would.
+fn reused_square_hand_reverse(x: f64) -> (f64, f64) {
+    let s = x * x;
+    let loss = s + s;
+    let d_loss = 1.0;
+    let d_s = d_loss + d_loss;
+    let d_x = d_s * x + d_s * x;
+    (loss, d_x)
+}
+
 fn reused_square_dual(x: f64) -> (f64, f64) {
     let x = Dual64::new(x, 1.0);
     let s = x * x;
@@ -91,6 +107,17 @@ fn nonlinear_hand(x: f64) -> (f64, f64) {
     (y, y * (1.0 - t * t))
 }
 
+/// Reverse mode by hand: the forward sweep keeps `t` and `y`, the reverse sweep applies
+/// each operation's slope to the adjoint.
+fn nonlinear_hand_reverse(x: f64) -> (f64, f64) {
+    let t = x.tanh();
+    let y = t.exp();
+    let d_y = 1.0;
+    let d_t = d_y * y;
+    let d_x = d_t * (1.0 - t * t);
+    (y, d_x)
+}
+
 fn nonlinear_dual(x: f64) -> (f64, f64) {
     let y = Dual64::new(x, 1.0).tanh().exp();
     (y.re, y.eps)
@@ -104,13 +131,14 @@ fn nonlinear_reverse(x: f64) -> (f64, f64) {
 }
 
 fn scalar_cases(c: &mut Criterion) {
-    type Variants = [(&'static str, fn(f64) -> (f64, f64)); 5];
+    type Variants = [(&'static str, fn(f64) -> (f64, f64)); 6];
     let square: Variants = [
         ("name_grad", |x| unwrap_one(reused_square_grad(x))),
         ("scalar", |x| {
             reused_square_scalar(x).unwrap_or((f64::NAN, f64::NAN))
         }),
         ("hand", reused_square_hand),
+        ("hand_reverse", reused_square_hand_reverse),
         ("num_dual", reused_square_dual),
         ("reverse", reused_square_reverse),
     ];
@@ -120,6 +148,7 @@ fn scalar_cases(c: &mut Criterion) {
             nonlinear_scalar(x).unwrap_or((f64::NAN, f64::NAN))
         }),
         ("hand", nonlinear_hand),
+        ("hand_reverse", nonlinear_hand_reverse),
         ("num_dual", nonlinear_dual),
         ("reverse", nonlinear_reverse),
     ];
@@ -198,6 +227,41 @@ fn chain_hand(x: f64, n: usize) -> (f64, f64) {
     (v, d)
 }
 
+/// Reverse mode by hand: the forward sweep keeps each tanh output (the only values the
+/// slopes need; `* SCALE` and `+ SHIFT` have constant slopes), the reverse sweep walks the
+/// steps backwards multiplying the adjoint by each step's slope. The buffer is reused across
+/// calls, as `name_grad`'s tape is.
+fn chain_hand_reverse(x: f64, n: usize) -> (f64, f64) {
+    thread_local!(static TANH: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) });
+    TANH.with_borrow_mut(|kept| {
+        kept.clear();
+        let mut v = x;
+        for step in 0..n {
+            match step % 3 {
+                0 => v *= SCALE,
+                1 => v += SHIFT,
+                _ => {
+                    v = v.tanh();
+                    kept.push(v);
+                }
+            }
+        }
+        let mut d = 1.0;
+        for step in (0..n).rev() {
+            match step % 3 {
+                0 => d *= SCALE,
+                1 => {}
+                // Step 3i + 2 is the i-th tanh.
+                _ => {
+                    let t = kept[step / 3];
+                    d *= 1.0 - t * t;
+                }
+            }
+        }
+        (v, d)
+    })
+}
+
 fn chain_scalar(x: f64, n: usize) -> Result<(f64, f64)> {
     let x = Scalar::variable(x)?;
     let mut v = x.clone();
@@ -240,7 +304,7 @@ fn chain_reverse(x: f64, n: usize) -> (f64, f64) {
 
 fn chain(c: &mut Criterion) {
     type Variant = (&'static str, fn(f64, usize) -> (f64, f64));
-    let variants: [Variant; 5] = [
+    let variants: [Variant; 6] = [
         ("name_grad", |x, n| {
             chain_annotated_grad(x, n).map_or((f64::NAN, f64::NAN), |(v, [g])| (v, g))
         }),
@@ -248,6 +312,7 @@ fn chain(c: &mut Criterion) {
             chain_scalar(x, n).unwrap_or((f64::NAN, f64::NAN))
         }),
         ("hand", chain_hand),
+        ("hand_reverse", chain_hand_reverse),
         ("num_dual", chain_dual),
         ("reverse", chain_reverse),
     ];
@@ -345,7 +410,7 @@ fn mse_scalar(w: f64, b: f64, xs: &[f64], ys: &[f64]) -> Result<(f64, [f64; 2])>
 /// output's adjoint in advance must sweep forward keeping each residual, then sweep back
 /// accumulating the gradient. Two passes over the data, each as long as the chain of its
 /// running sums, where forward mode (num-dual) and the fused `mse_hand` need one.
-fn mse_hand_two_sweep(w: f64, b: f64, xs: &[f64], ys: &[f64]) -> (f64, [f64; 2]) {
+fn mse_hand_reverse(w: f64, b: f64, xs: &[f64], ys: &[f64]) -> (f64, [f64; 2]) {
     thread_local!(static ERRORS: RefCell<Vec<f64>> = const { RefCell::new(Vec::new()) });
     ERRORS.with_borrow_mut(|errors| {
         errors.resize(xs.len(), 0.0);
@@ -510,9 +575,9 @@ fn mlp_dual(p: [f64; 9], data: &[[f64; 3]]) -> (f64, [f64; 9]) {
     (value, std::array::from_fn(|i| grad[i]))
 }
 
-/// [`mse_hand_two_sweep`] for the network: a forward sweep keeping each row's hidden
+/// [`mse_hand_reverse`] for the network: a forward sweep keeping each row's hidden
 /// activations and error, then a reverse sweep.
-fn mlp_hand_two_sweep(p: [f64; 9], data: &[[f64; 3]]) -> (f64, [f64; 9]) {
+fn mlp_hand_reverse(p: [f64; 9], data: &[[f64; 3]]) -> (f64, [f64; 9]) {
     thread_local!(static KEPT: RefCell<Vec<[f64; 3]>> = const { RefCell::new(Vec::new()) });
     KEPT.with_borrow_mut(|kept| {
         kept.clear();
@@ -552,6 +617,600 @@ fn mlp_reverse(p: [f64; 9], data: &[[f64; 3]]) -> (f64, [f64; 9]) {
     (loss.val(), std::array::from_fn(|i| grad[i]))
 }
 
+// ---------------------------------------------------------------- iris softmax regression
+
+const IRIS_FEATURES: usize = 4;
+const IRIS_CLASSES: usize = 3;
+/// `w` row by row, then `b`: the order of `name_grad`'s flat gradient.
+const IRIS_PARAMS: usize = IRIS_CLASSES * IRIS_FEATURES + IRIS_CLASSES;
+const IRIS_ROWS: usize = 120;
+const IRIS_SPECIES: [&str; IRIS_CLASSES] = ["setosa", "versicolor", "virginica"];
+
+/// The first 120 rows of `examples/data/iris.csv`, raw features, species as 0..3.
+fn iris_rows() -> (Vec<[f64; IRIS_FEATURES]>, Vec<usize>) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data/iris.csv");
+    let mut reader = csv::Reader::from_path(path).expect("examples/data/iris.csv opens");
+    let (mut xs, mut labels) = (Vec::new(), Vec::new());
+    for record in reader.deserialize().take(IRIS_ROWS) {
+        let (a, b, c, d, name): (f64, f64, f64, f64, String) =
+            record.expect("an iris row: four numbers and a species");
+        let label = IRIS_SPECIES
+            .iter()
+            .position(|s| *s == name)
+            .expect("a known species");
+        xs.push([a, b, c, d]);
+        labels.push(label);
+    }
+    assert_eq!(labels.len(), IRIS_ROWS, "iris: too few rows");
+    (xs, labels)
+}
+
+/// A fixed, unremarkable starting point (the loss is not at a minimum, no gradient is 0).
+fn iris_start() -> ([[f64; IRIS_FEATURES]; IRIS_CLASSES], [f64; IRIS_CLASSES]) {
+    let w = std::array::from_fn(|k| {
+        std::array::from_fn(|j| 0.5 * ((k * IRIS_FEATURES + j) as f64 * 0.7 + 0.3).sin())
+    });
+    let b = std::array::from_fn(|k| 0.1 * k as f64 - 0.1);
+    (w, b)
+}
+
+// The two softmax bodies are written in the restricted style the compiled sweeps handle
+// first: arrays by value, range loops over the arrays, data iterated only as data, no folds,
+// helpers or closures. Clippy would have the range loops be iterators.
+#[allow(clippy::needless_range_loop)]
+#[differentiable]
+fn softmax_iris(
+    w: [[f64; IRIS_FEATURES]; IRIS_CLASSES],
+    b: [f64; IRIS_CLASSES],
+    xs: &[[f64; IRIS_FEATURES]],
+    labels: &[usize],
+) -> f64 {
+    let mut total = 0.0;
+    for (x, &label) in xs.iter().zip(labels) {
+        let mut z = [0.0; IRIS_CLASSES];
+        for k in 0..IRIS_CLASSES {
+            let mut s = b[k];
+            for j in 0..IRIS_FEATURES {
+                s += w[k][j] * x[j];
+            }
+            z[k] = s;
+        }
+        // The shift of the log-sum-exp is plain data: its gradient would be 0 anyway.
+        let mut m = z[0].detach();
+        for k in 1..IRIS_CLASSES {
+            m = m.max(z[k].detach());
+        }
+        let mut sum = 0.0;
+        for k in 0..IRIS_CLASSES {
+            sum += (z[k] - m).exp();
+        }
+        total += m + sum.ln() - z[label];
+    }
+    total / xs.len() as f64
+}
+
+/// Reverse mode by hand: the forward sweep (the body's arithmetic, in its order) keeps each
+/// row's `exp(z - m)` and their sum; the reverse sweep, rows last to first, turns them into
+/// the logits' adjoints `d / sum * e[k]` (minus `d` at the label) and those into `w` and `b`.
+#[allow(clippy::needless_range_loop)]
+fn softmax_iris_hand_reverse(
+    w: [[f64; IRIS_FEATURES]; IRIS_CLASSES],
+    b: [f64; IRIS_CLASSES],
+    xs: &[[f64; IRIS_FEATURES]],
+    labels: &[usize],
+) -> (f64, [f64; IRIS_PARAMS]) {
+    type Kept = ([f64; IRIS_CLASSES], f64);
+    thread_local!(static KEPT: RefCell<Vec<Kept>> = const { RefCell::new(Vec::new()) });
+    KEPT.with_borrow_mut(|kept| {
+        kept.clear();
+        let mut total = 0.0;
+        for (x, &label) in xs.iter().zip(labels) {
+            let mut z = [0.0; IRIS_CLASSES];
+            for k in 0..IRIS_CLASSES {
+                let mut s = b[k];
+                for j in 0..IRIS_FEATURES {
+                    s += w[k][j] * x[j];
+                }
+                z[k] = s;
+            }
+            let mut m = z[0];
+            for k in 1..IRIS_CLASSES {
+                m = m.max(z[k]);
+            }
+            let (mut e, mut sum) = ([0.0; IRIS_CLASSES], 0.0);
+            for k in 0..IRIS_CLASSES {
+                e[k] = (z[k] - m).exp();
+                sum += e[k];
+            }
+            total += m + sum.ln() - z[label];
+            kept.push((e, sum));
+        }
+        let n = xs.len() as f64;
+        let d_row = 1.0 / n;
+        let mut g = [0.0; IRIS_PARAMS];
+        let (dw, db) = g.split_at_mut(IRIS_CLASSES * IRIS_FEATURES);
+        for ((&(e, sum), x), &label) in kept.iter().zip(xs).zip(labels).rev() {
+            let d_sum = d_row / sum;
+            for k in 0..IRIS_CLASSES {
+                let mut d_z = d_sum * e[k];
+                if k == label {
+                    d_z -= d_row;
+                }
+                for j in 0..IRIS_FEATURES {
+                    dw[k * IRIS_FEATURES + j] += d_z * x[j];
+                }
+                db[k] += d_z;
+            }
+        }
+        (total / n, g)
+    })
+}
+
+#[allow(clippy::needless_range_loop)]
+fn softmax_iris_generic<D: DualNum<Primitive = f64> + Copy>(
+    w: &[[D; IRIS_FEATURES]; IRIS_CLASSES],
+    b: &[D; IRIS_CLASSES],
+    xs: &[[f64; IRIS_FEATURES]],
+    labels: &[usize],
+) -> D {
+    let mut total = D::from(0.0);
+    for (x, &label) in xs.iter().zip(labels) {
+        let mut z = *b;
+        for k in 0..IRIS_CLASSES {
+            for j in 0..IRIS_FEATURES {
+                z[k] += w[k][j] * x[j];
+            }
+        }
+        let mut m = z[0].re();
+        for k in 1..IRIS_CLASSES {
+            m = m.max(z[k].re());
+        }
+        let mut sum = D::from(0.0);
+        for k in 0..IRIS_CLASSES {
+            sum += (z[k] - m).exp();
+        }
+        total += sum.ln() + m - z[label];
+    }
+    total / xs.len() as f64
+}
+
+/// One forward pass carrying all 15 directions (`DualSVec64<15>`), as for the other cases.
+fn softmax_iris_dual(
+    w: [[f64; IRIS_FEATURES]; IRIS_CLASSES],
+    b: [f64; IRIS_CLASSES],
+    xs: &[[f64; IRIS_FEATURES]],
+    labels: &[usize],
+) -> (f64, [f64; IRIS_PARAMS]) {
+    let mut flat = [0.0; IRIS_PARAMS];
+    for (slot, v) in flat.iter_mut().zip(w.iter().flatten().chain(&b)) {
+        *slot = *v;
+    }
+    let (value, grad) = gradient(
+        |v: SVector<DualSVec64<IRIS_PARAMS>, IRIS_PARAMS>| {
+            let w = std::array::from_fn(|k| std::array::from_fn(|j| v[k * IRIS_FEATURES + j]));
+            let b = std::array::from_fn(|k| v[IRIS_CLASSES * IRIS_FEATURES + k]);
+            softmax_iris_generic(&w, &b, xs, labels)
+        },
+        &SVector::from(flat),
+    );
+    (value, std::array::from_fn(|i| grad[i]))
+}
+
+#[allow(clippy::needless_range_loop)]
+fn softmax_iris_reverse(
+    w: [[f64; IRIS_FEATURES]; IRIS_CLASSES],
+    b: [f64; IRIS_CLASSES],
+    xs: &[[f64; IRIS_FEATURES]],
+    labels: &[usize],
+) -> (f64, [f64; IRIS_PARAMS]) {
+    let tape = reverse::Tape::new();
+    // Variables in the flat gradient's order, so `grad()[i]` is entry i.
+    let w: [[reverse::Var; IRIS_FEATURES]; IRIS_CLASSES] =
+        std::array::from_fn(|k| std::array::from_fn(|j| tape.add_var(w[k][j])));
+    let b: [reverse::Var; IRIS_CLASSES] = std::array::from_fn(|k| tape.add_var(b[k]));
+    let mut total = tape.add_var(0.0);
+    for (x, &label) in xs.iter().zip(labels) {
+        let mut z = b;
+        for k in 0..IRIS_CLASSES {
+            for j in 0..IRIS_FEATURES {
+                z[k] = z[k] + w[k][j] * x[j];
+            }
+        }
+        let mut m = z[0].val();
+        for k in 1..IRIS_CLASSES {
+            m = m.max(z[k].val());
+        }
+        let mut sum = (z[0] - m).exp();
+        for k in 1..IRIS_CLASSES {
+            sum = sum + (z[k] - m).exp();
+        }
+        total = total + (sum.ln() + m - z[label]);
+    }
+    let loss = total / xs.len() as f64;
+    let grad = loss.grad();
+    (loss.val(), std::array::from_fn(|i| grad[i]))
+}
+
+// ---------------------------------------------------------------- a 64-16-10 tanh MLP
+
+const MLP_INPUTS: usize = 64;
+const MLP_HIDDEN: usize = 16;
+const MLP_OUTPUTS: usize = 10;
+const MLP_BATCH: usize = 32;
+/// Offsets into the flat gradient: `w1` row by row, `b1`, `w2` row by row, `b2`.
+const MLP_B1: usize = MLP_HIDDEN * MLP_INPUTS;
+const MLP_W2: usize = MLP_B1 + MLP_HIDDEN;
+const MLP_B2: usize = MLP_W2 + MLP_OUTPUTS * MLP_HIDDEN;
+/// 1,210.
+const MLP_PARAMS: usize = MLP_B2 + MLP_OUTPUTS;
+
+type W1 = [[f64; MLP_INPUTS]; MLP_HIDDEN];
+type W2 = [[f64; MLP_HIDDEN]; MLP_OUTPUTS];
+
+/// A tiny LCG (Knuth's MMIX constants): the top 53 bits as a number in [0, 1).
+fn lcg(state: &mut u64) -> f64 {
+    *state = state
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
+    (*state >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// 32 rows of 64 features in [0, 1), labels 0..10 (each class at least three times).
+fn mlp_batch_data() -> (Vec<[f64; MLP_INPUTS]>, Vec<usize>) {
+    let mut state = 0x5eed;
+    let xs = (0..MLP_BATCH)
+        .map(|_| std::array::from_fn(|_| lcg(&mut state)))
+        .collect();
+    let labels = (0..MLP_BATCH).map(|i| (i * 7) % MLP_OUTPUTS).collect();
+    (xs, labels)
+}
+
+/// Weights uniform in ±1/sqrt(fan-in), small biases: every unit is in tanh's sloped range.
+fn mlp_batch_start() -> (W1, [f64; MLP_HIDDEN], W2, [f64; MLP_OUTPUTS]) {
+    let mut state = 0xfeed;
+    let mut uniform = |scale: f64| scale * (2.0 * lcg(&mut state) - 1.0);
+    let w1 = std::array::from_fn(|_| std::array::from_fn(|_| uniform(0.125)));
+    let b1 = std::array::from_fn(|_| uniform(0.1));
+    let w2 = std::array::from_fn(|_| std::array::from_fn(|_| uniform(0.25)));
+    let b2 = std::array::from_fn(|_| uniform(0.1));
+    (w1, b1, w2, b2)
+}
+
+#[allow(clippy::needless_range_loop)]
+#[differentiable]
+fn mlp_batch(
+    w1: [[f64; MLP_INPUTS]; MLP_HIDDEN],
+    b1: [f64; MLP_HIDDEN],
+    w2: [[f64; MLP_HIDDEN]; MLP_OUTPUTS],
+    b2: [f64; MLP_OUTPUTS],
+    xs: &[[f64; MLP_INPUTS]],
+    labels: &[usize],
+) -> f64 {
+    let mut total = 0.0;
+    for (x, &label) in xs.iter().zip(labels) {
+        let mut h = [0.0; MLP_HIDDEN];
+        for j in 0..MLP_HIDDEN {
+            let mut s = b1[j];
+            for i in 0..MLP_INPUTS {
+                s += w1[j][i] * x[i];
+            }
+            h[j] = s.tanh();
+        }
+        let mut z = [0.0; MLP_OUTPUTS];
+        for k in 0..MLP_OUTPUTS {
+            let mut s = b2[k];
+            for j in 0..MLP_HIDDEN {
+                s += w2[k][j] * h[j];
+            }
+            z[k] = s;
+        }
+        let mut m = z[0].detach();
+        for k in 1..MLP_OUTPUTS {
+            m = m.max(z[k].detach());
+        }
+        let mut sum = 0.0;
+        for k in 0..MLP_OUTPUTS {
+            sum += (z[k] - m).exp();
+        }
+        total += m + sum.ln() - z[label];
+    }
+    total / xs.len() as f64
+}
+
+/// Reverse mode by hand: the forward sweep (the body's arithmetic, in its order) keeps each
+/// row's hidden activations, `exp(z - m)` and their sum; the reverse sweep, rows last to
+/// first, goes back through the softmax, the output layer (adjoints of `w2`, `b2` and `h`),
+/// tanh's slope `1 - h²` and the hidden layer.
+#[allow(clippy::needless_range_loop)]
+fn mlp_batch_hand_reverse(
+    w1: W1,
+    b1: [f64; MLP_HIDDEN],
+    w2: W2,
+    b2: [f64; MLP_OUTPUTS],
+    xs: &[[f64; MLP_INPUTS]],
+    labels: &[usize],
+) -> (f64, [f64; MLP_PARAMS]) {
+    type Kept = ([f64; MLP_HIDDEN], [f64; MLP_OUTPUTS], f64);
+    thread_local!(static KEPT: RefCell<Vec<Kept>> = const { RefCell::new(Vec::new()) });
+    KEPT.with_borrow_mut(|kept| {
+        kept.clear();
+        let mut total = 0.0;
+        for (x, &label) in xs.iter().zip(labels) {
+            let mut h = [0.0; MLP_HIDDEN];
+            for j in 0..MLP_HIDDEN {
+                let mut s = b1[j];
+                for i in 0..MLP_INPUTS {
+                    s += w1[j][i] * x[i];
+                }
+                h[j] = s.tanh();
+            }
+            let mut z = [0.0; MLP_OUTPUTS];
+            for k in 0..MLP_OUTPUTS {
+                let mut s = b2[k];
+                for j in 0..MLP_HIDDEN {
+                    s += w2[k][j] * h[j];
+                }
+                z[k] = s;
+            }
+            let mut m = z[0];
+            for k in 1..MLP_OUTPUTS {
+                m = m.max(z[k]);
+            }
+            let (mut e, mut sum) = ([0.0; MLP_OUTPUTS], 0.0);
+            for k in 0..MLP_OUTPUTS {
+                e[k] = (z[k] - m).exp();
+                sum += e[k];
+            }
+            total += m + sum.ln() - z[label];
+            kept.push((h, e, sum));
+        }
+        let n = xs.len() as f64;
+        let d_row = 1.0 / n;
+        let mut g = [0.0; MLP_PARAMS];
+        for ((&(h, e, sum), x), &label) in kept.iter().zip(xs).zip(labels).rev() {
+            let d_sum = d_row / sum;
+            let mut d_h = [0.0; MLP_HIDDEN];
+            for k in 0..MLP_OUTPUTS {
+                let mut d_z = d_sum * e[k];
+                if k == label {
+                    d_z -= d_row;
+                }
+                for j in 0..MLP_HIDDEN {
+                    g[MLP_W2 + k * MLP_HIDDEN + j] += d_z * h[j];
+                    d_h[j] += d_z * w2[k][j];
+                }
+                g[MLP_B2 + k] += d_z;
+            }
+            for j in 0..MLP_HIDDEN {
+                let d_s = d_h[j] * (1.0 - h[j] * h[j]);
+                for i in 0..MLP_INPUTS {
+                    g[j * MLP_INPUTS + i] += d_s * x[i];
+                }
+                g[MLP_B1 + j] += d_s;
+            }
+        }
+        (total / n, g)
+    })
+}
+
+#[allow(clippy::needless_range_loop)]
+fn mlp_batch_generic<D: DualNum<Primitive = f64> + Copy>(
+    w1: &[[D; MLP_INPUTS]; MLP_HIDDEN],
+    b1: &[D; MLP_HIDDEN],
+    w2: &[[D; MLP_HIDDEN]; MLP_OUTPUTS],
+    b2: &[D; MLP_OUTPUTS],
+    xs: &[[f64; MLP_INPUTS]],
+    labels: &[usize],
+) -> D {
+    let mut total = D::from(0.0);
+    for (x, &label) in xs.iter().zip(labels) {
+        let mut h = *b1;
+        for j in 0..MLP_HIDDEN {
+            for i in 0..MLP_INPUTS {
+                h[j] += w1[j][i] * x[i];
+            }
+            h[j] = h[j].tanh();
+        }
+        let mut z = *b2;
+        for k in 0..MLP_OUTPUTS {
+            for j in 0..MLP_HIDDEN {
+                z[k] += w2[k][j] * h[j];
+            }
+        }
+        let mut m = z[0].re();
+        for k in 1..MLP_OUTPUTS {
+            m = m.max(z[k].re());
+        }
+        let mut sum = D::from(0.0);
+        for k in 0..MLP_OUTPUTS {
+            sum += (z[k] - m).exp();
+        }
+        total += sum.ln() + m - z[label];
+    }
+    total / xs.len() as f64
+}
+
+/// Directions per forward pass of [`mlp_batch_dual`]: one row of `w1`.
+const MLP_DUAL_CHUNK: usize = MLP_INPUTS;
+
+/// Forward mode needs one direction per parameter. One `DualSVec64<1210>` pass would carry
+/// 1,210 derivatives in every value (about 10 kB each, 10 MB for `w1` alone on the stack), so
+/// this runs ForwardDiff.jl-style chunks instead: ceil(1,210 / 64) = 19 passes, each seeding
+/// 64 parameters with `DualSVec64<64>` and the rest as constants. num-dual keeps a constant's
+/// derivative as `None`, so the operations that no seeded parameter reaches (in a `w1` chunk,
+/// the other 15 hidden units) cost little more than `f64` arithmetic. Chosen by measurement
+/// on this machine (one run, 2026-12-01): chunks of 64 took 10.7 ms, of 121 (10 passes)
+/// 14.7 ms, of 16 (76 passes) 36 ms, of 4 64 ms, and 1,210 `Dual64` passes, one per
+/// direction, 87 ms.
+fn mlp_batch_dual(
+    w1: W1,
+    b1: [f64; MLP_HIDDEN],
+    w2: W2,
+    b2: [f64; MLP_OUTPUTS],
+    xs: &[[f64; MLP_INPUTS]],
+    labels: &[usize],
+) -> (f64, [f64; MLP_PARAMS]) {
+    type D = DualSVec64<MLP_DUAL_CHUNK>;
+    let mut value = f64::NAN;
+    let mut g = [0.0; MLP_PARAMS];
+    for start in (0..MLP_PARAMS).step_by(MLP_DUAL_CHUNK) {
+        let seed = |index: usize, v: f64| {
+            let d = D::from_re(v);
+            if (start..start + MLP_DUAL_CHUNK).contains(&index) {
+                d.derivative(index - start)
+            } else {
+                d
+            }
+        };
+        let w1: [[D; MLP_INPUTS]; MLP_HIDDEN] =
+            std::array::from_fn(|j| std::array::from_fn(|i| seed(j * MLP_INPUTS + i, w1[j][i])));
+        let b1: [D; MLP_HIDDEN] = std::array::from_fn(|j| seed(MLP_B1 + j, b1[j]));
+        let w2: [[D; MLP_HIDDEN]; MLP_OUTPUTS] = std::array::from_fn(|k| {
+            std::array::from_fn(|j| seed(MLP_W2 + k * MLP_HIDDEN + j, w2[k][j]))
+        });
+        let b2: [D; MLP_OUTPUTS] = std::array::from_fn(|k| seed(MLP_B2 + k, b2[k]));
+        let loss = mlp_batch_generic(&w1, &b1, &w2, &b2, xs, labels);
+        value = loss.re;
+        let eps = loss.eps.unwrap_generic(Const::<MLP_DUAL_CHUNK>, U1);
+        for (slot, d) in g[start..].iter_mut().zip(eps.iter()) {
+            *slot = *d;
+        }
+    }
+    (value, g)
+}
+
+#[allow(clippy::needless_range_loop)]
+fn mlp_batch_reverse(
+    w1: W1,
+    b1: [f64; MLP_HIDDEN],
+    w2: W2,
+    b2: [f64; MLP_OUTPUTS],
+    xs: &[[f64; MLP_INPUTS]],
+    labels: &[usize],
+) -> (f64, [f64; MLP_PARAMS]) {
+    let tape = reverse::Tape::new();
+    // Variables in the flat gradient's order, so `grad()[i]` is entry i.
+    let w1: [[reverse::Var; MLP_INPUTS]; MLP_HIDDEN] =
+        std::array::from_fn(|j| std::array::from_fn(|i| tape.add_var(w1[j][i])));
+    let b1: [reverse::Var; MLP_HIDDEN] = std::array::from_fn(|j| tape.add_var(b1[j]));
+    let w2: [[reverse::Var; MLP_HIDDEN]; MLP_OUTPUTS] =
+        std::array::from_fn(|k| std::array::from_fn(|j| tape.add_var(w2[k][j])));
+    let b2: [reverse::Var; MLP_OUTPUTS] = std::array::from_fn(|k| tape.add_var(b2[k]));
+    let mut total = tape.add_var(0.0);
+    for (x, &label) in xs.iter().zip(labels) {
+        let mut h = b1;
+        for j in 0..MLP_HIDDEN {
+            for i in 0..MLP_INPUTS {
+                h[j] = h[j] + w1[j][i] * x[i];
+            }
+            h[j] = h[j].tanh();
+        }
+        let mut z = b2;
+        for k in 0..MLP_OUTPUTS {
+            for j in 0..MLP_HIDDEN {
+                z[k] = z[k] + w2[k][j] * h[j];
+            }
+        }
+        let mut m = z[0].val();
+        for k in 1..MLP_OUTPUTS {
+            m = m.max(z[k].val());
+        }
+        let mut sum = (z[0] - m).exp();
+        for k in 1..MLP_OUTPUTS {
+            sum = sum + (z[k] - m).exp();
+        }
+        total = total + (sum.ln() + m - z[label]);
+    }
+    let loss = total / xs.len() as f64;
+    let grad = loss.grad();
+    (loss.val(), std::array::from_fn(|i| grad[i]))
+}
+
+fn softmax_models(c: &mut Criterion) {
+    let (xs, labels) = iris_rows();
+    let (w, b) = iris_start();
+    type Iris = (
+        &'static str,
+        fn(
+            [[f64; IRIS_FEATURES]; IRIS_CLASSES],
+            [f64; IRIS_CLASSES],
+            &[[f64; IRIS_FEATURES]],
+            &[usize],
+        ) -> (f64, [f64; IRIS_PARAMS]),
+    );
+    let iris: [Iris; 4] = [
+        ("name_grad", |w, b, xs, labels| {
+            softmax_iris_grad(w, b, xs, labels).unwrap_or((f64::NAN, [f64::NAN; IRIS_PARAMS]))
+        }),
+        ("hand_reverse", softmax_iris_hand_reverse),
+        ("num_dual", softmax_iris_dual),
+        ("reverse", softmax_iris_reverse),
+    ];
+    let want = softmax_iris_hand_reverse(w, b, &xs, &labels);
+    assert_eq!(
+        softmax_iris(w, b, &xs, &labels),
+        want.0,
+        "softmax_iris: the plain function"
+    );
+    let mut group = c.benchmark_group("softmax_iris");
+    for (variant, f) in iris {
+        let got = f(w, b, &xs, &labels);
+        check("softmax_iris", variant, (got.0, &got.1), (want.0, &want.1));
+        group.bench_function(variant, |bench| {
+            bench.iter(|| f(black_box(w), black_box(b), &xs, &labels))
+        });
+    }
+    group.finish();
+
+    let (xs, labels) = mlp_batch_data();
+    let (w1, b1, w2, b2) = mlp_batch_start();
+    type Mlp = (
+        &'static str,
+        fn(
+            W1,
+            [f64; MLP_HIDDEN],
+            W2,
+            [f64; MLP_OUTPUTS],
+            &[[f64; MLP_INPUTS]],
+            &[usize],
+        ) -> (f64, [f64; MLP_PARAMS]),
+    );
+    let mlp: [Mlp; 4] = [
+        ("name_grad", |w1, b1, w2, b2, xs, labels| {
+            mlp_batch_grad(w1, b1, w2, b2, xs, labels).unwrap_or((f64::NAN, [f64::NAN; MLP_PARAMS]))
+        }),
+        ("hand_reverse", mlp_batch_hand_reverse),
+        ("num_dual", mlp_batch_dual),
+        ("reverse", mlp_batch_reverse),
+    ];
+    let want = mlp_batch_hand_reverse(w1, b1, w2, b2, &xs, &labels);
+    assert_eq!(
+        mlp_batch(w1, b1, w2, b2, &xs, &labels),
+        want.0,
+        "mlp_batch: the plain function"
+    );
+    let mut group = c.benchmark_group("mlp_batch");
+    // The forward-mode variant takes milliseconds: a small flat sample keeps the group short.
+    group.sample_size(10).sampling_mode(SamplingMode::Flat);
+    for (variant, f) in mlp {
+        let got = f(w1, b1, w2, b2, &xs, &labels);
+        check("mlp_batch", variant, (got.0, &got.1), (want.0, &want.1));
+        group.bench_function(variant, |bench| {
+            bench.iter(|| {
+                f(
+                    black_box(w1),
+                    black_box(b1),
+                    black_box(w2),
+                    black_box(b2),
+                    &xs,
+                    &labels,
+                )
+            })
+        });
+    }
+    group.finish();
+}
+
 fn models(c: &mut Criterion) {
     let (xs, ys) = line_data();
     type Line = (
@@ -566,7 +1225,7 @@ fn models(c: &mut Criterion) {
             mse_scalar(w, b, xs, ys).unwrap_or((f64::NAN, [f64::NAN; 2]))
         }),
         ("hand", mse_hand),
-        ("hand_two_sweep", mse_hand_two_sweep),
+        ("hand_reverse", mse_hand_reverse),
         ("num_dual", mse_dual),
         ("reverse", mse_reverse),
     ];
@@ -591,7 +1250,7 @@ fn models(c: &mut Criterion) {
             mlp_scalar(p, d).unwrap_or((f64::NAN, [f64::NAN; 9]))
         }),
         ("hand", mlp_hand),
-        ("hand_two_sweep", mlp_hand_two_sweep),
+        ("hand_reverse", mlp_hand_reverse),
         ("num_dual", mlp_dual),
         ("reverse", mlp_reverse),
     ];
@@ -606,5 +1265,5 @@ fn models(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, scalar_cases, chain, models);
+criterion_group!(benches, scalar_cases, chain, models, softmax_models);
 criterion_main!(benches);

@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# Compile-time baseline of `#[differentiable]` for the CURRENT checkout.
+#
+# Everything builds in a fresh CARGO_TARGET_DIR inside a temp directory (no other build is
+# disturbed; the temp directory is removed at the end unless KEEP=1), with
+# CARGO_INCREMENTAL=0 so that a touched, unchanged source is compiled again in full, as an
+# edited one would be (release is not incremental anyway).
+#
+#  (a) The bench target: `cargo bench --bench gradients --no-run --locked`, from clean
+#      (every dependency included; skip with FROM_CLEAN=0), then after
+#      `touch benches/gradients.rs`, so that only the bench target rebuilds.
+#  (b) A scratch binary crate depending on this checkout's root `autodiff` by path, with one
+#      `#[differentiable]` function of N operations (N in SIZES): a straight-line chain of
+#      `let`s over three f64 parameters cycling through
+#          let v1 = (v0 * 1.0001 + y).tanh();
+#          let v2 = v1 * z + v0 * 0.5;
+#          let v3 = (v2 * 0.01).exp() * x;
+#      (three operations each, values bounded), whose `main` calls the plain function,
+#      `name_grad` and `name_graph` + `backward`. Dependencies are built first; then
+#      `touch src/main.rs` and the rebuild is timed: the consumer crate only, in debug
+#      (`cargo build`) and release (`cargo build --release`).
+#
+# Each number is the median of RUNS (default 3) runs, in seconds: wall clock and, beside it,
+# CPU time (user + system of cargo and every rustc it ran), which a machine shared with
+# other builds inflates much less than the wall clock. The load average is printed at the
+# start and the end, to judge how contended the wall numbers are.
+#
+# Usage: scripts/compile-time.sh
+#        RUNS=3 SIZES="250 1000 5000" FROM_CLEAN=1 KEEP=0 scripts/compile-time.sh
+#
+# Baseline measured on 2026-12-01 at commit 22e7be9 (the library crates autodiff,
+# autodiff-runtime and autodiff-macros as at 22e7be9, unmodified; benches/gradients.rs as at
+# f1ad246, i.e. with the softmax_iris and mlp_batch cases), Rust 1.95.0, shared 2-core AMD
+# EPYC virtual machine, medians of 3 runs, wall seconds:
+#
+#   (filled in from the run below)
+#
+# The generated code inlines every backend call of a body with at most 256 of them and
+# calls them out of line above that (OUTLINED_ABOVE in autodiff-macros/src/rewrite.rs): the
+# 250-operation body is on the inlined side, 1,000 and 5,000 on the outlined side.
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+RUNS="${RUNS:-3}"
+SIZES="${SIZES:-250 1000 5000}"
+FROM_CLEAN="${FROM_CLEAN:-1}"
+KEEP="${KEEP:-0}"
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/autodiff-compile-time.XXXXXX")"
+if [[ "$KEEP" == 1 ]]; then
+    echo "keeping $WORK"
+else
+    trap 'rm -rf "$WORK"' EXIT
+fi
+export CARGO_INCREMENTAL=0
+
+# Runs "$@" quietly and prints "WALL,CPU" in seconds (CPU: user + system of it and its
+# children); on failure shows its output.
+seconds() {
+    local TIMEFORMAT='%R %U %S'
+    if ! { time "$@" >"$WORK/last.out" 2>&1; } 2>"$WORK/time.out"; then
+        cat "$WORK/last.out" >&2
+        echo "failed: $*" >&2
+        exit 1
+    fi
+    awk '{ printf "%.2f,%.2f\n", $1, $2 + $3 }' "$WORK/time.out"
+}
+
+# The median of its arguments.
+median() {
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+        END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+RESULTS=()
+# record LABEL WALL,CPU...: prints the medians and the wall runs, keeps the line for the
+# summary.
+record() {
+    local label="$1"
+    shift
+    local walls=() cpus=() run line
+    for run in "$@"; do
+        walls+=("${run%,*}")
+        cpus+=("${run#*,}")
+    done
+    line="$(printf '%-46s %8s %8s   (wall runs: %s)' "$label" "$(median "${walls[@]}")" \
+        "$(median "${cpus[@]}")" "${walls[*]}")"
+    echo "$line"
+    RESULTS+=("$line")
+}
+HEADER="$(printf '%-46s %8s %8s' "measurement" "wall s" "cpu s")"
+
+commit="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+dirty=""
+if [[ -n "$(git -C "$ROOT" status --porcelain 2>/dev/null)" ]]; then
+    dirty=" (with uncommitted changes)"
+fi
+echo "compile-time baseline: $(date -u +%Y-%m-%d) at $commit$dirty, $(rustc --version)"
+echo "checkout $ROOT, temp dir $WORK, $RUNS runs each, CARGO_INCREMENTAL=0"
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "$HEADER"
+
+# ------------------------------------------------------------------ (a) the bench target
+
+bench_target="$WORK/bench-target"
+bench() {
+    (cd "$ROOT" && CARGO_TARGET_DIR="$bench_target" cargo bench --bench gradients --no-run --locked)
+}
+if [[ "$FROM_CLEAN" == 1 ]]; then
+    times=()
+    for _ in $(seq "$RUNS"); do
+        rm -rf "$bench_target"
+        times+=("$(seconds bench)")
+    done
+    record "bench target, from clean (all dependencies)" "${times[@]}"
+else
+    bench >/dev/null 2>&1 || { bench; exit 1; }
+fi
+times=()
+for _ in $(seq "$RUNS"); do
+    touch "$ROOT/benches/gradients.rs"
+    times+=("$(seconds bench)")
+done
+record "bench target, touched benches/gradients.rs" "${times[@]}"
+rm -rf "$bench_target"
+
+# ------------------------------------------------------------------ (b) the scratch crate
+
+# Writes the body of a function of "$1" operations, three per `let`, to stdout.
+chain_body() {
+    local ops="$1" lines i
+    lines=$((ops / 3))
+    echo "    let v0 = x;"
+    for ((i = 1; i <= lines; i++)); do
+        case $((i % 3)) in
+            1) echo "    let v$i = (v$((i - 1)) * 1.0001 + y).tanh();" ;;
+            2) echo "    let v$i = v$((i - 1)) * z + v$((i - 2)) * 0.5;" ;;
+            0) echo "    let v$i = (v$((i - 1)) * 0.01).exp() * x;" ;;
+        esac
+    done
+    case $((ops % 3)) in
+        0) echo "    v$lines" ;;
+        1) echo "    v$lines + y" ;;
+        2) echo "    v$lines * z + x" ;;
+    esac
+}
+
+scratch_target="$WORK/scratch-target"
+for ops in $SIZES; do
+    dir="$WORK/ops$ops"
+    mkdir -p "$dir/src"
+    cat >"$dir/Cargo.toml" <<EOF
+[package]
+name = "ops$ops"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+autodiff = { path = "$ROOT" }
+
+[workspace]
+EOF
+    # Start from the workspace's lock so the dependencies are the versions it builds with.
+    cp "$ROOT/Cargo.lock" "$dir/Cargo.lock"
+    {
+        echo "//! One #[differentiable] function of $ops operations, generated by scripts/compile-time.sh."
+        echo "use std::hint::black_box;"
+        echo
+        echo "use autodiff::{differentiable, Scalar, ScalarAutodiffError};"
+        echo
+        echo "#[differentiable]"
+        echo "fn chain(x: f64, y: f64, z: f64) -> f64 {"
+        chain_body "$ops"
+        echo "}"
+        cat <<'EOF'
+
+fn main() -> Result<(), ScalarAutodiffError> {
+    let (x, y, z) = (black_box(0.7), black_box(0.2), black_box(0.3));
+    let plain = chain(x, y, z);
+    let (value, gradient) = chain_grad(x, y, z)?;
+    let (sx, sy, sz) = (Scalar::variable(x)?, Scalar::variable(y)?, Scalar::variable(z)?);
+    let graph = chain_graph(&sx, &sy, &sz)?;
+    graph.backward()?;
+    assert_eq!(plain, value);
+    assert_eq!(graph.value(), value);
+    println!("value {value} gradient {gradient:?} graph x_grad {:?}", sx.gradient());
+    Ok(())
+}
+EOF
+    } >"$dir/src/main.rs"
+
+    for profile in debug release; do
+        flags=()
+        [[ "$profile" == release ]] && flags=(--release)
+        build() {
+            (cd "$dir" && CARGO_TARGET_DIR="$scratch_target" cargo build --offline "${flags[@]}")
+        }
+        # Dependencies (and the crate itself) first; offline, from the copied lock.
+        if ! build >"$WORK/deps.out" 2>&1; then
+            cat "$WORK/deps.out" >&2
+            echo "the first build of ops$ops ($profile) failed" >&2
+            exit 1
+        fi
+        times=()
+        for _ in $(seq "$RUNS"); do
+            touch "$dir/src/main.rs"
+            times+=("$(seconds build)")
+        done
+        label="$(printf 'scratch crate, %5s operations, %s' "$ops" "$profile")"
+        record "$label" "${times[@]}"
+        if [[ "$profile" == release ]]; then
+            echo "    ops$ops runs: $("$scratch_target/release/ops$ops")"
+        fi
+    done
+done
+
+echo
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "summary (seconds, medians of $RUNS):"
+echo "  $HEADER"
+printf '  %s\n' "${RESULTS[@]}"
