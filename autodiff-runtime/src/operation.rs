@@ -196,8 +196,8 @@ impl ScalarOperation {
             Self::Acosh => x.acosh(),
             Self::Atanh => x.atanh(),
             Self::Abs => x.abs(),
-            Self::Max => x.max(y),
-            Self::Min => x.min(y),
+            Self::Max => max(x, y),
+            Self::Min => min(x, y),
             Self::Hypot => x.hypot(y),
             Self::MulAdd => x.mul_add(y, z),
         }
@@ -396,6 +396,35 @@ fn pick(condition: bool, yes: f64, no: f64) -> f64 {
         yes
     } else {
         no
+    }
+}
+
+/// The forward function of `max`: `f64::max` with the sign of equal zeros fixed, as in
+/// IEEE 754-2019 `maximum` (`max(-0.0, 0.0)` and `max(0.0, -0.0)` are `0.0`).
+///
+/// `f64::max` may return either of two equal zeros, and which one depends on how it was
+/// compiled (inlined beside a constant operand or called through a function pointer), so
+/// two paths computing "the same" `max` disagreed on the sign, and then on `sqrt`'s
+/// infinite derivative there. Every path calls this one function.
+fn max(a: f64, b: f64) -> f64 {
+    if a > b || b.is_nan() {
+        a
+    } else if b > a || a.is_nan() || a.is_sign_negative() {
+        b
+    } else {
+        a
+    }
+}
+
+/// The forward function of `min`: `f64::min` with the sign of equal zeros fixed, as in
+/// IEEE 754-2019 `minimum` (`min(-0.0, 0.0)` and `min(0.0, -0.0)` are `-0.0`); see [`max`].
+fn min(a: f64, b: f64) -> f64 {
+    if a < b || b.is_nan() {
+        a
+    } else if b < a || a.is_nan() || a.is_sign_positive() {
+        b
+    } else {
+        a
     }
 }
 

@@ -308,8 +308,10 @@ binary_operations! {
     /// Four-quadrant arctangent of `self / other`; derivatives `other / r²` and `-self / r²`.
     atan2 => Atan2;
     /// The larger operand; a tie sends half the gradient to each (PyTorch's convention).
+    /// Of two equal zeros the result is `0.0` (IEEE 754-2019 `maximum`), whichever order.
     max => Max;
     /// The smaller operand; a tie sends half the gradient to each (PyTorch's convention).
+    /// Of two equal zeros the result is `-0.0` (IEEE 754-2019 `minimum`), whichever order.
     min => Min;
     /// `sqrt(self² + other²)` without overflow; derivatives `self / r` and `other / r`,
     /// and 0 at the origin.

@@ -37,6 +37,43 @@ fn both_backends_agree_bit_for_bit() -> Result {
     Ok(())
 }
 
+/// `max` and `min` of two equal zeros have one sign in both backends, in both operand
+/// orders, with the zero a node or a constant kept inside the trace's node: `f64::max`
+/// may return either zero, and inlined beside a constant in a release build it returned
+/// `0.0` where a `Scalar` got `-0.0`.
+#[test]
+fn max_and_min_of_signed_zeros_have_one_sign() -> Result {
+    for (a, b) in [(-0.0f64, 0.0f64), (0.0, -0.0), (-0.0, -0.0), (0.0, 0.0)] {
+        let either_positive = a.is_sign_positive() || b.is_sign_positive();
+        let expected_max = if either_positive { 0.0 } else { -0.0 };
+        let either_negative = a.is_sign_negative() || b.is_sign_negative();
+        let expected_min = if either_negative { -0.0 } else { 0.0 };
+        let (x, y) = (Scalar::variable(a)?, Scalar::variable(b)?);
+        let handles = [
+            x.max(&y)?.value(),
+            x.min(&y)?.value(),
+            x.max(&Scalar::constant(b)?)?.value(),
+            x.min(&Scalar::constant(b)?)?.value(),
+        ];
+        let traced = trace(|t| {
+            let (x, y) = (t.variable(a)?, t.variable(b)?);
+            let c = t.constant(std::hint::black_box(b))?;
+            let values = [
+                t.max(&x, &y)?,
+                t.min(&x, &y)?,
+                t.max(&x, &c)?,
+                t.min(&x, &c)?,
+            ];
+            Ok(values.map(|v| t.value(&v)))
+        })?;
+        let expected = [expected_max, expected_min, expected_max, expected_min];
+        let bits = |values: [f64; 4]| values.map(f64::to_bits);
+        assert_eq!(bits(handles), bits(expected), "handles at ({a:?}, {b:?})");
+        assert_eq!(bits(traced), bits(expected), "trace at ({a:?}, {b:?})");
+    }
+    Ok(())
+}
+
 #[test]
 fn a_trace_reports_errors_and_untracked_outputs() -> Result {
     let base = tape_len();

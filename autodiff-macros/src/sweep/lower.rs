@@ -636,19 +636,27 @@ fn path_ends(expr: &Expr, last: &str) -> bool {
     matches!(expr, Expr::Path(path) if path.path.segments.last().is_some_and(|s| s.ident == last))
 }
 
-/// Whether a `let` or assignment's right side is a graph value in the rewrite's forms.
+/// Whether a `let` or assignment's right side is a graph value in the rewrite's forms: it
+/// uses the backend other than to read a primal value (`__backend.value(..)` is data).
 fn is_tracked_form(expr: &Expr) -> bool {
-    match expr {
-        Expr::Try(attempt) => match &*attempt.expr {
-            Expr::MethodCall(call) => is_backend(&call.receiver),
-            Expr::Call(call) => {
-                path_ends(&call.func, "constant") || path_ends(&call.func, "constants")
+    struct Uses(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Uses {
+        fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+            if is_backend(&call.receiver) && call.method == "value" {
+                return;
             }
-            _ => mentions(&attempt.to_token_stream(), "__backend"),
-        },
-        Expr::Call(call) if path_ends(&call.func, "clone") => true,
-        _ => mentions(&expr.to_token_stream(), "__backend"),
+            syn::visit::visit_expr_method_call(self, call);
+        }
+        fn visit_ident(&mut self, ident: &'ast Ident) {
+            self.0 |= ident == "__backend" || ident == "__private";
+        }
     }
+    if matches!(expr, Expr::Call(call) if path_ends(&call.func, "clone")) {
+        return true;
+    }
+    let mut uses = Uses(false);
+    syn::visit::Visit::visit_expr(&mut uses, expr);
+    uses.0
 }
 
 /// The data array of `constants(__backend, array)?`.

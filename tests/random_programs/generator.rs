@@ -1,0 +1,2455 @@
+//! A deterministic generator of random `#[differentiable]` functions for
+//! `tests/sweep_bits.rs`.
+//!
+//! [`generate`] returns the text of `tests/random_programs/generated.rs`: the same text on
+//! every machine and every run (a fixed seed, the tiny SplitMix64 below, no hash maps, no
+//! formatting of computed floats). `tests/random_programs.rs` checks that the checked-in
+//! file is exactly this text and rewrites it when `AUTODIFF_REGENERATE=1` is set.
+//!
+//! Every function the generator writes must be accepted by `#[differentiable]` and compile
+//! as plain Rust too (the generated module allows the lints that random code trips). The
+//! generator tracks, per function, the names in scope and what each one is (a tracked or
+//! data `f64`, an `&f64` from an iterator, a parameter array, a local array, a loop index
+//! and what it may index), so that what it writes type-checks; an estimate of the
+//! operations a call runs (loops counted at their largest trip count) keeps every function
+//! cheap enough to run thousands of times in a debug build.
+
+use std::fmt::Write as _;
+
+/// The seed of the whole file. Changing it changes every function.
+pub const SEED: u64 = 0x5EED_0B17_D1FF_0001;
+
+/// How many functions the file holds, of which a few are array-valued helpers (which
+/// have no `_grad` and appear only as callees) and a few are methods of `Holder`.
+pub const FUNCTIONS: usize = 180;
+
+/// The largest `n` and the longest `xs` the sweep passes; loop costs assume them.
+pub const MAX_COUNT: u64 = 6;
+/// See [`MAX_COUNT`].
+pub const MAX_DATA_LEN: u64 = 5;
+
+/// The text of `generated.rs`.
+pub fn generate() -> String {
+    Generator::new(SEED).run()
+}
+
+/// SplitMix64: small, fast, and the same everywhere.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// Uniform in `lo..=hi`.
+    fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + self.below(hi - lo + 1)
+    }
+
+    /// True with probability `percent / 100`.
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+
+    /// An index into `weights`, chosen with probability proportional to its weight
+    /// (at least one weight must be positive).
+    fn weighted(&mut self, weights: &[u32]) -> usize {
+        let total: u32 = weights.iter().sum();
+        let mut at = (self.next() % u64::from(total)) as u32;
+        for (index, &weight) in weights.iter().enumerate() {
+            if at < weight {
+                return index;
+            }
+            at -= weight;
+        }
+        unreachable!("the weights sum to {total}")
+    }
+}
+
+/// Float literals, written as they appear in the generated code.
+const LITERALS: &[&str] = &[
+    "0.5", "1.0", "2.0", "0.25", "1.5", "3.0", "0.1", "0.75", "-0.5", "-1.25", "0.0", "1e-3",
+    "4.0", "0.3", "-2.0", "10.0", "0.125", "-0.0",
+];
+
+/// What a parameter of a generated function is.
+#[derive(Clone, Debug, PartialEq)]
+enum ParamKind {
+    /// `x: f64` (or `mut x: f64`): one differentiated scalar.
+    Scalar { mutable: bool },
+    /// `w: [f64; K]`: K differentiated scalars.
+    Array(usize),
+    /// `#[param] ps: &[f64]`, always given `len` scalars by the sweep.
+    Slice(usize),
+    /// `#[param] p: &Layer` (`w: [f64; 2]`, `b: f64`): three differentiated scalars.
+    Layer,
+    /// `xs: &[f64]`: data, 0 to `MAX_DATA_LEN` values.
+    Data,
+    /// `n: usize`: data, 0 to `MAX_COUNT`.
+    Count,
+    /// `#[constant] c: f64`: data.
+    Constant,
+}
+
+#[derive(Clone, Debug)]
+struct Param {
+    name: String,
+    kind: ParamKind,
+}
+
+impl Param {
+    /// How many differentiated scalars the sweep passes for it.
+    fn slots(&self) -> usize {
+        match self.kind {
+            ParamKind::Scalar { .. } => 1,
+            ParamKind::Array(k) | ParamKind::Slice(k) => k,
+            ParamKind::Layer => 3,
+            ParamKind::Data | ParamKind::Count | ParamKind::Constant => 0,
+        }
+    }
+
+    fn differentiated(&self) -> bool {
+        self.slots() > 0
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Shape {
+    /// A free function returning `f64`: in the sweep's table.
+    Free,
+    /// A free function returning `[f64; M]`: only a callee.
+    ArrayHelper(usize),
+    /// A method of `Holder` with `&self` (data): in the table.
+    Method,
+    /// An associated function of `Holder` without a receiver.
+    Associated,
+}
+
+/// A generated function, as its callers and the table see it.
+#[derive(Clone, Debug)]
+struct Info {
+    name: String,
+    params: Vec<Param>,
+    shape: Shape,
+    /// Estimated operations of one call at the largest data sizes.
+    cost: u64,
+    /// Written with unguarded domains: callers pick it only now and then.
+    risky: bool,
+}
+
+impl Info {
+    fn slots(&self) -> usize {
+        self.params.iter().map(Param::slots).sum()
+    }
+}
+
+/// What a name in scope is.
+#[derive(Clone, Debug, PartialEq)]
+enum VarKind {
+    /// An `f64`: a parameter, a local or a pattern-bound element.
+    F64 { mutable: bool },
+    /// An `&f64` from an iterator: usable as an operand of `+ - * /` and as a receiver.
+    Ref,
+    /// A parameter array `[f64; K]`.
+    ParamArray(usize),
+    /// A local array of `K` values; `mutable` if declared `let mut`.
+    LocalArray { len: usize, mutable: bool },
+    /// `#[param] ps: &[f64]` of this length.
+    Slice(usize),
+    /// `#[param] p: &Layer`.
+    Layer,
+    /// `xs: &[f64]`.
+    Data,
+    /// A `usize` loop index, below `bound` where one is known.
+    Index(Bound),
+    /// `n: usize`.
+    Count,
+}
+
+/// What a loop index is known to be below.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Bound {
+    /// Nothing useful (a range to `n`, a counter).
+    None,
+    /// Below this constant.
+    Below(usize),
+    /// Below `xs.len()`.
+    DataLen,
+}
+
+#[derive(Clone, Debug)]
+struct Var {
+    name: String,
+    kind: VarKind,
+    /// Computed from a differentiated parameter (as far as the generator can tell).
+    tracked: bool,
+}
+
+/// A generated expression and what the type checker will make of it.
+#[derive(Clone, Debug)]
+struct Expr {
+    code: String,
+    /// Its type is known to be `f64` (or `&f64`): literals alone are `{float}`, on which
+    /// rustc refuses method calls.
+    typed: bool,
+    /// It is an `&f64` (a bare iterator element).
+    reference: bool,
+}
+
+impl Expr {
+    fn value(code: String, typed: bool) -> Self {
+        Expr {
+            code,
+            typed,
+            reference: false,
+        }
+    }
+}
+
+/// The whole file.
+struct Generator {
+    rng: Rng,
+    infos: Vec<Info>,
+}
+
+impl Generator {
+    fn new(seed: u64) -> Self {
+        Generator {
+            rng: Rng(seed),
+            infos: Vec::new(),
+        }
+    }
+
+    fn run(mut self) -> String {
+        let mut free = String::new();
+        let mut methods = String::new();
+        for index in 0..FUNCTIONS {
+            let shape = match self.rng.weighted(&[84, 5, 6, 3]) {
+                _ if index < 4 => Shape::Free,
+                0 => Shape::Free,
+                1 => Shape::ArrayHelper(self.rng.range(2, 3)),
+                2 => Shape::Method,
+                _ => Shape::Associated,
+            };
+            // A few long bodies, which the macro records out of line.
+            let long = shape == Shape::Free && index % 57 == 40;
+            let prefix = match shape {
+                Shape::Free => "f",
+                Shape::ArrayHelper(_) => "arr",
+                Shape::Method | Shape::Associated => "m",
+            };
+            let name = format!("{prefix}{index:03}");
+            let params = self.signature(shape, long);
+            let mut function = FnGen::new(&mut self.rng, &self.infos, shape, &params, long);
+            let body = function.body();
+            let (cost, risky) = (function.cost, function.unguarded);
+            let info = Info {
+                name,
+                params,
+                shape,
+                cost,
+                risky,
+            };
+            let text = source(&info, &body);
+            match shape {
+                Shape::Method | Shape::Associated => methods.push_str(&text),
+                _ => free.push_str(&text),
+            }
+            self.infos.push(info);
+        }
+        let mut out = String::new();
+        out.push_str(HEADER);
+        out.push_str(&free);
+        out.push_str("impl Holder {\n");
+        out.push_str(&methods);
+        out.push_str("}\n");
+        out.push_str(&self.table());
+        out
+    }
+
+    /// A random signature with at least one differentiated parameter, in a random order.
+    fn signature(&mut self, shape: Shape, long: bool) -> Vec<Param> {
+        let rng = &mut self.rng;
+        let mut params = Vec::new();
+        let scalars = *rng.pick(&[1, 1, 2, 2, 2, 3]);
+        for index in 0..scalars {
+            let mutable = matches!(shape, Shape::Free) && rng.chance(15);
+            params.push(Param {
+                name: format!("x{index}"),
+                kind: ParamKind::Scalar { mutable },
+            });
+        }
+        if rng.chance(40) {
+            params.push(Param {
+                name: "w".into(),
+                kind: ParamKind::Array(rng.range(2, 4)),
+            });
+        }
+        if rng.chance(10) {
+            params.push(Param {
+                name: "v".into(),
+                kind: ParamKind::Array(rng.range(2, 3)),
+            });
+        }
+        let plain = matches!(shape, Shape::ArrayHelper(_)) || long;
+        if !plain && rng.chance(8) {
+            params.push(Param {
+                name: "ps".into(),
+                kind: ParamKind::Slice(rng.range(1, 4)),
+            });
+        }
+        if !plain && rng.chance(8) {
+            params.push(Param {
+                name: "p".into(),
+                kind: ParamKind::Layer,
+            });
+        }
+        if !long && rng.chance(50) {
+            params.push(Param {
+                name: "xs".into(),
+                kind: ParamKind::Data,
+            });
+        }
+        if !long && rng.chance(45) {
+            params.push(Param {
+                name: "n".into(),
+                kind: ParamKind::Count,
+            });
+        }
+        if !plain && rng.chance(10) {
+            params.push(Param {
+                name: "c".into(),
+                kind: ParamKind::Constant,
+            });
+        }
+        // A few signatures without any scalar: only arrays, a slice or a layer.
+        let others = params
+            .iter()
+            .any(|p| p.differentiated() && !matches!(p.kind, ParamKind::Scalar { .. }));
+        if others && rng.chance(8) {
+            params.retain(|p| !matches!(p.kind, ParamKind::Scalar { .. }));
+        }
+        // Fisher-Yates, so the gradient's order is not always scalars first.
+        if rng.chance(40) {
+            for i in (1..params.len()).rev() {
+                let j = rng.below(i + 1);
+                params.swap(i, j);
+            }
+        }
+        params
+    }
+
+    /// The table the sweep iterates over, and one wrapper pair per function in it.
+    fn table(&self) -> String {
+        let mut out = String::new();
+        let mut rows = String::new();
+        for info in &self.infos {
+            if matches!(info.shape, Shape::ArrayHelper(_)) {
+                continue;
+            }
+            out.push_str(&wrappers(info));
+            let _ = writeln!(
+                rows,
+                "    Program {{ name: \"{0}\", slots: {1}, data: {2}, count: {3}, grad: {0}_by_grad, graph: {0}_by_graph }},",
+                info.name,
+                info.slots(),
+                info.params.iter().any(|p| p.kind == ParamKind::Data),
+                info.params.iter().any(|p| p.kind == ParamKind::Count),
+            );
+        }
+        out.push_str("/// Every generated function with an `f64` result, in file order.\n");
+        out.push_str("pub const PROGRAMS: &[Program] = &[\n");
+        out.push_str(&rows);
+        out.push_str("];\n");
+        out
+    }
+}
+
+const HEADER: &str = "\
+// @generated by tests/random_programs/generator.rs; do not edit by hand.
+//
+// Regenerate with
+//
+//     AUTODIFF_REGENERATE=1 cargo test --test random_programs
+//
+// and check it is current with `cargo test --test random_programs`. The functions are
+// random programs for tests/sweep_bits.rs, which compares each one's `_grad` with its
+// `_graph` plus `backward()`, bit for bit.
+
+// Random code computes values it never uses, assigns what it never reads, returns early
+// and writes `x * 1.0`: the lints that catch that in real code have nothing to say here.
+// (`unused_braces` fires on what the macro writes for an array `[z; N]` of a tracked `z`.)
+#![allow(
+    dead_code,
+    unreachable_code,
+    unused_assignments,
+    unused_braces,
+    unused_labels,
+    unused_mut,
+    unused_parens,
+    unused_variables,
+    clippy::all
+)]
+
+use autodiff::{differentiable, Parameters, Scalar};
+
+use super::{constant_of, grad_outcome, graph_outcome, Outcome, Program};
+
+/// A constant the bodies read as data.
+const SCALE: f64 = 0.75;
+
+/// A small parameter struct.
+#[derive(Parameters, Clone, Debug)]
+pub struct Layer {
+    pub w: [f64; 2],
+    pub b: f64,
+}
+
+/// The receiver of the generated methods: data.
+pub struct Holder {
+    pub scale: f64,
+}
+
+/// The receiver the wrappers call the methods on.
+pub const HOLDER: Holder = Holder { scale: 0.75 };
+
+";
+
+/// The function's text: attribute, signature, body.
+fn source(info: &Info, body: &str) -> String {
+    let indent = match info.shape {
+        Shape::Method | Shape::Associated => "    ",
+        _ => "",
+    };
+    let mut params: Vec<String> = Vec::new();
+    if info.shape == Shape::Method {
+        params.push("&self".into());
+    }
+    for param in &info.params {
+        let name = &param.name;
+        params.push(match &param.kind {
+            ParamKind::Scalar { mutable: true } => format!("mut {name}: f64"),
+            ParamKind::Scalar { mutable: false } => format!("{name}: f64"),
+            ParamKind::Array(k) => format!("{name}: [f64; {k}]"),
+            ParamKind::Slice(_) => format!("#[param] {name}: &[f64]"),
+            ParamKind::Layer => format!("#[param] {name}: &Layer"),
+            ParamKind::Data => format!("{name}: &[f64]"),
+            ParamKind::Count => format!("{name}: usize"),
+            ParamKind::Constant => format!("#[constant] {name}: f64"),
+        });
+    }
+    let output = match info.shape {
+        Shape::ArrayHelper(m) => format!("[f64; {m}]"),
+        _ => "f64".into(),
+    };
+    let visibility = match info.shape {
+        Shape::Method | Shape::Associated => "pub ",
+        _ => "",
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "{indent}#[differentiable]");
+    let _ = writeln!(
+        out,
+        "{indent}{visibility}fn {}({}) -> {output} {{",
+        info.name,
+        params.join(", ")
+    );
+    for line in body.lines() {
+        let _ = writeln!(out, "{indent}{line}");
+    }
+    let _ = writeln!(out, "{indent}}}");
+    out.push('\n');
+    out
+}
+
+/// How a wrapper names the function it calls.
+fn callee_path(info: &Info, suffix: &str) -> String {
+    match info.shape {
+        Shape::Method => format!("HOLDER.{}{suffix}", info.name),
+        Shape::Associated => format!("Holder::{}{suffix}", info.name),
+        _ => format!("{}{suffix}", info.name),
+    }
+}
+
+/// `name_by_grad` and `name_by_graph`: the uniform `fn(&[f64], &[f64], usize) -> Outcome`
+/// of the table. `p` holds the differentiated scalars in parameter order.
+fn wrappers(info: &Info) -> String {
+    let mut out = String::new();
+    // `_grad`: arguments from `p`, the gradient flattened in parameter order.
+    let mut args = Vec::new();
+    let mut slot = 0;
+    for param in &info.params {
+        args.push(match &param.kind {
+            ParamKind::Scalar { .. } => format!("p[{slot}]"),
+            ParamKind::Array(k) => {
+                let items: Vec<String> = (slot..slot + k).map(|s| format!("p[{s}]")).collect();
+                format!("[{}]", items.join(", "))
+            }
+            ParamKind::Slice(k) => format!("&p[{slot}..{}]", slot + k),
+            ParamKind::Layer => format!(
+                "&Layer {{ w: [p[{}], p[{}]], b: p[{}] }}",
+                slot,
+                slot + 1,
+                slot + 2
+            ),
+            ParamKind::Data => "xs".into(),
+            ParamKind::Count => "n".into(),
+            ParamKind::Constant => "constant_of(n)".into(),
+        });
+        slot += param.slots();
+    }
+    let differentiated: Vec<&Param> = info.params.iter().filter(|p| p.differentiated()).collect();
+    let nested = differentiated
+        .iter()
+        .any(|p| matches!(p.kind, ParamKind::Slice(_) | ParamKind::Layer));
+    let flatten = if !nested {
+        "(value, gradient.to_vec())".to_owned()
+    } else if differentiated.len() == 1 {
+        match differentiated[0].kind {
+            ParamKind::Layer => "(value, gradient.to_flat())".to_owned(),
+            _ => "(value, gradient)".to_owned(),
+        }
+    } else {
+        let mut pushes = String::new();
+        for (index, param) in differentiated.iter().enumerate() {
+            let _ = write!(
+                pushes,
+                " {}",
+                match param.kind {
+                    ParamKind::Scalar { .. } => format!("flat.push(gradient.{index});"),
+                    ParamKind::Array(_) => format!("flat.extend(gradient.{index});"),
+                    ParamKind::Slice(_) => format!("flat.extend(gradient.{index});"),
+                    _ => format!("flat.extend(gradient.{index}.to_flat());"),
+                }
+            );
+        }
+        format!("{{ let mut flat = Vec::new();{pushes} (value, flat) }}")
+    };
+    let _ = writeln!(
+        out,
+        "fn {}_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {{",
+        info.name
+    );
+    let _ = writeln!(
+        out,
+        "    grad_outcome({}({}).map(|(value, gradient)| {flatten}))",
+        callee_path(info, "_grad"),
+        args.join(", ")
+    );
+    out.push_str("}\n\n");
+
+    // `_graph`: fresh `Scalar::variable`s in parameter order, then `backward()`.
+    let _ = writeln!(
+        out,
+        "fn {}_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {{",
+        info.name
+    );
+    out.push_str("    graph_outcome(|| {\n");
+    let mut args = Vec::new();
+    let mut variables = Vec::new();
+    let mut slot = 0;
+    for (index, param) in info.params.iter().enumerate() {
+        let local = format!("a{index}");
+        match &param.kind {
+            ParamKind::Scalar { .. } => {
+                let _ = writeln!(out, "        let {local} = Scalar::variable(p[{slot}])?;");
+                args.push(format!("&{local}"));
+                variables.push(format!("{local}.clone()"));
+            }
+            ParamKind::Array(k) => {
+                let items: Vec<String> = (slot..slot + k)
+                    .map(|s| format!("Scalar::variable(p[{s}])?"))
+                    .collect();
+                let _ = writeln!(out, "        let {local} = [{}];", items.join(", "));
+                args.push(format!("&{local}"));
+                for item in 0..*k {
+                    variables.push(format!("{local}[{item}].clone()"));
+                }
+            }
+            ParamKind::Slice(k) => {
+                let _ = writeln!(
+                    out,
+                    "        let {local} = p[{slot}..{}].iter().map(|&value| Scalar::variable(value)).collect::<Result<Vec<_>, _>>()?;",
+                    slot + k
+                );
+                args.push(format!("&{local}"));
+                for item in 0..*k {
+                    variables.push(format!("{local}[{item}].clone()"));
+                }
+            }
+            ParamKind::Layer => {
+                let _ = writeln!(
+                    out,
+                    "        let {local} = Layer {{ w: [p[{}], p[{}]], b: p[{}] }}.variables()?;",
+                    slot,
+                    slot + 1,
+                    slot + 2
+                );
+                args.push(format!("&{local}"));
+                variables.push(format!("{local}.w[0].clone()"));
+                variables.push(format!("{local}.w[1].clone()"));
+                variables.push(format!("{local}.b.clone()"));
+            }
+            ParamKind::Data => args.push("xs".into()),
+            ParamKind::Count => args.push("n".into()),
+            ParamKind::Constant => args.push("constant_of(n)".into()),
+        }
+        slot += param.slots();
+    }
+    let _ = writeln!(
+        out,
+        "        let output = {}({})?;",
+        callee_path(info, "_graph"),
+        args.join(", ")
+    );
+    let _ = writeln!(out, "        Ok((output, vec![{}]))", variables.join(", "));
+    out.push_str("    })\n}\n\n");
+    out
+}
+
+/// What a loop or block may do, for `break`/`continue` and costs.
+#[derive(Clone, Debug)]
+struct LoopFrame {
+    label: Option<String>,
+}
+
+/// The generator of one function body.
+struct FnGen<'a> {
+    rng: &'a mut Rng,
+    callees: &'a [Info],
+    shape: Shape,
+    /// Deliberately unguarded domains: `ln` of anything, `sqrt` at 0, overflowing `exp`.
+    unguarded: bool,
+    /// How many more operations may be written unguarded (a few per unguarded function,
+    /// so that it fails on some inputs, not on all).
+    raw_left: u32,
+    /// The accumulator declared first, which the result reads more often than not.
+    accumulator: Option<String>,
+    long: bool,
+    scopes: Vec<Vec<Var>>,
+    loops: Vec<LoopFrame>,
+    /// Local arrays an enclosing `for` iterates over, which the body must not assign.
+    borrowed: Vec<String>,
+    /// What a later expression must read (aliases whose point is being read later), with
+    /// the name it needs in scope.
+    pending: Vec<(String, String)>,
+    fresh: usize,
+    /// Estimated operations so far, loops counted at their largest trip count.
+    cost: u64,
+    /// The product of the trip counts of the enclosing loops.
+    multiplier: u64,
+    budget: u64,
+    /// Inside a closure of a fold: no calls, folds, blocks or branches.
+    in_closure: bool,
+    /// Inside a condition or a detached value, which the macro evaluates on primal values:
+    /// it refuses (parameter arrays) or miscompiles (local arrays, a layer's array) a fold
+    /// over an array or a call that passes a whole array there, so neither is written.
+    primal: usize,
+    out: String,
+    indent: usize,
+}
+
+impl<'a> FnGen<'a> {
+    fn new(
+        rng: &'a mut Rng,
+        callees: &'a [Info],
+        shape: Shape,
+        params: &[Param],
+        long: bool,
+    ) -> Self {
+        let unguarded = rng.chance(20);
+        let raw_left = if unguarded { rng.range(1, 3) as u32 } else { 0 };
+        let mut scope = Vec::new();
+        for param in params {
+            let kind = match &param.kind {
+                ParamKind::Scalar { mutable } => VarKind::F64 { mutable: *mutable },
+                ParamKind::Array(k) => VarKind::ParamArray(*k),
+                ParamKind::Slice(k) => VarKind::Slice(*k),
+                ParamKind::Layer => VarKind::Layer,
+                ParamKind::Data => VarKind::Data,
+                ParamKind::Count => VarKind::Count,
+                ParamKind::Constant => VarKind::F64 { mutable: false },
+            };
+            scope.push(Var {
+                name: param.name.clone(),
+                kind,
+                tracked: param.differentiated(),
+            });
+        }
+        let budget = if long { 2000 } else { 1500 };
+        FnGen {
+            rng,
+            callees,
+            shape,
+            unguarded,
+            raw_left,
+            accumulator: None,
+            long,
+            scopes: vec![scope],
+            loops: Vec::new(),
+            borrowed: Vec::new(),
+            pending: Vec::new(),
+            fresh: 0,
+            cost: 0,
+            multiplier: 1,
+            budget,
+            in_closure: false,
+            primal: 0,
+            out: String::new(),
+            indent: 1,
+        }
+    }
+
+    /// Whether to write the next operation unguarded, with probability `percent` while
+    /// this function has unguarded operations left.
+    fn raw(&mut self, percent: u64) -> bool {
+        if self.raw_left > 0 && self.rng.chance(percent) {
+            self.raw_left -= 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn name(&mut self, prefix: &str) -> String {
+        self.fresh += 1;
+        format!("{prefix}{}", self.fresh)
+    }
+
+    fn line(&mut self, text: &str) {
+        for _ in 0..self.indent {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    /// Declares `name`, tracked if `source` (the code it is computed from) reads a
+    /// tracked name.
+    fn declare(&mut self, name: &str, kind: VarKind, source: &str) {
+        let tracked = self.is_tracked(source);
+        self.scopes.last_mut().expect("a scope").push(Var {
+            name: name.to_owned(),
+            kind,
+            tracked,
+        });
+    }
+
+    /// Whether `code` reads a tracked name (roughly: only a detached value as a whole
+    /// counts as untracked, not a detached part of it).
+    fn is_tracked(&self, code: &str) -> bool {
+        let detached = [
+            "()", ".floor()", ".ceil()", ".round()", ".trunc()", ".fract()",
+        ]
+        .iter()
+        .any(|rounding| code.ends_with(&format!(".detach(){rounding}").replace("()()", "()")))
+            || (code.starts_with("f64::signum(") && code.ends_with(".detach())"));
+        if detached {
+            return false;
+        }
+        let tracked: Vec<String> = self
+            .visible()
+            .into_iter()
+            .filter(|v| v.tracked)
+            .map(|v| v.name)
+            .collect();
+        code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|word| tracked.iter().any(|name| name == word))
+    }
+
+    /// Marks the visible `name` tracked, after a tracked value was assigned to it.
+    fn mark_tracked(&mut self, name: &str) {
+        for scope in self.scopes.iter_mut().rev() {
+            if let Some(var) = scope.iter_mut().rev().find(|v| v.name == name) {
+                var.tracked = true;
+                return;
+            }
+        }
+    }
+
+    /// Every visible name, innermost last, shadowed ones left out.
+    fn visible(&self) -> Vec<Var> {
+        let mut seen: Vec<Var> = Vec::new();
+        for scope in self.scopes.iter().rev() {
+            for var in scope.iter().rev() {
+                if !seen.iter().any(|v| v.name == var.name) {
+                    seen.push(var.clone());
+                }
+            }
+        }
+        seen.reverse();
+        seen
+    }
+
+    fn visible_where(&self, keep: impl Fn(&VarKind) -> bool) -> Vec<Var> {
+        self.visible()
+            .into_iter()
+            .filter(|v| keep(&v.kind))
+            .collect()
+    }
+
+    fn has(&self, keep: impl Fn(&VarKind) -> bool) -> bool {
+        self.visible().iter().any(|v| keep(&v.kind))
+    }
+
+    fn charge(&mut self, operations: u64) {
+        self.cost += operations * self.multiplier;
+    }
+
+    fn over_budget(&self) -> bool {
+        self.cost >= self.budget
+    }
+
+    fn literal(&mut self) -> Expr {
+        Expr::value((*self.rng.pick(LITERALS)).to_owned(), false)
+    }
+
+    // ----- expressions -----
+
+    /// An `f64` value (never a bare `&f64`).
+    fn expr(&mut self, depth: u32) -> Expr {
+        let e = self.operand(depth);
+        self.as_value(e)
+    }
+
+    /// A typed `f64` value, fit to be a receiver or a `let` without annotation.
+    fn typed(&mut self, depth: u32) -> Expr {
+        for _ in 0..8 {
+            let e = self.expr(depth);
+            if e.typed {
+                return e;
+            }
+        }
+        self.typed_leaf()
+    }
+
+    fn as_value(&mut self, e: Expr) -> Expr {
+        if e.reference {
+            self.charge(1);
+            Expr::value(format!("({} * 1.0)", e.code), true)
+        } else {
+            e
+        }
+    }
+
+    /// A receiver: typed, possibly a bare `&f64`.
+    fn receiver(&mut self, depth: u32) -> Expr {
+        for _ in 0..8 {
+            let e = self.operand(depth);
+            if e.typed {
+                return e;
+            }
+        }
+        self.typed_leaf()
+    }
+
+    /// A typed leaf: a variable or an element (there is always a differentiated one).
+    fn typed_leaf(&mut self) -> Expr {
+        for _ in 0..32 {
+            let e = self.leaf(true);
+            if e.typed {
+                return e;
+            }
+        }
+        // Every function has a differentiated parameter, and each kind has an element.
+        let first = self.scopes[0]
+            .iter()
+            .find_map(|v| match &v.kind {
+                VarKind::F64 { .. } => Some(v.name.clone()),
+                VarKind::ParamArray(_) | VarKind::Slice(_) => Some(format!("{}[0]", v.name)),
+                VarKind::Layer => Some(format!("{}.b", v.name)),
+                _ => None,
+            })
+            .expect("a differentiated parameter");
+        Expr::value(first, true)
+    }
+
+    /// An operand of `+ - * /`: possibly an `&f64`.
+    fn operand(&mut self, depth: u32) -> Expr {
+        if depth == 0 || self.rng.chance(30) {
+            return self.leaf(true);
+        }
+        let choice = if self.in_closure {
+            self.rng.weighted(&[30, 6, 30, 0, 0, 0, 0, 0])
+        } else {
+            self.rng.weighted(&[30, 6, 34, 5, 4, 5, 6, 4])
+        };
+        match choice {
+            0 => self.binary(depth),
+            1 => {
+                let a = self.operand(depth - 1);
+                self.charge(1);
+                Expr::value(format!("(-({}))", a.code), a.typed)
+            }
+            2 => self.method(depth),
+            3 => self.if_value(depth),
+            4 => self.block_value(depth),
+            5 => self.call_value(depth),
+            6 => self.fold(depth),
+            _ => self.detached(depth),
+        }
+    }
+
+    fn leaf(&mut self, allow_reference: bool) -> Expr {
+        let vars = self.visible();
+        let mut options: Vec<Expr> = Vec::new();
+        for var in &vars {
+            let name = &var.name;
+            match &var.kind {
+                VarKind::F64 { .. } => {
+                    for _ in 0..3 {
+                        options.push(Expr::value(name.clone(), true));
+                    }
+                }
+                VarKind::Ref if allow_reference => {
+                    for _ in 0..3 {
+                        options.push(Expr {
+                            code: name.clone(),
+                            typed: true,
+                            reference: true,
+                        });
+                    }
+                }
+                VarKind::ParamArray(k) | VarKind::LocalArray { len: k, .. } => {
+                    let k = *k;
+                    let at = self.rng.below(k);
+                    options.push(Expr::value(format!("{name}[{at}]"), true));
+                    if let Some(index) = self.index_for(k) {
+                        options.push(Expr::value(format!("{name}[{index}]"), true));
+                    }
+                }
+                VarKind::Slice(k) => {
+                    let at = self.rng.below(*k);
+                    options.push(Expr::value(format!("{name}[{at}]"), true));
+                    if let Some(index) = self.index_for(*k) {
+                        options.push(Expr::value(format!("{name}[{index}]"), true));
+                    } else if let Some(index) = self.any_index() {
+                        options.push(Expr::value(format!("{name}[{index} % {name}.len()]"), true));
+                    }
+                }
+                VarKind::Layer => {
+                    let at = self.rng.below(2);
+                    options.push(Expr::value(format!("{name}.w[{at}]"), true));
+                    options.push(Expr::value(format!("{name}.b"), true));
+                }
+                VarKind::Data => {
+                    if let Some(index) = self.data_index() {
+                        options.push(Expr::value(format!("{name}[{index}]"), true));
+                    }
+                    if self.rng.chance(20) {
+                        options.push(Expr::value(format!("({name}.len() as f64)"), true));
+                    }
+                    if self.rng.chance(10) {
+                        options.push(Expr::value(
+                            format!("{name}.first().copied().unwrap_or(0.5)"),
+                            true,
+                        ));
+                    }
+                }
+                VarKind::Index(_) => {
+                    if self.rng.chance(40) {
+                        options.push(Expr::value(format!("({name} as f64)"), true));
+                    }
+                }
+                VarKind::Count => {
+                    if self.rng.chance(30) {
+                        options.push(Expr::value(format!("({name} as f64)"), true));
+                    }
+                }
+                VarKind::Ref => {}
+            }
+        }
+        if self.rng.chance(8) {
+            options.push(Expr::value("SCALE".into(), true));
+        }
+        if self.shape == Shape::Method && self.rng.chance(15) {
+            options.push(Expr::value("self.scale".into(), true));
+        }
+        // Prefer what pending aliases need read.
+        if let Some((code, needs)) = self.pending.last().cloned() {
+            if vars.iter().any(|v| v.name == needs) {
+                self.pending.pop();
+                return Expr::value(code, true);
+            }
+        }
+        let literal_weight = if options.is_empty() { 1 } else { 4 };
+        if options.is_empty() || self.rng.below(options.len() + literal_weight) < literal_weight {
+            return self.literal();
+        }
+        let at = self.rng.below(options.len());
+        options.swap_remove(at)
+    }
+
+    /// A loop index known to be below `k`, if one is in scope.
+    fn index_for(&mut self, k: usize) -> Option<String> {
+        let candidates: Vec<String> = self
+            .visible()
+            .into_iter()
+            .filter(|v| matches!(v.kind, VarKind::Index(Bound::Below(b)) if b <= k))
+            .map(|v| v.name)
+            .collect();
+        if candidates.is_empty() {
+            return self.any_index().map(|index| format!("{index} % {k}"));
+        }
+        Some(self.rng.pick(&candidates).clone())
+    }
+
+    /// Any loop index in scope.
+    fn any_index(&mut self) -> Option<String> {
+        let candidates: Vec<String> = self
+            .visible()
+            .into_iter()
+            .filter(|v| matches!(v.kind, VarKind::Index(_)))
+            .map(|v| v.name)
+            .collect();
+        if candidates.is_empty() {
+            None
+        } else {
+            Some(self.rng.pick(&candidates).clone())
+        }
+    }
+
+    /// An index known to be below `xs.len()`.
+    fn data_index(&mut self) -> Option<String> {
+        let candidates: Vec<String> = self
+            .visible()
+            .into_iter()
+            .filter(|v| matches!(v.kind, VarKind::Index(Bound::DataLen)))
+            .map(|v| v.name)
+            .collect();
+        if candidates.is_empty() {
+            None
+        } else {
+            Some(self.rng.pick(&candidates).clone())
+        }
+    }
+
+    fn binary(&mut self, depth: u32) -> Expr {
+        let a = self.operand(depth - 1);
+        let op = *self.rng.pick(&["+", "+", "-", "*", "*", "/"]);
+        self.charge(1);
+        if op == "/" {
+            if self.raw(50) {
+                let b = self.operand(depth - 1);
+                return Expr::value(format!("({} / {})", a.code, b.code), a.typed || b.typed);
+            }
+            // A denominator at least 0.5 away from 0.
+            let b = self.leaf(true);
+            self.charge(2);
+            return Expr::value(
+                format!("({} / ({} * {} + 0.5))", a.code, b.code, b.code),
+                a.typed || b.typed,
+            );
+        }
+        let b = self.operand(depth - 1);
+        Expr::value(format!("({} {op} {})", a.code, b.code), a.typed || b.typed)
+    }
+
+    /// A method (or `f64::` function) of the runtime, guarded to its domain unless this
+    /// function is unguarded.
+    fn method(&mut self, depth: u32) -> Expr {
+        const GUARDED: &[&str] = &[
+            "sin", "cos", "tanh", "atan", "asinh", "abs", "exp", "exp2", "exp_m1", "ln", "ln_1p",
+            "log", "log2", "log10", "sqrt", "cbrt", "powi", "powf", "recip", "tan", "asin", "acos",
+            "atanh", "sinh", "cosh", "acosh", "max", "min", "hypot", "atan2", "mul_add",
+        ];
+        let m = *self.rng.pick(GUARDED);
+        let raw = self.raw(50);
+        let a = self.receiver(depth - 1);
+        let r = &a.code;
+        self.charge(1);
+        let function_form = self.rng.chance(15);
+        let call = |m: &str, receiver: &str, args: &[&str]| -> String {
+            if function_form {
+                let mut all = vec![receiver.to_owned()];
+                all.extend(args.iter().map(|s| (*s).to_owned()));
+                // The function form takes values: a bare `&f64` must be a value first.
+                format!("f64::{m}({})", all.join(", "))
+            } else {
+                format!("{receiver}.{m}({})", args.join(", "))
+            }
+        };
+        // The function form needs a value receiver.
+        let r_value = if a.reference {
+            format!("({r} * 1.0)")
+        } else {
+            r.clone()
+        };
+        let rv = if function_form {
+            r_value.as_str()
+        } else {
+            r.as_str()
+        };
+        let code = match (m, raw) {
+            ("sin" | "cos" | "tanh" | "atan" | "asinh" | "abs", _) => call(m, rv, &[]),
+            ("exp", false) => {
+                self.charge(1);
+                call(m, &format!("({r} * 0.1)"), &[])
+            }
+            ("exp", true) => call(m, rv, &[]),
+            ("exp2" | "exp_m1", false) => {
+                self.charge(1);
+                call(m, &format!("{r}.sin()"), &[])
+            }
+            ("exp2" | "exp_m1", true) => {
+                self.charge(1);
+                call(m, &format!("({r} * 300.0)"), &[])
+            }
+            ("ln" | "sqrt" | "cbrt" | "recip", false) => {
+                self.charge(2);
+                call(m, &format!("({r} * {r} + 0.5)"), &[])
+            }
+            ("ln" | "sqrt" | "cbrt" | "recip" | "log2" | "log10" | "ln_1p", true) => {
+                call(m, rv, &[])
+            }
+            ("ln_1p", false) => {
+                self.charge(1);
+                call(m, &format!("({r} * {r})"), &[])
+            }
+            ("log2" | "log10", false) => {
+                self.charge(2);
+                call(m, &format!("({r}.abs() + 1.0)"), &[])
+            }
+            ("log", false) => {
+                self.charge(2);
+                let base = *self.rng.pick(&["2.0", "10.0", "0.5", "SCALE"]);
+                call(m, &format!("({r} * {r} + 2.0)"), &[base])
+            }
+            ("log", true) => {
+                let base = self.expr(depth - 1);
+                call(m, rv, &[&base.code])
+            }
+            ("powi", _) => {
+                let exponent = *self.rng.pick(&["0", "1", "2", "3", "4", "-1", "-2", "-3"]);
+                if raw || !exponent.starts_with('-') {
+                    call(m, rv, &[exponent])
+                } else {
+                    self.charge(2);
+                    call(m, &format!("({r} * {r} + 1.0)"), &[exponent])
+                }
+            }
+            ("powf", false) => {
+                self.charge(3);
+                let exponent = if self.rng.chance(50) {
+                    (*self.rng.pick(&["1.5", "0.5", "-0.5", "2.0", "3.0"])).to_owned()
+                } else {
+                    let b = self.receiver(depth - 1);
+                    self.charge(1);
+                    format!("{}.sin()", b.code)
+                };
+                call(m, &format!("({r} * {r} + 1.0)"), &[&exponent])
+            }
+            ("powf", true) => {
+                let b = self.expr(depth - 1);
+                call(m, rv, &[&b.code])
+            }
+            ("tan", false) => {
+                self.charge(1);
+                call(m, &format!("{r}.tanh()"), &[])
+            }
+            ("asin" | "acos" | "atanh", false) => {
+                self.charge(2);
+                call(m, &format!("({r}.tanh() * 0.9)"), &[])
+            }
+            ("tan" | "asin" | "acos" | "atanh" | "acosh", true) => call(m, rv, &[]),
+            ("sinh" | "cosh", false) => {
+                self.charge(1);
+                call(m, &format!("({r} * 0.5)"), &[])
+            }
+            ("sinh" | "cosh", true) => {
+                self.charge(1);
+                call(m, &format!("({r} * 300.0)"), &[])
+            }
+            ("acosh", false) => {
+                self.charge(2);
+                call(m, &format!("({r} * {r} + 1.5)"), &[])
+            }
+            ("max" | "min" | "hypot" | "atan2", _) => {
+                let b = self.expr(depth - 1);
+                call(m, rv, &[&b.code])
+            }
+            ("mul_add", _) => {
+                let b = self.expr(depth - 1);
+                let c = self.expr(depth - 1);
+                call(m, rv, &[&b.code, &c.code])
+            }
+            _ => unreachable!("every method has a form: {m}"),
+        };
+        Expr::value(code, true)
+    }
+
+    fn detached(&mut self, depth: u32) -> Expr {
+        self.primal += 1;
+        let a = self.typed(depth - 1);
+        self.primal -= 1;
+        self.charge(1);
+        let code = match self.rng.below(8) {
+            0 => format!("{}.detach().floor()", a.code),
+            1 => format!("{}.detach().ceil()", a.code),
+            2 => format!("{}.detach().round()", a.code),
+            3 => format!("{}.detach().trunc()", a.code),
+            4 => format!("{}.detach().fract()", a.code),
+            5 => format!("f64::signum({}.detach())", a.code),
+            _ => format!("{}.detach()", a.code),
+        };
+        Expr::value(code, true)
+    }
+
+    fn if_value(&mut self, depth: u32) -> Expr {
+        let condition = self.condition(1);
+        let a = self.expr(depth - 1);
+        let b = self.expr(depth - 1);
+        Expr::value(
+            format!("(if {condition} {{ {} }} else {{ {} }})", a.code, b.code),
+            a.typed || b.typed,
+        )
+    }
+
+    fn block_value(&mut self, depth: u32) -> Expr {
+        let t = self.name("b");
+        let init = self.typed(depth - 1);
+        self.scopes.push(Vec::new());
+        self.declare(&t, VarKind::F64 { mutable: false }, &init.code);
+        let a = self.operand(depth - 1);
+        let tail = self.operand(0);
+        self.scopes.pop();
+        self.charge(2);
+        Expr::value(
+            format!(
+                "({{ let {t} = {}; {t} * {} + {} }})",
+                init.code, a.code, tail.code
+            ),
+            true,
+        )
+    }
+
+    /// A fold over a tracked array, a slice parameter, a layer's weights or data.
+    fn fold(&mut self, depth: u32) -> Expr {
+        let sources: Vec<(String, usize)> = self
+            .visible()
+            .into_iter()
+            .filter_map(|v| match v.kind {
+                VarKind::ParamArray(k) | VarKind::LocalArray { len: k, .. } => {
+                    Some((format!("{}.iter()", v.name), k))
+                }
+                VarKind::Slice(k) => Some((format!("{}.iter()", v.name), k)),
+                VarKind::Layer => Some((format!("{}.w.iter()", v.name), 2)),
+                VarKind::Data => Some((format!("{}.iter()", v.name), MAX_DATA_LEN as usize)),
+                _ => None,
+            })
+            .filter(|(source, _)| self.primal == 0 || source == "xs.iter()")
+            .collect();
+        if sources.is_empty() {
+            return self.method(depth);
+        }
+        let (source, len) = self.rng.pick(&sources).clone();
+        let has_data = self.has(|k| *k == VarKind::Data);
+        let q = self.name("q");
+        let saved = (self.in_closure, self.multiplier);
+        self.in_closure = true;
+        self.multiplier *= len as u64;
+        self.scopes.push(Vec::new());
+        let code = match self.rng.below(6) {
+            0 => {
+                self.charge(1);
+                format!("{source}.sum::<f64>()")
+            }
+            1 => {
+                self.charge(1);
+                format!("{source}.product::<f64>()")
+            }
+            2 => {
+                self.declare(&q, VarKind::Ref, &source);
+                let body = self.operand(1);
+                self.charge(2);
+                let body = self.as_value(body);
+                format!("{source}.map(|{q}| {q} * {}).sum::<f64>()", body.code)
+            }
+            3 if has_data => {
+                let d = self.name("q");
+                self.declare(&q, VarKind::Ref, &source);
+                self.declare(&d, VarKind::Ref, "xs");
+                self.charge(2);
+                format!("{source}.zip(xs).map(|({q}, {d})| {q} * {d}).sum::<f64>()")
+            }
+            4 => {
+                let j = self.name("j");
+                self.declare(&q, VarKind::Ref, &source);
+                self.declare(&j, VarKind::Index(Bound::Below(len)), "");
+                let body = self.operand(1);
+                self.charge(3);
+                format!(
+                    "{source}.enumerate().map(|({j}, {q})| {q} * {}).sum::<f64>()",
+                    self.as_value(body).code
+                )
+            }
+            _ => {
+                let acc = self.name("acc");
+                self.in_closure = saved.0;
+                self.multiplier = saved.1;
+                let init = self.expr(depth - 1);
+                self.in_closure = true;
+                self.multiplier *= len as u64;
+                self.declare(&acc, VarKind::F64 { mutable: false }, &init.code);
+                self.declare(&q, VarKind::Ref, &source);
+                let scale = self.leaf(false);
+                self.charge(2);
+                format!(
+                    "{source}.fold({}, |{acc}, {q}| {acc} * {} + {q})",
+                    init.code, scale.code
+                )
+            }
+        };
+        self.scopes.pop();
+        self.in_closure = saved.0;
+        self.multiplier = saved.1;
+        Expr::value(code, true)
+    }
+
+    /// A call of an earlier function returning `f64`, if one fits here.
+    fn call_value(&mut self, depth: u32) -> Expr {
+        match self.call(depth, false) {
+            Some((code, _)) => Expr::value(code, true),
+            None => self.method(depth),
+        }
+    }
+
+    /// A call of an earlier function (returning an array when `array` is set) whose
+    /// arguments can be made here: `(code, output length)`.
+    fn call(&mut self, depth: u32, array: bool) -> Option<(String, usize)> {
+        if self.in_closure || self.long {
+            return None;
+        }
+        let room = self.budget.saturating_sub(self.cost);
+        let allow_risky = self.rng.chance(15);
+        let in_impl = matches!(self.shape, Shape::Method | Shape::Associated);
+        let candidates: Vec<usize> = self
+            .callees
+            .iter()
+            .enumerate()
+            .filter(|(_, info)| {
+                let fits_shape = match info.shape {
+                    Shape::Free => !array,
+                    Shape::ArrayHelper(_) => array,
+                    Shape::Method => !array && self.shape == Shape::Method,
+                    Shape::Associated => !array && in_impl,
+                };
+                let whole = info.params.iter().any(|p| {
+                    matches!(
+                        p.kind,
+                        ParamKind::Array(_) | ParamKind::Slice(_) | ParamKind::Layer
+                    )
+                });
+                fits_shape
+                    && (allow_risky || !info.risky)
+                    && !(whole && self.primal > 0)
+                    && info.cost <= 400
+                    && info.cost.max(1) * self.multiplier <= room
+                    && info.params.iter().all(|p| self.can_pass(p))
+            })
+            .map(|(index, _)| index)
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        // Recent functions more often than old ones, so calls nest.
+        let at = if self.rng.chance(50) {
+            candidates[candidates.len() - 1 - self.rng.below(candidates.len().min(10))]
+        } else {
+            *self.rng.pick(&candidates)
+        };
+        let info = self.callees[at].clone();
+        let mut args = Vec::new();
+        for param in &info.params {
+            args.push(self.argument(param, depth));
+        }
+        self.charge(info.cost.max(1));
+        let path = match info.shape {
+            Shape::Method => format!("self.{}", info.name),
+            Shape::Associated => format!("Self::{}", info.name),
+            _ => info.name.clone(),
+        };
+        let len = match info.shape {
+            Shape::ArrayHelper(m) => m,
+            _ => 1,
+        };
+        Some((format!("{path}({})", args.join(", ")), len))
+    }
+
+    fn can_pass(&self, param: &Param) -> bool {
+        match param.kind {
+            ParamKind::Slice(k) => self.has(|v| matches!(v, VarKind::Slice(l) if *l >= k)),
+            ParamKind::Layer => self.has(|v| *v == VarKind::Layer),
+            _ => true,
+        }
+    }
+
+    fn argument(&mut self, param: &Param, depth: u32) -> String {
+        match &param.kind {
+            ParamKind::Scalar { .. } => self.expr(depth.saturating_sub(1)).code,
+            ParamKind::Array(k) => {
+                let k = *k;
+                let whole: Vec<String> = self
+                    .visible_where(|v| {
+                        matches!(v, VarKind::ParamArray(l) | VarKind::LocalArray { len: l, .. } if *l == k)
+                    })
+                    .into_iter()
+                    .map(|v| v.name)
+                    .collect();
+                if !whole.is_empty() && self.rng.chance(60) {
+                    return self.rng.pick(&whole).clone();
+                }
+                let items: Vec<String> = (0..k).map(|_| self.expr(0).code).collect();
+                format!("[{}]", items.join(", "))
+            }
+            ParamKind::Slice(k) => {
+                let k = *k;
+                let names = self.visible_where(|v| matches!(v, VarKind::Slice(l) if *l >= k));
+                names[0].name.clone()
+            }
+            ParamKind::Layer => self.visible_where(|v| *v == VarKind::Layer)[0].name.clone(),
+            ParamKind::Data => {
+                if self.has(|v| *v == VarKind::Data) && self.rng.chance(80) {
+                    "xs".into()
+                } else {
+                    (*self.rng.pick(&["&[0.5, -1.5, 2.0]", "&[]", "&[1.0]"])).to_owned()
+                }
+            }
+            ParamKind::Count => {
+                let mut options = vec!["2".to_owned(), "0".to_owned()];
+                if self.has(|v| *v == VarKind::Count) {
+                    options.push("n".into());
+                    options.push("n".into());
+                }
+                if let Some(index) = self.any_index() {
+                    options.push(index);
+                }
+                self.rng.pick(&options).clone()
+            }
+            ParamKind::Constant => (*self.rng.pick(&["0.5", "2.0", "-1.0"])).to_owned(),
+        }
+    }
+
+    /// A primal condition: comparisons of values, tests on indices and data.
+    fn condition(&mut self, depth: u32) -> String {
+        self.primal += 1;
+        let condition = self.condition_inner(depth);
+        self.primal -= 1;
+        condition
+    }
+
+    fn condition_inner(&mut self, depth: u32) -> String {
+        if depth > 0 && self.rng.chance(25) {
+            let a = self.condition_inner(depth - 1);
+            let b = self.condition_inner(depth - 1);
+            return match self.rng.below(3) {
+                0 => format!("({a} && {b})"),
+                1 => format!("({a} || {b})"),
+                _ => format!("!({a})"),
+            };
+        }
+        let mut options = vec![0, 0, 0, 1];
+        if self.any_index().is_some() {
+            options.push(2);
+            options.push(2);
+        }
+        if self.has(|v| *v == VarKind::Count) {
+            options.push(3);
+        }
+        if self.has(|v| *v == VarKind::Data) {
+            options.push(4);
+        }
+        match *self.rng.pick(&options) {
+            0 => {
+                let a = self.typed(1);
+                let op = *self.rng.pick(&[">", "<", ">=", "<="]);
+                let threshold = *self.rng.pick(&["0.5", "0.0", "1.0", "-0.5", "2.0", "-1.0"]);
+                format!("{} {op} {threshold}", a.code)
+            }
+            1 => {
+                let a = self.typed(1);
+                let b = self.expr(1);
+                let op = *self.rng.pick(&[">", "<"]);
+                format!("{} {op} {}", a.code, b.code)
+            }
+            2 => {
+                let index = self.any_index().expect("an index");
+                match self.rng.below(3) {
+                    0 => format!("{index} % 2 == 0"),
+                    1 => format!("{index} % 3 == 1"),
+                    _ => format!("{index} > 1"),
+                }
+            }
+            3 => (*self.rng.pick(&["n > 2", "n % 2 == 1", "n == 0"])).to_owned(),
+            _ => (*self.rng.pick(&["xs.len() > 2", "xs.is_empty()"])).to_owned(),
+        }
+    }
+
+    // ----- statements -----
+
+    fn body(&mut self) -> String {
+        if self.rng.chance(75) {
+            let acc = self.name("acc");
+            let mut init = self.expr(1);
+            for _ in 0..4 {
+                if self.is_tracked(&init.code) {
+                    break;
+                }
+                init = self.expr(1);
+            }
+            let annotation = if init.typed { "" } else { ": f64" };
+            self.line(&format!("let mut {acc}{annotation} = {};", init.code));
+            self.accumulator = Some(acc.clone());
+            self.declare(&acc, VarKind::F64 { mutable: true }, &init.code);
+        }
+        let count = if self.long { 110 } else { self.rng.range(3, 7) };
+        for _ in 0..count {
+            if self.over_budget() {
+                break;
+            }
+            self.statement(0);
+        }
+        match self.shape {
+            Shape::ArrayHelper(m) => {
+                let items: Vec<String> = (0..m).map(|_| self.tail_value().code).collect();
+                self.line(&format!("[{}]", items.join(", ")));
+            }
+            _ => {
+                let tail = self.tail_value();
+                match self.rng.below(10) {
+                    0 => self.line(&format!("return {};", tail.code)),
+                    1 => {
+                        let condition = self.condition(1);
+                        let other = self.tail_value();
+                        self.line(&format!("if {condition} {{"));
+                        self.line(&format!("    {}", tail.code));
+                        self.line("} else {");
+                        self.line(&format!("    {}", other.code));
+                        self.line("}");
+                    }
+                    _ => self.line(&tail.code),
+                }
+            }
+        }
+        std::mem::take(&mut self.out)
+    }
+
+    /// The result: a few of the top-level locals combined, and whatever alias must be read.
+    fn tail_value(&mut self) -> Expr {
+        let all: Vec<Var> = self.visible_where(|k| matches!(k, VarKind::F64 { .. }));
+        let tracked: Vec<String> = all
+            .iter()
+            .filter(|v| v.tracked)
+            .map(|v| v.name.clone())
+            .collect();
+        // Mostly what carries a gradient; now and then anything, data and constants too.
+        let locals: Vec<String> = if !tracked.is_empty() && self.rng.chance(85) {
+            tracked
+        } else {
+            all.into_iter().map(|v| v.name).collect()
+        };
+        let visible = self.visible();
+        let mut parts: Vec<String> = std::mem::take(&mut self.pending)
+            .into_iter()
+            .filter(|(_, needs)| visible.iter().any(|v| v.name == *needs))
+            .map(|(code, _)| code)
+            .collect();
+        if let Some(acc) = self.accumulator.clone() {
+            if self.rng.chance(80) && !parts.contains(&acc) {
+                parts.push(acc);
+            }
+        }
+        let wanted = self.rng.range(1, 3);
+        for _ in 0..wanted {
+            if !locals.is_empty() && self.rng.chance(80) {
+                parts.push(self.rng.pick(&locals).clone());
+            } else {
+                let mut part = self.typed(2);
+                for _ in 0..4 {
+                    if self.is_tracked(&part.code) {
+                        break;
+                    }
+                    part = self.typed(2);
+                }
+                parts.push(part.code);
+            }
+        }
+        let mut code = parts[0].clone();
+        for part in &parts[1..] {
+            let op = *self.rng.pick(&["+", "+", "-", "*"]);
+            code = format!("{code} {op} {part}");
+        }
+        self.charge(parts.len() as u64);
+        if self.rng.chance(20) {
+            self.charge(1);
+            code = format!("({code}).tanh()");
+        }
+        Expr::value(code, true)
+    }
+
+    fn statement(&mut self, nesting: usize) {
+        let in_loop = !self.loops.is_empty();
+        let can_nest = nesting < 2 && !self.long;
+        let weights = [
+            14,                                      // let
+            10,                                      // let mut
+            if self.has_mutable() { 22 } else { 0 }, // assignment
+            5,                                       // alias
+            if can_nest { 14 } else { 0 },           // for
+            if can_nest { 3 } else { 0 },            // while / loop
+            if can_nest { 9 } else { 0 },            // if
+            if nesting > 0 || self.rng.chance(30) {
+                3
+            } else {
+                0
+            }, // early return
+            if in_loop { 6 } else { 0 },             // break / continue
+            if can_nest { 5 } else { 0 },            // local array
+            if self.has_mutable_array() { 8 } else { 0 }, // array element write
+            3,                                       // dead code
+            if self.has(|k| *k == VarKind::Count) || self.any_index().is_some() {
+                2
+            } else {
+                0
+            }, // match
+            2,                                       // block
+            2,                                       // shadowing
+            if can_nest { 2 } else { 0 },            // running max
+            if can_nest { 2 } else { 0 },            // array helper call
+            if self.unguarded { 5 } else { 2 }, // a point without a derivative, an overflowing adjoint
+        ];
+        match self.rng.weighted(&weights) {
+            0 => self.let_statement(false),
+            1 => self.let_statement(true),
+            2 => self.assignment(),
+            3 => self.alias(nesting),
+            4 => self.for_loop(nesting),
+            5 => self.while_loop(nesting),
+            6 => self.if_statement(nesting),
+            7 => self.early_return(),
+            8 => self.break_or_continue(),
+            9 => self.local_array(nesting),
+            10 => self.array_write(),
+            11 => self.dead_code(),
+            12 => self.match_statement(),
+            13 => self.block_statement(nesting),
+            14 => self.shadow(),
+            15 => self.running_max(nesting),
+            16 => self.array_call(),
+            _ => self.slope_edge(),
+        }
+    }
+
+    fn has_mutable(&self) -> bool {
+        self.has(|k| matches!(k, VarKind::F64 { mutable: true }))
+    }
+
+    fn has_mutable_array(&self) -> bool {
+        !self.mutable_arrays().is_empty()
+    }
+
+    fn mutable_arrays(&self) -> Vec<(String, usize)> {
+        self.visible()
+            .into_iter()
+            .filter_map(|v| match v.kind {
+                VarKind::LocalArray { len, mutable: true } if !self.borrowed.contains(&v.name) => {
+                    Some((v.name, len))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn let_statement(&mut self, mutable: bool) {
+        let name = self.name("t");
+        let init = self.expr(2);
+        let annotation = if init.typed { "" } else { ": f64" };
+        let keyword = if mutable { "let mut" } else { "let" };
+        self.line(&format!("{keyword} {name}{annotation} = {};", init.code));
+        self.declare(&name, VarKind::F64 { mutable }, &init.code);
+    }
+
+    fn assignment(&mut self) {
+        let targets = self.visible_where(|k| matches!(k, VarKind::F64 { mutable: true }));
+        let target = self.rng.pick(&targets).name.clone();
+        let value = self.expr(2);
+        if self.is_tracked(&value.code) {
+            self.mark_tracked(&target);
+        }
+        self.charge(1);
+        match self.rng.below(7) {
+            0 | 1 => self.line(&format!("{target} = {};", value.code)),
+            2 => self.line(&format!("{target} += {};", value.code)),
+            3 => self.line(&format!("{target} -= {};", value.code)),
+            4 => self.line(&format!("{target} *= {};", value.code)),
+            5 => {
+                if self.raw(50) {
+                    self.line(&format!("{target} /= {};", value.code));
+                } else {
+                    self.charge(2);
+                    self.line(&format!(
+                        "{target} /= ({} * {} + 1.0);",
+                        value.code, value.code
+                    ));
+                }
+            }
+            _ => {
+                // A reassignment that reads the old value: the accumulator pattern.
+                let other = self.expr(1);
+                self.charge(2);
+                self.line(&format!(
+                    "{target} = {target} * {} + {};",
+                    value.code, other.code
+                ));
+            }
+        }
+    }
+
+    /// `let y = x;` and `let mut v = x;` reassigned in a loop, with `x` read later or not.
+    fn alias(&mut self, nesting: usize) {
+        let sources = self.visible_where(|k| matches!(k, VarKind::F64 { .. }));
+        if sources.is_empty() {
+            return self.let_statement(false);
+        }
+        let source = self.rng.pick(&sources).name.clone();
+        let source_mutable = sources
+            .iter()
+            .any(|v| v.name == source && v.kind == (VarKind::F64 { mutable: true }));
+        let read_later = self.rng.chance(60);
+        match self.rng.below(3) {
+            0 => {
+                // A copy, then the original changes (when it can): the copy keeps the old
+                // value.
+                let copy = self.name("y");
+                self.line(&format!("let {copy} = {source};"));
+                self.declare(&copy, VarKind::F64 { mutable: false }, &source);
+                if source_mutable {
+                    let value = self.expr(2);
+                    self.charge(2);
+                    self.line(&format!("{source} = {source} * {} + 1.0;", value.code));
+                }
+                self.pending.push((copy.clone(), copy));
+            }
+            _ if nesting < 3 && !self.long => {
+                let copy = self.name("v");
+                self.line(&format!("let mut {copy} = {source};"));
+                self.declare(&copy, VarKind::F64 { mutable: true }, &source);
+                let (header, trip, index) = self.range_header();
+                let saved = self.multiplier;
+                self.multiplier *= trip;
+                self.line(&header);
+                self.indent += 1;
+                self.scopes.push(Vec::new());
+                if let Some((name, bound)) = index {
+                    self.declare(&name, VarKind::Index(bound), "");
+                }
+                let step = self.expr(1);
+                self.charge(3);
+                match self.rng.below(3) {
+                    0 => self.line(&format!("{copy} = {copy} * {} + {source};", step.code)),
+                    1 => self.line(&format!("{copy} *= {};", step.code)),
+                    _ => self.line(&format!(
+                        "{copy} = ({copy} + {}).sin() * {source};",
+                        step.code
+                    )),
+                }
+                self.scopes.pop();
+                self.indent -= 1;
+                self.multiplier = saved;
+                self.line("}");
+                self.pending.push((copy.clone(), copy));
+            }
+            _ => {
+                let copy = self.name("y");
+                self.line(&format!("let {copy} = {source};"));
+                self.declare(&copy, VarKind::F64 { mutable: false }, &source);
+                self.pending.push((copy.clone(), copy));
+            }
+        }
+        if read_later {
+            self.pending.push((source.clone(), source));
+        }
+    }
+
+    /// A range loop header: `(text, largest trip count, index name and bound)`.
+    fn range_header(&mut self) -> (String, u64, Option<(String, Bound)>) {
+        let index = self.name("i");
+        let has_count = self.has(|k| *k == VarKind::Count);
+        let has_data = self.has(|k| *k == VarKind::Data);
+        let arrays: Vec<(String, usize)> = self
+            .visible()
+            .into_iter()
+            .filter_map(|v| match v.kind {
+                VarKind::ParamArray(k) => Some((v.name, k)),
+                _ => None,
+            })
+            .collect();
+        let mut options = vec![0, 1];
+        if has_count {
+            options.extend([2, 2, 2, 3]);
+        }
+        if has_data {
+            options.push(4);
+        }
+        if !arrays.is_empty() {
+            options.push(5);
+        }
+        match *self.rng.pick(&options) {
+            0 => {
+                let k = self.rng.range(1, 4);
+                (
+                    format!("for {index} in 0..{k} {{"),
+                    k as u64,
+                    Some((index, Bound::Below(k))),
+                )
+            }
+            1 => {
+                let k = self.rng.range(0, 3);
+                (
+                    format!("for {index} in 0..={k} {{"),
+                    k as u64 + 1,
+                    Some((index, Bound::Below(k + 1))),
+                )
+            }
+            2 => {
+                if self.rng.chance(20) {
+                    ("for _ in 0..n {".into(), MAX_COUNT, None)
+                } else {
+                    (
+                        format!("for {index} in 0..n {{"),
+                        MAX_COUNT,
+                        Some((index, Bound::None)),
+                    )
+                }
+            }
+            3 => (
+                format!("for {index} in (0..n).rev() {{"),
+                MAX_COUNT,
+                Some((index, Bound::None)),
+            ),
+            4 => (
+                format!("for {index} in 0..xs.len() {{"),
+                MAX_DATA_LEN,
+                Some((index, Bound::DataLen)),
+            ),
+            _ => {
+                let (name, k) = self.rng.pick(&arrays).clone();
+                (
+                    format!("for {index} in 0..{name}.len() {{"),
+                    k as u64,
+                    Some((index, Bound::Below(k))),
+                )
+            }
+        }
+    }
+
+    fn for_loop(&mut self, nesting: usize) {
+        let label = if self.rng.chance(15) {
+            Some(self.name("'l"))
+        } else {
+            None
+        };
+        let prefix = label.as_ref().map(|l| format!("{l}: ")).unwrap_or_default();
+        let mut bindings: Vec<(String, VarKind, String)> = Vec::new();
+        let mut borrowed: Vec<String> = Vec::new();
+        let has_data = self.has(|k| *k == VarKind::Data);
+        let arrays: Vec<(String, usize, bool)> = self
+            .visible()
+            .into_iter()
+            .filter_map(|v| match v.kind {
+                VarKind::ParamArray(k) => Some((v.name, k, false)),
+                VarKind::LocalArray { len, .. } => Some((v.name, len, true)),
+                VarKind::Slice(k) => Some((v.name, k, false)),
+                VarKind::Layer => Some((format!("{}.w", v.name), 2, false)),
+                _ => None,
+            })
+            .collect();
+        let mut kinds = vec![0, 0, 0];
+        if has_data {
+            kinds.extend([1, 1, 2]);
+        }
+        if !arrays.is_empty() {
+            kinds.extend([3, 3, 4]);
+        }
+        let (header, trip) = match *self.rng.pick(&kinds) {
+            0 => {
+                let (header, trip, index) = self.range_header();
+                if let Some((name, bound)) = index {
+                    bindings.push((name, VarKind::Index(bound), String::new()));
+                }
+                (header, trip)
+            }
+            1 => {
+                let d = self.name("d");
+                let (header, kind) = match self.rng.below(4) {
+                    0 => (
+                        format!("for &{d} in xs {{"),
+                        VarKind::F64 { mutable: false },
+                    ),
+                    1 => (
+                        format!("for &{d} in xs.iter() {{"),
+                        VarKind::F64 { mutable: false },
+                    ),
+                    2 => (format!("for {d} in xs.iter() {{"), VarKind::Ref),
+                    _ => {
+                        let i = self.name("i");
+                        bindings.push((i.clone(), VarKind::Index(Bound::DataLen), String::new()));
+                        (
+                            format!("for ({i}, &{d}) in xs.iter().enumerate() {{"),
+                            VarKind::F64 { mutable: false },
+                        )
+                    }
+                };
+                bindings.push((d, kind, "xs".into()));
+                (header, MAX_DATA_LEN)
+            }
+            2 => {
+                // Data zipped with a parameter array or data alone.
+                let d = self.name("d");
+                let e = self.name("d");
+                let tracked: Vec<(String, usize, bool)> =
+                    arrays.iter().filter(|a| !a.2).cloned().collect();
+                if let Some((name, k, _)) = tracked.first().cloned() {
+                    bindings.push((d.clone(), VarKind::F64 { mutable: false }, "xs".into()));
+                    bindings.push((e.clone(), VarKind::Ref, name.clone()));
+                    (
+                        format!("for (&{d}, {e}) in xs.iter().zip({name}.iter()) {{"),
+                        (k as u64).min(MAX_DATA_LEN),
+                    )
+                } else {
+                    bindings.push((d.clone(), VarKind::F64 { mutable: false }, "xs".into()));
+                    bindings.push((e.clone(), VarKind::Ref, "xs".into()));
+                    (
+                        format!("for (&{d}, {e}) in xs.iter().zip(xs.iter().skip(1)) {{"),
+                        MAX_DATA_LEN,
+                    )
+                }
+            }
+            3 => {
+                let (name, k, local) = self.rng.pick(&arrays).clone();
+                if local {
+                    borrowed.push(name.clone());
+                }
+                let u = self.name("u");
+                let header = match self.rng.below(4) {
+                    0 => {
+                        bindings.push((u.clone(), VarKind::F64 { mutable: false }, name.clone()));
+                        format!("for &{u} in {name}.iter() {{")
+                    }
+                    1 => {
+                        bindings.push((u.clone(), VarKind::Ref, name.clone()));
+                        format!("for {u} in {name}.iter() {{")
+                    }
+                    2 => {
+                        let j = self.name("j");
+                        bindings.push((j.clone(), VarKind::Index(Bound::Below(k)), String::new()));
+                        bindings.push((u.clone(), VarKind::Ref, name.clone()));
+                        format!("for ({j}, {u}) in {name}.iter().enumerate() {{")
+                    }
+                    _ => {
+                        let j = self.name("j");
+                        bindings.push((j.clone(), VarKind::Index(Bound::Below(k)), String::new()));
+                        bindings.push((u.clone(), VarKind::F64 { mutable: false }, name.clone()));
+                        format!("for ({j}, &{u}) in {name}.iter().enumerate() {{")
+                    }
+                };
+                (header, k as u64)
+            }
+            _ => {
+                let (name, k, local) = self.rng.pick(&arrays).clone();
+                if local {
+                    borrowed.push(name.clone());
+                }
+                let u = self.name("u");
+                if has_data && self.rng.chance(60) {
+                    let d = self.name("d");
+                    bindings.push((u.clone(), VarKind::Ref, name.clone()));
+                    bindings.push((d.clone(), VarKind::F64 { mutable: false }, "xs".into()));
+                    (
+                        format!("for ({u}, &{d}) in {name}.iter().zip(xs) {{"),
+                        (k as u64).min(MAX_DATA_LEN),
+                    )
+                } else {
+                    let (other, other_k, other_local) = self.rng.pick(&arrays).clone();
+                    if other_local {
+                        borrowed.push(other.clone());
+                    }
+                    let u2 = self.name("u");
+                    bindings.push((u.clone(), VarKind::Ref, name.clone()));
+                    bindings.push((u2.clone(), VarKind::F64 { mutable: false }, other.clone()));
+                    (
+                        format!("for ({u}, &{u2}) in {name}.iter().zip({other}.iter()) {{"),
+                        k.min(other_k) as u64,
+                    )
+                }
+            }
+        };
+        self.emit_loop(&prefix, &header, trip, bindings, borrowed, label, nesting);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn emit_loop(
+        &mut self,
+        prefix: &str,
+        header: &str,
+        trip: u64,
+        bindings: Vec<(String, VarKind, String)>,
+        borrowed: Vec<String>,
+        label: Option<String>,
+        nesting: usize,
+    ) {
+        self.line(&format!("{prefix}{header}"));
+        let saved = self.multiplier;
+        self.multiplier *= trip.max(1);
+        self.indent += 1;
+        self.scopes.push(Vec::new());
+        for (name, kind, source) in bindings {
+            self.declare(&name, kind, &source);
+        }
+        let pushed = borrowed.len();
+        self.borrowed.extend(borrowed);
+        self.loops.push(LoopFrame { label });
+        let count = self.rng.range(1, 3);
+        for _ in 0..count {
+            self.statement(nesting + 1);
+        }
+        self.loops.pop();
+        self.borrowed.truncate(self.borrowed.len() - pushed);
+        self.scopes.pop();
+        self.indent -= 1;
+        self.multiplier = saved;
+        self.line("}");
+    }
+
+    fn while_loop(&mut self, nesting: usize) {
+        let k = self.name("k");
+        let has_count = self.has(|v| *v == VarKind::Count);
+        let bound = if has_count && self.rng.chance(50) {
+            "n".to_owned()
+        } else {
+            self.rng.range(1, 4).to_string()
+        };
+        let trip = bound.parse::<u64>().unwrap_or(MAX_COUNT);
+        self.line(&format!("let mut {k} = 0;"));
+        let is_loop = self.rng.chance(40);
+        if is_loop {
+            self.line("loop {");
+        } else {
+            let condition = self.condition(0);
+            self.line(&format!("while {k} < {bound} && {condition} {{"));
+        }
+        self.indent += 1;
+        self.line(&format!("{k} += 1;"));
+        if is_loop {
+            self.line(&format!("if {k} > {bound} {{"));
+            self.line("    break;");
+            self.line("}");
+        }
+        let saved = self.multiplier;
+        self.multiplier *= trip + 1;
+        self.scopes.push(Vec::new());
+        self.declare(&k, VarKind::Index(Bound::None), "");
+        self.loops.push(LoopFrame { label: None });
+        let count = self.rng.range(1, 3);
+        for _ in 0..count {
+            self.statement(nesting + 1);
+        }
+        self.loops.pop();
+        self.scopes.pop();
+        self.multiplier = saved;
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    fn if_statement(&mut self, nesting: usize) {
+        let arms = self.rng.range(1, 3);
+        for arm in 0..arms {
+            let condition = self.condition(1);
+            if arm == 0 {
+                self.line(&format!("if {condition} {{"));
+            } else {
+                self.line(&format!("}} else if {condition} {{"));
+            }
+            self.branch(nesting);
+        }
+        if self.rng.chance(60) {
+            self.line("} else {");
+            self.branch(nesting);
+        }
+        self.line("}");
+    }
+
+    fn branch(&mut self, nesting: usize) {
+        self.indent += 1;
+        self.scopes.push(Vec::new());
+        let count = self.rng.range(1, 2);
+        for _ in 0..count {
+            self.statement(nesting + 1);
+        }
+        self.scopes.pop();
+        self.indent -= 1;
+    }
+
+    fn early_return(&mut self) {
+        let condition = self.condition(1);
+        let value = match self.shape {
+            Shape::ArrayHelper(m) => {
+                let items: Vec<String> = (0..m).map(|_| self.expr(1).code).collect();
+                format!("[{}]", items.join(", "))
+            }
+            _ => self.expr(2).code,
+        };
+        self.line(&format!("if {condition} {{"));
+        self.line(&format!("    return {value};"));
+        self.line("}");
+    }
+
+    fn break_or_continue(&mut self) {
+        let condition = self.condition(1);
+        let labels: Vec<String> = self.loops.iter().filter_map(|l| l.label.clone()).collect();
+        let word = if self.rng.chance(50) {
+            "break"
+        } else {
+            "continue"
+        };
+        let target = if !labels.is_empty() && self.rng.chance(50) {
+            format!(" {}", self.rng.pick(&labels))
+        } else {
+            String::new()
+        };
+        self.line(&format!("if {condition} {{"));
+        self.line(&format!("    {word}{target};"));
+        self.line("}");
+    }
+
+    fn local_array(&mut self, nesting: usize) {
+        let name = self.name("a");
+        let len = self.rng.range(2, 4);
+        match self.rng.below(4) {
+            0 | 1 => {
+                self.line(&format!("let mut {name} = [0.0f64; {len}];"));
+                self.declare(&name, VarKind::LocalArray { len, mutable: true }, "");
+                let index = self.name("i");
+                self.line(&format!("for {index} in 0..{len} {{"));
+                self.indent += 1;
+                self.scopes.push(Vec::new());
+                self.declare(&index, VarKind::Index(Bound::Below(len)), "");
+                let saved = self.multiplier;
+                self.multiplier *= len as u64;
+                self.loops.push(LoopFrame { label: None });
+                let value = self.expr(2);
+                if self.is_tracked(&value.code) {
+                    self.mark_tracked(&name);
+                }
+                self.charge(1);
+                if self.rng.chance(50) {
+                    self.line(&format!("{name}[{index}] = {};", value.code));
+                } else {
+                    self.line(&format!("{name}[{index}] += {};", value.code));
+                }
+                if nesting < 2 && self.rng.chance(30) {
+                    self.statement(nesting + 1);
+                }
+                self.loops.pop();
+                self.multiplier = saved;
+                self.scopes.pop();
+                self.indent -= 1;
+                self.line("}");
+            }
+            2 => {
+                let items: Vec<String> = (0..len).map(|_| self.expr(1).code).collect();
+                let keyword = if self.rng.chance(50) {
+                    "let mut"
+                } else {
+                    "let"
+                };
+                self.line(&format!(
+                    "{keyword} {name}: [f64; {len}] = [{}];",
+                    items.join(", ")
+                ));
+                self.declare(
+                    &name,
+                    VarKind::LocalArray {
+                        len,
+                        mutable: keyword == "let mut",
+                    },
+                    &items.join(" "),
+                );
+            }
+            _ => {
+                // A copy of a local array, then the original changes.
+                let sources: Vec<(String, usize)> = self
+                    .visible()
+                    .into_iter()
+                    .filter_map(|v| match v.kind {
+                        VarKind::LocalArray { len, .. } => Some((v.name, len)),
+                        _ => None,
+                    })
+                    .collect();
+                if let Some((source, len)) = sources.first().cloned() {
+                    self.line(&format!("let {name} = {source};"));
+                    self.declare(
+                        &name,
+                        VarKind::LocalArray {
+                            len,
+                            mutable: false,
+                        },
+                        &source,
+                    );
+                    if self.mutable_arrays().iter().any(|(n, _)| *n == source) {
+                        let value = self.expr(1);
+                        if self.is_tracked(&value.code) {
+                            self.mark_tracked(&source);
+                        }
+                        self.line(&format!("{source}[0] = {};", value.code));
+                    }
+                    self.pending.push((format!("{name}[0]"), name.clone()));
+                } else {
+                    let value = self.typed(1);
+                    self.line(&format!("let {name} = [{}; {len}];", value.code));
+                    self.declare(
+                        &name,
+                        VarKind::LocalArray {
+                            len,
+                            mutable: false,
+                        },
+                        &value.code,
+                    );
+                }
+            }
+        }
+    }
+
+    fn array_write(&mut self) {
+        let arrays = self.mutable_arrays();
+        let (name, len) = self.rng.pick(&arrays).clone();
+        let index = match self.index_for(len) {
+            Some(index) if self.rng.chance(60) => index,
+            _ => self.rng.below(len).to_string(),
+        };
+        let value = self.expr(2);
+        if self.is_tracked(&value.code) {
+            self.mark_tracked(&name);
+        }
+        self.charge(1);
+        let op = *self.rng.pick(&["=", "+=", "-=", "*="]);
+        self.line(&format!("{name}[{index}] {op} {};", value.code));
+    }
+
+    fn dead_code(&mut self) {
+        let name = self.name("_dead");
+        let scalars = self.visible_where(|k| matches!(k, VarKind::F64 { .. }));
+        if !scalars.is_empty() && self.rng.chance(60) {
+            // A value with a huge (or, at 0, infinite) derivative that nothing reads; the
+            // second form is NaN for negative `x`, an error in both paths.
+            let x = self.rng.pick(&scalars).name.clone();
+            self.charge(3);
+            if self.rng.chance(88) {
+                self.line(&format!("let {name} = ({x} * {x} * 1e-200).sqrt();"));
+            } else {
+                self.line(&format!("let {name} = ({x} * 1e-200).sqrt();"));
+            }
+        } else {
+            let value = self.expr(2);
+            let annotation = if value.typed { "" } else { ": f64" };
+            self.line(&format!("let {name}{annotation} = {};", value.code));
+        }
+    }
+
+    fn match_statement(&mut self) {
+        let scrutinee = if self.has(|k| *k == VarKind::Count) && self.rng.chance(60) {
+            "n % 3".to_owned()
+        } else if let Some(index) = self.any_index() {
+            format!("{index} % 3")
+        } else {
+            "n % 3".to_owned()
+        };
+        let name = self.name("t");
+        let a = self.expr(2);
+        let b = self.expr(2);
+        let c = self.expr(2);
+        let annotation = if a.typed || b.typed || c.typed {
+            ""
+        } else {
+            ": f64"
+        };
+        self.line(&format!("let {name}{annotation} = match {scrutinee} {{"));
+        self.line(&format!("    0 => {},", a.code));
+        self.line(&format!("    1 => {},", b.code));
+        self.line(&format!("    _ => {},", c.code));
+        self.line("};");
+        let sources = format!("{} {} {}", a.code, b.code, c.code);
+        self.declare(&name, VarKind::F64 { mutable: false }, &sources);
+    }
+
+    fn block_statement(&mut self, nesting: usize) {
+        self.line("{");
+        self.indent += 1;
+        self.scopes.push(Vec::new());
+        let count = self.rng.range(1, 3);
+        for _ in 0..count {
+            if nesting < 3 {
+                self.statement(nesting + 1);
+            } else {
+                self.let_statement(false);
+            }
+        }
+        self.scopes.pop();
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    fn shadow(&mut self) {
+        let scalars = self.visible_where(|k| matches!(k, VarKind::F64 { .. }));
+        if scalars.is_empty() {
+            return self.let_statement(false);
+        }
+        let name = self.rng.pick(&scalars).name.clone();
+        let value = self.expr(2);
+        self.charge(1);
+        self.line(&format!("let {name} = {name} * {} + {name};", value.code));
+        let source = format!("{name} {}", value.code);
+        self.declare(&name, VarKind::F64 { mutable: false }, &source);
+    }
+
+    /// The stable running maximum: data from detached values.
+    fn running_max(&mut self, nesting: usize) {
+        let arrays: Vec<(String, usize)> = self
+            .visible()
+            .into_iter()
+            .filter_map(|v| match v.kind {
+                VarKind::ParamArray(k) => Some((v.name, k)),
+                VarKind::LocalArray { len, .. } => Some((v.name, len)),
+                _ => None,
+            })
+            .collect();
+        if arrays.is_empty() {
+            return self.let_statement(nesting > 0);
+        }
+        let (name, len) = self.rng.pick(&arrays).clone();
+        let m = self.name("m");
+        let u = self.name("u");
+        self.line(&format!("let mut {m} = f64::NEG_INFINITY;"));
+        self.line(&format!("for &{u} in {name}.iter() {{"));
+        self.scopes.push(Vec::new());
+        self.declare(&u, VarKind::F64 { mutable: false }, &name);
+        let saved = self.multiplier;
+        self.multiplier *= len as u64;
+        let scale = self.leaf(false);
+        self.charge(2);
+        self.line(&format!(
+            "    {m} = {m}.max(({u} * {}).detach());",
+            scale.code
+        ));
+        self.multiplier = saved;
+        self.scopes.pop();
+        self.line("}");
+        self.declare(&m, VarKind::F64 { mutable: false }, "");
+        // Use it as a shift, as a stable log-sum-exp would.
+        let sum = self.name("t");
+        let q = self.name("q");
+        self.line(&format!(
+            "let {sum} = {name}.iter().map(|{q}| ({q} - {m}).exp()).sum::<f64>().ln() + {m};"
+        ));
+        self.charge(3 * len as u64);
+        self.declare(&sum, VarKind::F64 { mutable: false }, &name);
+        self.pending.push((sum.clone(), sum));
+    }
+
+    /// Where the reverse pass fails and the forward one does not: an infinite local
+    /// derivative (`sqrt` and `acosh` at their domain's edge, reached at exact inputs or
+    /// clamped to it by `max`), a contribution that overflows (`(x * 1e-300 * 1e300) *
+    /// 1e300`: upstream 1e300 times local 1e300) and an adjoint that overflows as two
+    /// finite contributions of 1e300 add up.
+    fn slope_edge(&mut self) {
+        let scalars: Vec<String> = self
+            .visible()
+            .into_iter()
+            .filter(|v| v.tracked && matches!(v.kind, VarKind::F64 { .. }))
+            .map(|v| v.name)
+            .collect();
+        let targets: Vec<String> = self
+            .visible()
+            .into_iter()
+            .filter(|v| matches!(v.kind, VarKind::F64 { mutable: true }))
+            .map(|v| v.name)
+            .collect();
+        if scalars.is_empty() {
+            return self.let_statement(false);
+        }
+        let x = self.rng.pick(&scalars).clone();
+        let t = self.name("e");
+        self.charge(4);
+        // Callers pick a function that can fail like this only now and then.
+        self.unguarded = true;
+        let threshold = *self.rng.pick(&["0.5", "0.0", "1.0", "-0.5", "-1.0"]);
+        let op = *self.rng.pick(&[">", "<"]);
+        let half = format!("{x} {op} {threshold}");
+        let form = self.rng.below(5);
+        if form < 2 || targets.is_empty() {
+            let code = match form {
+                0 => format!("{x}.abs().sqrt()"),
+                1 => format!("({x} * {x} + 1.0).acosh()"),
+                2 => format!("{x}.max(0.0).sqrt()"),
+                3 => format!("({x} * 1e-300 * 1e300) * 1e300"),
+                _ => format!("({x} * 1e-300) * 1e300 + ({x} * 1e-300) * 1e300"),
+            };
+            // The last three fail for about half the inputs: only on a branch.
+            let code = if form < 2 {
+                code
+            } else {
+                format!("if {half} {{ {code} }} else {{ {x} }}")
+            };
+            self.line(&format!("let {t} = {code};"));
+            self.declare(&t, VarKind::F64 { mutable: false }, &x);
+            self.pending.push((t.clone(), t));
+            return;
+        }
+        let acc = match &self.accumulator {
+            Some(acc) if targets.contains(acc) && self.rng.chance(70) => acc.clone(),
+            _ => self.rng.pick(&targets).clone(),
+        };
+        self.line(&format!("if {half} {{"));
+        match form {
+            2 => self.line(&format!("    {acc} += {x}.max(0.0).sqrt();")),
+            3 => self.line(&format!("    {acc} += ({x} * 1e-300 * 1e300) * 1e300;")),
+            _ => {
+                self.line(&format!("    let {t} = {x} * 1e-300;"));
+                self.line(&format!("    {acc} += {t} * 1e300 + {t} * 1e300;"));
+            }
+        }
+        self.line("}");
+        self.mark_tracked(&acc);
+    }
+
+    fn array_call(&mut self) {
+        match self.call(2, true) {
+            Some((code, len)) => {
+                let name = self.name("h");
+                self.line(&format!("let {name} = {code};"));
+                self.declare(
+                    &name,
+                    VarKind::LocalArray {
+                        len,
+                        mutable: false,
+                    },
+                    &code,
+                );
+            }
+            None => self.let_statement(false),
+        }
+    }
+}

@@ -1,0 +1,518 @@
+//! `name_grad` against `name_graph` + `backward()`, bit for bit, over random programs.
+//!
+//! For every function in `tests/random_programs/generated.rs` (written by
+//! `tests/random_programs/generator.rs`; see the command at the top of that file), and for
+//! random inputs, the two ways to a gradient must agree:
+//!
+//! - `name_grad(..)`: the value and gradient, flattened in parameter order;
+//! - fresh `Scalar::variable`s in parameter order, `name_graph(..)`, `backward()` on its
+//!   output, and `gradient()` of each variable, the value from `value()`. An output that
+//!   depends on no parameter is not differentiated: `name_grad` documents an all-zero
+//!   gradient for it, where `backward()` would refuse an untracked output, so this path
+//!   reads zeros for it too.
+//!
+//! Both must give the same `f64::to_bits` of the value and of every gradient component, or
+//! both fail with the same [`ScalarAutodiffError::kind`], the same operation, and the same
+//! values where the variant has them (the non-finite result or leaf value, the derivative,
+//! the contribution's upstream adjoint and local derivative, ...; any NaN matches any NaN).
+//! Node numbers (`node`, `child`, `parent`) are not compared: `name_grad`'s count only the
+//! nodes that depend on a parameter. Neither path may leave nodes on the thread's tape.
+//!
+//! The number of cases, spread evenly over the functions, comes from
+//! `AUTODIFF_BITS_CASES` (default [`DEFAULT_CASES`], a few seconds in a debug build). The
+//! acceptance run is
+//!
+//! ```text
+//! AUTODIFF_BITS_CASES=100000 cargo test --release --test sweep_bits
+//! ```
+//!
+//! and `-- --nocapture` prints how many cases finished and how many failed, by kind. The
+//! inputs come from a fixed seed (`AUTODIFF_BITS_SEED` picks another), so a failure
+//! reproduces; its report names the function, the inputs (with their bits) and both
+//! outcomes, after shrinking the inputs toward simpler numbers that still disagree.
+
+use autodiff::{tape_len, Scalar, ScalarAutodiffError, ScalarOperation};
+
+#[rustfmt::skip]
+#[path = "random_programs/generated.rs"]
+mod generated;
+
+/// Cases over all functions when `AUTODIFF_BITS_CASES` is not set.
+const DEFAULT_CASES: usize = 20_000;
+
+/// The sweep's own seed, independent of the generator's.
+const DEFAULT_SEED: u64 = 0x00B1_750F_5EED;
+
+/// The largest `n` passed (the generator's loop costs assume it).
+const MAX_COUNT: usize = 6;
+/// The longest `xs` passed.
+const MAX_DATA_LEN: usize = 5;
+
+/// A generated function, called uniformly: `p` holds its differentiated scalars in
+/// parameter order (`slots` of them), `xs` and `n` its data (ignored where it has none).
+pub struct Program {
+    pub name: &'static str,
+    pub slots: usize,
+    pub data: bool,
+    pub count: bool,
+    pub grad: fn(&[f64], &[f64], usize) -> Outcome,
+    pub graph: fn(&[f64], &[f64], usize) -> Outcome,
+}
+
+/// What one path gave.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// The value and the gradient, flattened in parameter order.
+    Finished { value: f64, gradient: Vec<f64> },
+    /// The error, whole (its node numbers are printed, not compared).
+    Failed(ScalarAutodiffError),
+}
+
+/// What must agree between the two paths.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Facts {
+    Finished {
+        value: u64,
+        gradient: Vec<u64>,
+    },
+    Failed {
+        kind: &'static str,
+        operation: Option<ScalarOperation>,
+        /// The variant's `f64` fields other than operands, as bits, every NaN as one NaN.
+        values: Vec<u64>,
+    },
+}
+
+/// Bits, with every NaN folded to one: a NaN's payload says nothing about an error.
+fn error_bits(value: f64) -> u64 {
+    if value.is_nan() {
+        f64::NAN.to_bits()
+    } else {
+        value.to_bits()
+    }
+}
+
+impl Outcome {
+    fn facts(&self) -> Facts {
+        match self {
+            Outcome::Finished { value, gradient } => Facts::Finished {
+                value: value.to_bits(),
+                gradient: gradient.iter().map(|g| g.to_bits()).collect(),
+            },
+            Outcome::Failed(error) => {
+                use ScalarAutodiffError as E;
+                let (operation, values) = match error {
+                    E::NonFiniteLeaf { operation, value } => (Some(*operation), vec![*value]),
+                    E::NonFiniteResult {
+                        operation, value, ..
+                    } => (Some(*operation), vec![*value]),
+                    E::UntrackedOutput { operation } => (Some(*operation), vec![]),
+                    E::NonFiniteSeed { seed } => (None, vec![*seed]),
+                    E::NonFiniteDerivative {
+                        operation,
+                        derivative,
+                        ..
+                    } => (Some(*operation), vec![*derivative]),
+                    E::NonFiniteContribution {
+                        operation,
+                        upstream,
+                        local_derivative,
+                        ..
+                    } => (Some(*operation), vec![*upstream, *local_derivative]),
+                    E::NonFinitePassAdjoint {
+                        operation,
+                        previous,
+                        contribution,
+                        ..
+                    } => (Some(*operation), vec![*previous, *contribution]),
+                    E::NonFiniteAccumulatedGradient {
+                        operation,
+                        stored,
+                        pass_adjoint,
+                        ..
+                    } => (Some(*operation), vec![*stored, *pass_adjoint]),
+                    _ => (None, vec![]),
+                };
+                Facts::Failed {
+                    kind: error.kind(),
+                    operation,
+                    values: values.into_iter().map(error_bits).collect(),
+                }
+            }
+        }
+    }
+
+    fn is_finished(&self) -> bool {
+        matches!(self, Outcome::Finished { .. })
+    }
+}
+
+/// The `_grad` path's outcome.
+pub fn grad_outcome(result: Result<(f64, Vec<f64>), ScalarAutodiffError>) -> Outcome {
+    match result {
+        Ok((value, gradient)) => Outcome::Finished { value, gradient },
+        Err(error) => Outcome::Failed(error),
+    }
+}
+
+/// The `_graph` + `backward()` path's outcome: `build` makes the variables in parameter
+/// order, calls `name_graph`, and returns its output with the variables in gradient order.
+pub fn graph_outcome(
+    build: impl FnOnce() -> Result<(Scalar, Vec<Scalar>), ScalarAutodiffError>,
+) -> Outcome {
+    let (output, variables) = match build() {
+        Ok(built) => built,
+        Err(error) => return Outcome::Failed(error),
+    };
+    let value = output.value();
+    if !output.tracks_gradient() {
+        // `name_grad`'s rule for a result that depends on no parameter.
+        return Outcome::Finished {
+            value,
+            gradient: vec![0.0; variables.len()],
+        };
+    }
+    if let Err(error) = output.backward() {
+        return Outcome::Failed(error);
+    }
+    let gradient = variables
+        .iter()
+        .map(|variable| variable.gradient().expect("a variable tracks its gradient"))
+        .collect();
+    Outcome::Finished { value, gradient }
+}
+
+/// A `#[constant]` argument, from the count so that it varies with the case.
+pub fn constant_of(n: usize) -> f64 {
+    [0.5, 1.0, 2.0, -0.25, 0.0, 3.5, 1e-3][n % 7]
+}
+
+/// SplitMix64, for the inputs.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// Uniform in `[lo, hi)`.
+    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        let unit = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+        lo + (hi - lo) * unit
+    }
+}
+
+/// Points where derivatives are undefined, conventions decide (`abs` at 0, ties of `max`),
+/// or values overflow, underflow or are not numbers.
+const SPECIAL: &[f64] = &[
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    -0.5,
+    2.0,
+    1e-300,
+    -1e-300,
+    5e-324,
+    1e10,
+    -1e10,
+    1e300,
+    -1e300,
+    f64::MAX,
+    f64::MIN_POSITIVE,
+];
+
+/// One input: mostly in `[-3, 3]`, where most programs stay finite; sometimes on a grid
+/// (ties, exact zeros), a special point, a wide value, or (rarely) not finite at all.
+fn input(rng: &mut Rng) -> f64 {
+    match rng.below(1000) {
+        0..=699 => rng.uniform(-3.0, 3.0),
+        700..=799 => (rng.below(17) as f64 - 8.0) * 0.25,
+        800..=929 => SPECIAL[rng.below(SPECIAL.len())],
+        930..=994 => rng.uniform(-1e3, 1e3),
+        995..=996 => f64::NAN,
+        997..=998 => f64::INFINITY,
+        _ => f64::NEG_INFINITY,
+    }
+}
+
+/// The inputs of one case.
+#[derive(Clone, Debug)]
+struct Case {
+    p: Vec<f64>,
+    xs: Vec<f64>,
+    n: usize,
+}
+
+impl Case {
+    fn random(program: &Program, rng: &mut Rng) -> Self {
+        let p = (0..program.slots).map(|_| input(rng)).collect();
+        let xs = if program.data {
+            let len = rng.below(MAX_DATA_LEN + 1);
+            (0..len).map(|_| input(rng)).collect()
+        } else {
+            Vec::new()
+        };
+        let n = if program.count {
+            rng.below(MAX_COUNT + 1)
+        } else {
+            0
+        };
+        Case { p, xs, n }
+    }
+
+    fn bits(values: &[f64]) -> String {
+        let bits: Vec<String> = values
+            .iter()
+            .map(|v| format!("{:#018x}", v.to_bits()))
+            .collect();
+        format!("[{}]", bits.join(", "))
+    }
+}
+
+/// Both outcomes of one case, after checking that neither left nodes on the tape.
+fn run(program: &Program, case: &Case) -> (Outcome, Outcome) {
+    let before = tape_len();
+    let grad = (program.grad)(&case.p, &case.xs, case.n);
+    assert_eq!(
+        tape_len(),
+        before,
+        "{}_grad left nodes on the tape",
+        program.name
+    );
+    let graph = (program.graph)(&case.p, &case.xs, case.n);
+    assert_eq!(
+        tape_len(),
+        before,
+        "{}_graph left nodes on the tape",
+        program.name
+    );
+    (grad, graph)
+}
+
+fn disagree(program: &Program, case: &Case) -> bool {
+    let (grad, graph) = run(program, case);
+    grad.facts() != graph.facts()
+}
+
+/// Simpler inputs that still disagree: fewer data, a smaller count, and numbers replaced
+/// by 0, 1 or a rounding of themselves, one at a time, while the disagreement lasts.
+fn shrink(program: &Program, mut case: Case) -> Case {
+    let mut changed = true;
+    while changed {
+        changed = false;
+        let mut candidates: Vec<Case> = Vec::new();
+        for cut in 0..case.xs.len() {
+            let mut smaller = case.clone();
+            smaller.xs.remove(cut);
+            candidates.push(smaller);
+        }
+        if case.n > 0 {
+            let mut smaller = case.clone();
+            smaller.n -= 1;
+            candidates.push(smaller);
+        }
+        for (in_data, len) in [(false, case.p.len()), (true, case.xs.len())] {
+            for at in 0..len {
+                let value = if in_data { case.xs[at] } else { case.p[at] };
+                for simpler in [0.0, 1.0, value.round(), (value * 8.0).round() / 8.0] {
+                    if simpler.to_bits() == value.to_bits() || simpler.abs() > value.abs() {
+                        continue;
+                    }
+                    let mut candidate = case.clone();
+                    if in_data {
+                        candidate.xs[at] = simpler;
+                    } else {
+                        candidate.p[at] = simpler;
+                    }
+                    candidates.push(candidate);
+                }
+            }
+        }
+        for candidate in candidates {
+            if disagree(program, &candidate) {
+                case = candidate;
+                changed = true;
+                break;
+            }
+        }
+    }
+    case
+}
+
+fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
+    match std::env::var(name) {
+        Ok(text) => text
+            .trim()
+            .replace('_', "")
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={text:?} is not a number")),
+        Err(_) => default,
+    }
+}
+
+#[test]
+fn grad_and_graph_agree_bit_for_bit_on_random_programs() {
+    let programs = generated::PROGRAMS;
+    // At least one case per function, so that both outcomes occur.
+    let cases = env_number("AUTODIFF_BITS_CASES", DEFAULT_CASES).max(programs.len());
+    let seed: u64 = env_number("AUTODIFF_BITS_SEED", DEFAULT_SEED);
+    let mut rng = Rng(seed);
+    let (mut finished, mut failed) = (0usize, 0usize);
+    // Failures by kind and operation.
+    let mut kinds: Vec<(String, usize)> = Vec::new();
+    let mut zero_gradient = 0usize;
+    let mut mismatches: Vec<String> = Vec::new();
+    let mut mismatched_programs = 0usize;
+    // Per function: cases finished, of which with a nonzero gradient, and cases failed.
+    let mut per_program = vec![(0usize, 0usize, 0usize); programs.len()];
+    let started = std::time::Instant::now();
+    // Round robin, so every function gets `cases / programs.len()` cases or one more.
+    for index in 0..cases {
+        let slot = index % programs.len();
+        let program = &programs[slot];
+        let case = Case::random(program, &mut rng);
+        let (grad, graph) = run(program, &case);
+        if grad.facts() == graph.facts() {
+            match &grad {
+                Outcome::Finished { gradient, .. } => {
+                    finished += 1;
+                    per_program[slot].0 += 1;
+                    if gradient.iter().all(|g| g.to_bits() == 0) {
+                        zero_gradient += 1;
+                    } else {
+                        per_program[slot].1 += 1;
+                    }
+                }
+                Outcome::Failed(_) => {
+                    failed += 1;
+                    per_program[slot].2 += 1;
+                    let key = match grad.facts() {
+                        Facts::Failed {
+                            kind,
+                            operation: Some(operation),
+                            ..
+                        } => format!("{kind} {}", operation.as_str()),
+                        Facts::Failed { kind, .. } => kind.to_owned(),
+                        Facts::Finished { .. } => unreachable!("a failed outcome"),
+                    };
+                    match kinds.iter_mut().find(|(seen, _)| *seen == key) {
+                        Some((_, count)) => *count += 1,
+                        None => kinds.push((key, 1)),
+                    }
+                }
+            }
+            continue;
+        }
+        if mismatches
+            .iter()
+            .any(|m| m.starts_with(&format!("{}:", program.name)))
+        {
+            mismatches.push(format!("{}: (another case)", program.name));
+            continue;
+        }
+        mismatched_programs += 1;
+        let small = shrink(program, case.clone());
+        let (small_grad, small_graph) = run(program, &small);
+        let report = format!(
+            "{name}: grad and graph disagree (fn {name} in tests/random_programs/generated.rs)\n  \
+             inputs: p = {p:?} {pb}, xs = {xs:?} {xb}, n = {n}\n  \
+             {name}_grad:  {grad:?}\n  {name}_graph: {graph:?}\n  \
+             shrunk inputs: p = {sp:?} {spb}, xs = {sxs:?} {sxb}, n = {sn}\n  \
+             {name}_grad:  {sgrad:?}\n  {name}_graph: {sgraph:?}",
+            name = program.name,
+            p = case.p,
+            pb = Case::bits(&case.p),
+            xs = case.xs,
+            xb = Case::bits(&case.xs),
+            n = case.n,
+            sp = small.p,
+            spb = Case::bits(&small.p),
+            sxs = small.xs,
+            sxb = Case::bits(&small.xs),
+            sn = small.n,
+            sgrad = small_grad,
+            sgraph = small_graph,
+        );
+        eprintln!("{report}\n");
+        mismatches.push(report);
+    }
+    kinds.sort();
+    {
+        let never = |test: fn(&(usize, usize, usize)) -> bool| -> Vec<&str> {
+            programs
+                .iter()
+                .zip(&per_program)
+                .filter(|(_, counts)| test(counts))
+                .map(|(program, _)| program.name)
+                .collect()
+        };
+        println!(
+            "functions that never finished: {:?}; that never had a nonzero gradient: {:?}; \
+             that never failed: {}",
+            never(|c| c.0 == 0),
+            never(|c| c.1 == 0),
+            never(|c| c.2 == 0).len()
+        );
+    }
+    println!(
+        "{cases} cases over {} functions in {:.1?}: {finished} finished ({zero_gradient} with an \
+         all-zero gradient), {failed} failed: {kinds:?}",
+        programs.len(),
+        started.elapsed()
+    );
+    assert!(
+        mismatches.is_empty(),
+        "{} of {cases} cases in {mismatched_programs} functions disagree; the first of each \
+         function is reported above",
+        mismatches.len()
+    );
+    assert!(
+        finished > 0,
+        "no case finished: the sweep compared errors only"
+    );
+    assert!(
+        failed > 0,
+        "no case failed: the sweep never compared errors"
+    );
+}
+
+/// The generated table is the file's functions with an `f64` result, each once.
+#[test]
+fn the_table_lists_distinct_functions() {
+    let programs = generated::PROGRAMS;
+    assert!(programs.len() >= 150, "{} programs", programs.len());
+    for (index, program) in programs.iter().enumerate() {
+        assert!(
+            programs[..index].iter().all(|p| p.name != program.name),
+            "{} twice",
+            program.name
+        );
+        assert!(program.slots > 0, "{} differentiates nothing", program.name);
+    }
+}
+
+/// A finished case of each path is finite, and the two paths' outcomes are deterministic.
+#[test]
+fn a_case_repeats_exactly() {
+    let mut rng = Rng(DEFAULT_SEED ^ 1);
+    for program in generated::PROGRAMS.iter().take(40) {
+        let case = Case::random(program, &mut rng);
+        let (first, _) = run(program, &case);
+        let (second, _) = run(program, &case);
+        assert_eq!(first.facts(), second.facts(), "{}", program.name);
+        if let Outcome::Finished { value, gradient } = &first {
+            assert!(value.is_finite() && gradient.iter().all(|g| g.is_finite()));
+            assert!(first.is_finished());
+        }
+    }
+}
