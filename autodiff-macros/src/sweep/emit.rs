@@ -303,18 +303,9 @@ impl Emit<'_> {
                 quote!(#temp)
             }
             Operand::Place(place) => self.place_primal(place, in_loop)?,
-            Operand::Data(data) => {
-                let none = quote!(::core::option::Option::None);
-                let local = Ident::new("__data", Span::mixed_site());
-                let expr = &data.expr;
-                quote! {{
-                    let #local: f64 = #expr;
-                    if !#local.is_finite() {
-                        return #none;
-                    }
-                    #local
-                }}
-            }
+            // A constant is checked by the trace's own conversion (`Data::expr`); a
+            // detached value is a checked result already.
+            Operand::Data(data) => data.expr.clone(),
         })
     }
 
