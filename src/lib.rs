@@ -65,7 +65,9 @@ pub use autodiff_runtime::*;
 /// in an `impl`.)
 ///
 /// The plain function and the graph compute the same value bit for bit: the rewrite keeps
-/// every operation, its operands' order and its association as written.
+/// every operation, its operands' order and its association as written. (One exception:
+/// `max` and `min` of two equal zeros, where `f64::max` may return either zero and the
+/// graph always returns `0.0` for `max` and `-0.0` for `min`.)
 ///
 /// # How `name_grad` computes
 ///

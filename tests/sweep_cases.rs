@@ -72,6 +72,27 @@ fn unguarded(x: f64, y: f64, steps: usize) -> f64 {
     copy / (y - 0.5) + unused.detach()
 }
 
+#[differentiable]
+fn relu_net(w: [f64; 3], xs: &[f64], steps: usize) -> f64 {
+    let mut total = 0.0;
+    for x in xs.iter().take(steps) {
+        let z = w[0] * x + w[1];
+        let h = if z > 0.0 { z } else { z * 0.01 };
+        total += if h > w[2] {
+            h * h
+        } else if h < -0.5 {
+            -h
+        } else {
+            h.exp()
+        };
+    }
+    if total > 1.0 {
+        total.ln()
+    } else {
+        total
+    }
+}
+
 /// The value and gradient bits, or the error's kind (node numbers differ between the paths).
 #[derive(Debug, PartialEq)]
 enum Outcome {
@@ -159,6 +180,14 @@ fn sweeps_and_the_graph_agree_bit_for_bit() {
             (
                 outcome(unguarded_grad(p[0], p[1], steps).map(|(v, g)| (v, g.to_vec()))),
                 graph(&p[..2], |v| unguarded_graph(&v[0], &v[1], steps)),
+            ),
+            (
+                outcome(
+                    relu_net_grad([p[0], p[1], p[2]], &xs, steps).map(|(v, g)| (v, g.to_vec())),
+                ),
+                graph(&p[..3], |v| {
+                    relu_net_graph(&[v[0].clone(), v[1].clone(), v[2].clone()], &xs, steps)
+                }),
             ),
         ];
         for (index, (fast, checked)) in pairs.into_iter().enumerate() {

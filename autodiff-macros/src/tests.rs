@@ -941,6 +941,21 @@ fn loops_branches_and_arrays_get_compiled_sweeps() {
 }
 
 #[test]
+fn if_values_get_compiled_sweeps() {
+    assert!(compiled(quote! {
+        fn relu(w: [f64; 2], xs: &[f64]) -> f64 {
+            let mut total = 0.0;
+            for x in xs {
+                let z = w[0] * x + w[1];
+                let h = if z > 0.0 { z } else { z * 0.01 };
+                total += if h > 1.0 { h * h } else { h.exp() };
+            }
+            if total > 1.0 { total.ln() } else { total }
+        }
+    }));
+}
+
+#[test]
 fn bodies_outside_the_sweeps_keep_the_trace() {
     // An early return, a composed call, a fold and a copy whose source is read again
     // still run on the trace alone (and give the same bits).

@@ -247,6 +247,10 @@ fn primal(op: Op, [a, b, c]: [f64; 3]) -> f64 {
         Op::Acosh => a.acosh(),
         Op::Atanh => a.atanh(),
         Op::Abs => a.abs(),
+        // The runtime's documented max and min: of two equal zeros, `0.0` and `-0.0`
+        // (IEEE 754-2019 maximum and minimum), where `f64::max` may give either.
+        Op::Max if a == b => f64::from_bits(a.to_bits() & b.to_bits()),
+        Op::Min if a == b => f64::from_bits(a.to_bits() | b.to_bits()),
         Op::Max => a.max(b),
         Op::Min => a.min(b),
         Op::Hypot => a.hypot(b),

@@ -546,7 +546,12 @@ fn copies_are_safe(program: &Program) -> bool {
         // A loop around the source's declaration makes a new source each iteration: only
         // the loops between the declaration and the copy repeat reads of the same one.
         let declared = walk.declared.get(&copy.var).cloned().unwrap_or_default();
-        walk.reads.iter().all(|&(var, at)| {
+        walk.reads.iter().all(|(var, at, arms)| {
+            let (var, at) = (*var, *at);
+            // The other arm of a branch around the copy never runs with it.
+            let apart = arms
+                .iter()
+                .any(|&(branch, arm)| copy.arms.contains(&(branch, !arm)));
             let in_loop = copy
                 .loops
                 .iter()
@@ -555,24 +560,31 @@ fn copies_are_safe(program: &Program) -> bool {
                     let (start, stop) = walk.loops[index];
                     (start..=stop).contains(&at)
                 });
-            var != copy.var || at == copy.at || (at < copy.at && !in_loop)
+            var != copy.var || at == copy.at || apart || (at < copy.at && !in_loop)
         })
     })
 }
+
+/// Branch arms, as (branch, then-arm).
+type Arms = Vec<(usize, bool)>;
 
 /// A copy: its source variable, where it happens, the loops around it.
 struct CopySite {
     var: usize,
     at: usize,
     loops: Vec<usize>,
+    arms: Vec<(usize, bool)>,
 }
 
 /// Statement positions in program order, reads of each variable and copies.
 #[derive(Default)]
 struct Walk {
     position: usize,
-    reads: Vec<(usize, usize)>,
+    /// Each read: the variable, where, and the branch arms around it.
+    reads: Vec<(usize, usize, Arms)>,
     copies: Vec<CopySite>,
+    /// The branch arms around the current point: (branch, then-arm).
+    arms: Vec<(usize, bool)>,
     /// Every loop's first and last position.
     loops: Vec<(usize, usize)>,
     open: Vec<usize>,
@@ -596,10 +608,17 @@ impl Walk {
                 }
                 Stmt::Assign { value, .. } => self.value(value, Some(at)),
                 Stmt::If {
-                    then, otherwise, ..
+                    then,
+                    otherwise,
+                    flag,
+                    ..
                 } => {
+                    self.arms.push((*flag, true));
                     self.stmts(then);
+                    self.arms.pop();
+                    self.arms.push((*flag, false));
                     self.stmts(otherwise);
+                    self.arms.pop();
                 }
                 Stmt::For { body, .. } => {
                     let index = self.loops.len();
@@ -621,16 +640,17 @@ impl Walk {
         for op in value.ops.iter().filter(|op| op.live) {
             for operand in &op.operands {
                 if let Operand::Place(place) = operand {
-                    self.reads.push((place.var, at));
+                    self.reads.push((place.var, at, self.arms.clone()));
                 }
             }
         }
         if let Operand::Place(place) = &value.result {
-            self.reads.push((place.var, at));
+            self.reads.push((place.var, at, self.arms.clone()));
             self.copies.push(CopySite {
                 var: place.var,
                 at,
                 loops: self.open.clone(),
+                arms: self.arms.clone(),
             });
         }
     }

@@ -25,6 +25,7 @@ pub(crate) fn lower(graph_body: &TokenStream, params: &[Param]) -> Option<Progra
         loops: 0,
         depth: 0,
         names,
+        pending: Vec::new(),
     };
     for param in params {
         let name = param.ident.clone()?;
@@ -60,8 +61,33 @@ pub(crate) fn lower(graph_body: &TokenStream, params: &[Param]) -> Option<Progra
     let SynStmt::Expr(tail, None) = last else {
         return None;
     };
-    let stmts = lower.stmts(rest)?;
-    let output = lower.result(tail)?;
+    let mut stmts = lower.stmts(rest)?;
+    // `Ok(if c { a } else { b })`: the branches assign a result local, the output.
+    let output = match tail {
+        Expr::Call(call) if path_ends(&call.func, "Ok") && call.args.len() == 1 => {
+            match &call.args[0] {
+                Expr::If(branch) => {
+                    let name = Ident::new("__output", Span::mixed_site());
+                    let branch = lower.if_local(&name, branch)?;
+                    let Some(Stmt::Let { var, .. }) = branch.first() else {
+                        return None;
+                    };
+                    let var = *var;
+                    stmts.extend(branch);
+                    Value {
+                        ops: Vec::new(),
+                        result: Operand::Place(Place {
+                            var,
+                            indices: Vec::new(),
+                        }),
+                    }
+                }
+                _ => lower.result(tail)?,
+            }
+        }
+        _ => lower.result(tail)?,
+    };
+    stmts.append(&mut lower.pending);
     Some(Program {
         vars: lower.vars,
         body: stmts,
@@ -101,6 +127,8 @@ struct Lower {
     /// Blocks around it (0: the body's top level).
     depth: usize,
     names: Names,
+    /// Statements the statement being lowered needs first (an `if` value it reads).
+    pending: Vec<Stmt>,
 }
 
 impl Lower {
@@ -147,20 +175,97 @@ impl Lower {
     fn stmts(&mut self, stmts: &[SynStmt]) -> Option<Vec<Stmt>> {
         let mut out = Vec::new();
         for stmt in stmts {
-            out.push(self.stmt(stmt)?);
+            let lowered = match stmt {
+                SynStmt::Local(local) => self.local(local)?,
+                SynStmt::Expr(expr, semi) => vec![self.expr_stmt(expr, semi.is_some())?],
+                SynStmt::Item(_) | SynStmt::Macro(_) => return None,
+            };
+            // An `if` value inside the statement's first operand runs before it.
+            out.append(&mut self.pending);
+            out.extend(lowered);
         }
         Some(out)
     }
 
-    fn stmt(&mut self, stmt: &SynStmt) -> Option<Stmt> {
-        match stmt {
-            SynStmt::Local(local) => self.local(local),
-            SynStmt::Expr(expr, semi) => self.expr_stmt(expr, semi.is_some()),
-            SynStmt::Item(_) | SynStmt::Macro(_) => None,
-        }
+    /// A new tracked scalar that an `if` value assigns in each branch: its `let` (a
+    /// constant start, never read) and the branch.
+    fn if_local(&mut self, name: &Ident, branch: &syn::ExprIf) -> Option<Vec<Stmt>> {
+        let var = self.declare(name, false, 0, quote!(0.0f64));
+        self.vars[var].mutable = true;
+        let place = Place {
+            var,
+            indices: Vec::new(),
+        };
+        let zero = quote!(0.0f64);
+        let start = Stmt::Let {
+            var,
+            value: Value {
+                ops: Vec::new(),
+                result: Operand::Data(Data {
+                    raw: zero.clone(),
+                    expr: zero.clone(),
+                    again: zero,
+                }),
+            },
+        };
+        let branch = self.if_value(branch, &place)?;
+        Some(vec![start, branch])
     }
 
-    fn local(&mut self, local: &syn::Local) -> Option<Stmt> {
+    /// `if c { ..; a } else { ..; b }` as a value: each branch assigns its value to `place`.
+    fn if_value(&mut self, branch: &syn::ExprIf, place: &Place) -> Option<Stmt> {
+        if matches!(&*branch.cond, Expr::Let(_)) {
+            return None;
+        }
+        let cond = self.plain(&branch.cond.to_token_stream())?;
+        let then = self.value_block(&branch.then_branch, place)?;
+        let otherwise = match &branch.else_branch {
+            Some((_, otherwise)) => match &**otherwise {
+                Expr::Block(block) if block.label.is_none() => {
+                    self.value_block(&block.block, place)?
+                }
+                Expr::If(nested) => {
+                    self.scopes.push(Vec::new());
+                    self.depth += 1;
+                    let nested = self.if_value(nested, place);
+                    self.depth -= 1;
+                    self.scopes.pop();
+                    vec![nested?]
+                }
+                _ => return None,
+            },
+            None => return None,
+        };
+        let flag = self.flags;
+        self.flags += 1;
+        Some(Stmt::If {
+            cond,
+            then,
+            otherwise,
+            flag,
+        })
+    }
+
+    /// A branch of an `if` value: its statements, then its value assigned to `place`.
+    fn value_block(&mut self, block: &Block, place: &Place) -> Option<Vec<Stmt>> {
+        let (last, rest) = block.stmts.split_last()?;
+        let SynStmt::Expr(tail, None) = last else {
+            return None;
+        };
+        self.scopes.push(Vec::new());
+        self.depth += 1;
+        let stmts = self.stmts(rest).and_then(|mut stmts| {
+            let value = self.value(tail)?;
+            stmts.append(&mut self.pending);
+            stmts.push(self.assign(place.clone(), value)?);
+            Some(stmts)
+        });
+        self.depth -= 1;
+        self.scopes.pop();
+        stmts
+    }
+
+    fn local(&mut self, local: &syn::Local) -> Option<Vec<Stmt>> {
         let init = local.init.as_ref();
         if init.is_some_and(|init| init.diverge.is_some()) {
             return None;
@@ -178,10 +283,21 @@ impl Lower {
             for name in &bound {
                 self.bind(name, None);
             }
-            return Some(Stmt::Data { tokens, replay });
+            return Some(vec![Stmt::Data { tokens, replay }]);
         }
         let (name, mutable) = simple_pattern(&local.pat)?;
         let expr = &init?.expr;
+        if let Expr::If(branch) = &**expr {
+            let stmts = self.if_local(&name, branch)?;
+            if let Some(Stmt::Let { var, .. }) = stmts.first() {
+                let place = Place {
+                    var: *var,
+                    indices: Vec::new(),
+                };
+                self.bind(&name, Some(place));
+            }
+            return Some(stmts);
+        }
         // `constants(__backend, [0.0; N])?`: a tracked array of constants.
         if let Some(array) = constants_call(expr) {
             let zero = zeros(&array)?;
@@ -194,7 +310,7 @@ impl Lower {
                 indices: Vec::new(),
             };
             self.bind(&name, Some(place));
-            return Some(Stmt::LetArray { var, init });
+            return Some(vec![Stmt::LetArray { var, init }]);
         }
         let value = self.value(expr)?;
         // `let y = x;` of an unchanging scalar: `y` is another name of `x`'s node.
@@ -206,10 +322,7 @@ impl Lower {
             if unchanging && steady {
                 let place = place.clone();
                 self.bind(&name, Some(place));
-                return Some(Stmt::Data {
-                    tokens: TokenStream::new(),
-                    replay: false,
-                });
+                return Some(Vec::new());
             }
         }
         if self.place_depth(&value.result) != Some(0) {
@@ -224,7 +337,7 @@ impl Lower {
                 indices: Vec::new(),
             }),
         );
-        Some(Stmt::Let { var, value })
+        Some(vec![Stmt::Let { var, value }])
     }
 
     /// How many indices a place operand still lacks to be a scalar (0 for other operands).
@@ -237,6 +350,18 @@ impl Lower {
 
     fn expr_stmt(&mut self, expr: &Expr, semi: bool) -> Option<Stmt> {
         match expr {
+            Expr::Assign(assign) if matches!(&*assign.right, Expr::If(_)) => {
+                let place = self.place(&assign.left)?;
+                let Expr::If(branch) = &*assign.right else {
+                    return None;
+                };
+                let var = &self.vars[place.var];
+                if var.param || var.depth != place.indices.len() {
+                    return None;
+                }
+                self.vars[place.var].mutable = true;
+                self.if_value(branch, &place)
+            }
             Expr::Assign(assign) if is_tracked_form(&assign.right) => {
                 let place = self.place(&assign.left)?;
                 let value = self.value(&assign.right)?;
@@ -413,6 +538,21 @@ impl Lower {
                 }
             }
             Expr::Path(_) | Expr::Index(_) => self.place(expr).map(Operand::Place),
+            // An `if` value read before any operation of the expression: it can run first,
+            // into a local of its own, without reordering what the trace records.
+            Expr::If(branch) if ops.is_empty() => {
+                let name = Ident::new("__branch", Span::mixed_site());
+                let stmts = self.if_local(&name, branch)?;
+                let Some(Stmt::Let { var, .. }) = stmts.first() else {
+                    return None;
+                };
+                let var = *var;
+                self.pending.extend(stmts);
+                Some(Operand::Place(Place {
+                    var,
+                    indices: Vec::new(),
+                }))
+            }
             _ => None,
         }
     }
