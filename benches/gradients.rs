@@ -2,10 +2,12 @@
 //! with `backward`, a hand-written derivative (the limit), the floor of reverse mode written
 //! by hand (`hand_reverse`: a forward sweep that keeps what the reverse sweep needs, then the
 //! reverse sweep, plain `f64`, no tape), `num-dual` forward mode and the `reverse` crate.
-//! Every case has a `hand_reverse` column. Every variant's result is checked before anything
-//! is timed, so a fast wrong answer fails the run: against the hand-written derivative
-//! (`hand`) where a case has one, against `hand_reverse` in the two softmax cases (`softmax_iris`,
-//! `mlp_batch`), relative 1e-12 unless a comment says why a peer needs more.
+//! Every case has a `hand_reverse` column; the two softmax cases (`softmax_iris`,
+//! `mlp_batch`) have only `name_grad`, `hand_reverse`, `num_dual` and `reverse`. Every
+//! variant's result is checked before anything is timed, so a fast wrong answer fails the
+//! run: against the hand-written derivative (`hand`) where a case has one, against
+//! `hand_reverse` in the softmax cases, relative 1e-12 unless a comment says why a peer
+//! needs more.
 //!
 //! Run with `cargo bench --bench gradients`; `-- --quick` for a shorter run.
 
