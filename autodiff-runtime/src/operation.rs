@@ -171,7 +171,7 @@ impl ScalarOperation {
             Self::Negate => -x,
             Self::Recip => x.recip(),
             Self::Powi => x.powi(exponent),
-            Self::Powf => x.powf(y),
+            Self::Powf => powf(x, y),
             Self::Sqrt => x.sqrt(),
             Self::Cbrt => x.cbrt(),
             Self::Exp => x.exp(),
@@ -316,7 +316,7 @@ impl ScalarOperation {
             },
             Self::Powf if first => match y {
                 0.0 => 0.0,
-                _ => y * x.powf(y - 1.0),
+                _ => y * powf(x, y - 1.0),
             },
             Self::Powf => match value {
                 0.0 => 0.0,
@@ -397,6 +397,16 @@ fn pick(condition: bool, yes: f64, no: f64) -> f64 {
     } else {
         no
     }
+}
+
+/// `x.powf(y)` as the C library computes it, whatever the operands: beside a literal
+/// operand LLVM rewrites `pow(x, 0.5)` to `sqrt(x)`, `pow(x, 2.0)` to `x * x` and
+/// `pow(2.0, x)` to `exp2(x)`, each a bit away from `pow` for about one input in a
+/// thousand, so code that inlines a constant exponent (compiled sweeps, a trace) would
+/// disagree with code that does not. The operands pass through `black_box`.
+#[inline]
+fn powf(x: f64, y: f64) -> f64 {
+    std::hint::black_box(x).powf(std::hint::black_box(y))
 }
 
 /// The forward function of `max`: `f64::max` with the sign of equal zeros fixed, as in
