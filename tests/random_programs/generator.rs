@@ -2660,7 +2660,7 @@ impl<'a> SweepGen<'a> {
 
     fn body(&mut self) -> String {
         let acc = self.fresh("acc");
-        let init = self.expr(2);
+        let init = self.fresh_value();
         let annotation = if init.typed { "" } else { ": f64" };
         self.line(&format!("let mut {acc}{annotation} = {};", init.code));
         self.declare(&acc, SKind::Tracked { mutable: true }, init.tracked);
@@ -3044,10 +3044,31 @@ impl<'a> SweepGen<'a> {
         }
     }
 
+    /// The initial value of a `let mut`: not a bare name or element, which would make it
+    /// a copy (see [`SweepGen::copy`]).
+    fn fresh_value(&mut self) -> SExpr {
+        for _ in 0..6 {
+            let value = self.expr(2);
+            if paren(&value.code) != value.code || !value.typed {
+                return value;
+            }
+        }
+        let (code, tracked) = self.tracked_operand();
+        SExpr {
+            code: format!("{code} * 0.5"),
+            typed: true,
+            tracked,
+        }
+    }
+
     fn let_statement(&mut self) {
         let name = self.fresh("t");
-        let value = self.expr(2);
         let mutable = self.rng.chance(40);
+        let value = if mutable {
+            self.fresh_value()
+        } else {
+            self.expr(2)
+        };
         let annotation = if value.typed { "" } else { ": f64" };
         let keyword = if mutable { "let mut" } else { "let" };
         self.line(&format!("{keyword} {name}{annotation} = {};", value.code));
@@ -3298,14 +3319,19 @@ impl<'a> SweepGen<'a> {
             .find(|v| v.name == source)
             .map(|v| (v.kind == SKind::Tracked { mutable: false }, v.tracked))
             .unwrap_or_default();
-        if immutable_source && self.rng.chance(40) {
+        // In a loop, where the copy runs again, only `let y = x;` of an immutable `x`,
+        // and now and then a `let mut` (which the sweeps leave to the checked path).
+        if self.loops > 0 && !immutable_source && self.rng.chance(75) {
+            return self.let_statement();
+        }
+        if immutable_source && (self.loops > 0 || self.rng.chance(40)) {
             self.line(&format!("let {name} = {source};"));
             self.declare(&name, SKind::Tracked { mutable: false }, tracked);
         } else {
             self.line(&format!("let mut {name} = {source};"));
             self.declare(&name, SKind::Tracked { mutable: true }, tracked);
             // Retired only outside loops, where the copy runs once.
-            if self.loops == 0 && self.rng.chance(55) {
+            if self.loops == 0 && self.rng.chance(80) {
                 self.retired.push(source);
             }
             let value = self.expr(1);
