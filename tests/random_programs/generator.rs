@@ -3061,13 +3061,34 @@ impl<'a> SweepGen<'a> {
         }
     }
 
+    /// `let y = e;` of a bare name or element that may change later: a copy the sweeps
+    /// leave to the checked path when the source changes afterwards.
+    fn bare_mutable(&self, value: &SExpr) -> bool {
+        let base = value.code.split('[').next().unwrap_or_default();
+        paren(&value.code) == value.code
+            && self.visible().iter().any(|v| {
+                v.name == base
+                    && matches!(v.kind, SKind::Tracked { mutable: true } | SKind::Local(_))
+            })
+    }
+
+    /// A value for an immutable `let`: anything but a copy of what may change.
+    fn let_value(&mut self) -> SExpr {
+        let value = self.expr(2);
+        if self.bare_mutable(&value) {
+            self.fresh_value()
+        } else {
+            value
+        }
+    }
+
     fn let_statement(&mut self) {
         let name = self.fresh("t");
         let mutable = self.rng.chance(40);
         let value = if mutable {
             self.fresh_value()
         } else {
-            self.expr(2)
+            self.let_value()
         };
         let annotation = if value.typed { "" } else { ": f64" };
         let keyword = if mutable { "let mut" } else { "let" };
@@ -3357,7 +3378,7 @@ impl<'a> SweepGen<'a> {
             0 => self.line(&format!("let {name} = ({x} * {x} * 1e-200).sqrt();")),
             1 => self.line(&format!("let {name} = ({x} * 1e-200).sqrt();")),
             _ => {
-                let value = self.expr(2);
+                let value = self.let_value();
                 let annotation = if value.typed { "" } else { ": f64" };
                 self.line(&format!("let {name}{annotation} = {};", value.code));
             }
