@@ -5275,6 +5275,3791 @@ fn f179(x1: f64, v: [f64; 2], xs: &[f64], x2: f64, x0: f64) -> f64 {
     acc1 * x1 * x1 * x0
 }
 
+#[differentiable]
+fn s000(x0: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = x0 * (-2.0);
+    for i in 0..4 {
+        let mut t2 = (3.0 + x0) - ((-2.0) + 0.25);
+        if i % 3 == 1 {
+            let t3 = (acc1 / ((i as f64))).sin();
+        }
+    }
+    let mut a4 = [0.0f64; 4];
+    for i in 0..4 {
+        a4[i] = (3.0 + a4[0]) + (acc1.sqrt());
+        acc1 *= 1.0 / (a4[0] * a4[0] + 1.0);
+    }
+    for (&u, &v5) in xs.iter().zip(xs.iter().skip(1)) {
+        acc1 *= ((x0 * 4.0).powi(0)) + ((x0 * x0 + 0.25).sqrt());
+    }
+    let mut t6 = (0.75 * x0).detach();
+    acc1 * ((x0 * x0 + 1.0).recip())
+}
+
+#[differentiable]
+fn s001(x1: f64, x2: f64, x0: f64, n: usize, w: [f64; 2]) -> f64 {
+    let mut acc1 = ((((n as f64)) * ((n as f64)) + 1.0).ln()) * (x1 + x1);
+    acc1 += ((x2 * x2 + 1.0).ln()) * (acc1 / ((-0.5) * (-0.5) + 1.0));
+    for i in 0..2 {
+        let v2 = x2;
+        let mut t3 = 10.0 + (x1 * w[i]);
+    }
+    acc1 += x1;
+    let t4 = (acc1 + acc1) - (1.5 - ((n as f64)));
+    acc1 + t4
+}
+
+#[differentiable]
+fn s002(x1: f64, w: [f64; 4], x0: f64, n: usize) -> f64 {
+    let mut acc1 = x1 + ((w[3] * 2.0).tanh());
+    let _dead2 = w[2];
+    let _dead3 = ((x0 * 0.25).detach()).max(x0);
+    acc1 * (((n as f64)) - x0)
+}
+
+#[differentiable]
+fn s003(x0: f64, w: [f64; 3], n: usize, xs: &[f64]) -> f64 {
+    let mut acc1 = (w[0].powi(2)).hypot((n as f64));
+    acc1 = 1.0;
+    let _dead2 = (w[0] * w[0] * 1e-200).sqrt();
+    for (&u, &v3) in xs.iter().zip(xs.iter().skip(1)) {
+        let c4 = v3 * -0.5;
+    }
+    acc1
+}
+
+#[differentiable]
+fn s004(w: [f64; 3], x0: f64, n: usize) -> f64 {
+    let mut acc1 = (-((n as f64))).sin();
+    if (n as f64) < 1.0 {
+        let _dead2 = (w[0] * w[0] * 1e-200).sqrt();
+        if w[1] >= 0.0 {
+            let _dead3 = (x0 * x0 * 1e-200).sqrt();
+            acc1 += (w[0].mul_add((n as f64), w[0])).sin();
+        } else if w[0] <= 0.0 {
+            let mut v4 = acc1;
+            v4 *= -x0;
+        } else {
+            let t5 = ((w[2] * 3.0).powi(2)).cos();
+            acc1 = acc1 * 0.5 + ((t5 + (-1.25)).tanh().exp());
+        }
+    } else if acc1 > 0.0 {
+        for i in 0..4 {
+            let t6 = (acc1.atan2(w[1])) / (((w[2] * 0.3).atan()) * ((w[2] * 0.3).atan()) + 1.0);
+            if w[2] <= 2.0 {
+                acc1 += 0.3;
+                acc1 += w[2].exp_m1();
+            } else if (i as f64) >= 0.0 {
+                acc1 += (x0 * acc1) + (((i as f64)).tanh());
+            }
+            let t7 = x0 / ((-((n as f64))) * (-((n as f64))) + 1.0);
+        }
+    } else if x0 <= -0.5 {
+        let mut a8 = [0.0f64; 3];
+        for i in 0..3 {
+            a8[i] = x0 + (w[i] * a8[2]);
+        }
+    } else {
+        acc1 += (x0.sin()) - ((n as f64));
+    }
+    let _dead9 = (w[2].max(w[2])).detach();
+    let mut v10 = acc1;
+    v10 = v10 * v10;
+    v10 + v10
+}
+
+#[differentiable]
+fn s005(w: [f64; 2], n: usize, xs: &[f64], m: [[f64; 3]; 2], x0: f64) -> f64 {
+    let mut acc1: f64 = 0.25;
+    for i in 0..n {
+        acc1 -= (-m[0][0]) / ((((i as f64)).abs()) * (((i as f64)).abs()) + 1.0);
+        let c2 = (n as f64) + 0.75;
+        let t4 = ((n as f64)) * ((x0 * 0.25).powi(0));
+    }
+    for (&u, &v5) in xs.iter().zip(xs.iter().skip(1)) {
+        let c6 = u + -2.0;
+    }
+    acc1
+}
+
+#[differentiable]
+fn s006(x0: f64, n: usize, w: [f64; 4], x1: f64) -> f64 {
+    let mut acc1 = ((2.0 - w[3]) * (2.0 - w[3]) + 1.0).recip();
+    let t2 = acc1 * (x0 * acc1);
+    let mut a3 = [0.0f64; 3];
+    a3[0] = ((n as f64)) + (((n as f64)) - 4.0);
+    acc1 + a3[0]
+}
+
+#[differentiable]
+fn s007(x0: f64, w: [f64; 3], n: usize) -> f64 {
+    let mut acc1 = ((w[2] * w[2] + 0.25).sqrt()) * (((n as f64)) / (x0 * x0 + 1.0));
+    acc1 += (0.125 / (((n as f64)) * ((n as f64)) + 1.0)) - ((n as f64));
+    let mut t2 = (acc1 * (-2.0)).detach();
+    let mut v3 = x0;
+    v3 += t2 * 3.0;
+    acc1 + v3 * v3
+}
+
+#[differentiable]
+fn s008(x0: f64, m: [[f64; 3]; 3], xs: &[f64]) -> f64 {
+    let mut acc1 = (m[2][2].powi(4)) * x0;
+    let t2 = (-acc1) + (((m[1][2] * 0.25).abs() + 0.5).powf((3.0 as f64).sin()));
+    let t3 = -(x0 - m[1][1]);
+    acc1 + t2 * (x0 + t2)
+}
+
+#[differentiable]
+fn s009(x0: f64, xs: &[f64], x1: f64, x2: f64) -> f64 {
+    let mut acc1: f64 = 1.5;
+    let mut t2 = x1.tanh().exp();
+    if t2 <= 2.0 {
+        for i in 0..2 {
+            t2 += (x0 / (((i as f64)) * ((i as f64)) + 1.0)) * (((i as f64)).cos());
+        }
+    } else if t2 < 0.0 {
+        acc1 += x0.tanh();
+    } else {
+        let v3 = x2;
+        if v3 <= 0.0 {
+            let mut t4 = (((x1 * 0.5).abs() + 0.5).powf((0.5 as f64).sin())) + ((-2.0) * 1.0);
+            let mut v5 = v3;
+            v5 = v5 * x1;
+        } else {
+            let mut v6 = t2;
+            v6 *= x0 + x1;
+            let t8: f64 = 1.0;
+        }
+    }
+    acc1
+}
+
+#[differentiable]
+fn s010(w: [f64; 3], m: [[f64; 2]; 2], xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = (w[0].min(-0.0)).tanh();
+    for &u in xs.iter() {
+        let mut t2 = (-0.0) + (w[0] / (m[1][1] * m[1][1] + 1.0));
+        acc1 = acc1 * 0.5 + (((t2.tanh().exp_m1()).abs() + 0.5).powf((1.0 * acc1).sin()));
+    }
+    acc1 /= (acc1 * acc1 + 1.0);
+    acc1 * (-w[1])
+}
+
+#[differentiable]
+fn s011(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = (x1.sin()) - x1;
+    acc1 -= (x2.cos()).powi(2);
+    let mut t2 = (x0 + acc1) / (x1 * x1 + 1.0);
+    if x2 > 1.0 {
+        t2 += (t2 + x1) * x2;
+        let mut a3 = [0.0f64; 2];
+        for i in 0..2 {
+            a3[i] = (3.0 + ((i as f64))) + (t2 * ((i as f64)));
+        }
+    } else {
+        for &u in xs.iter() {
+            let mut t4 = x0 * (-0.0);
+        }
+        t2 += 0.5;
+    }
+    for &u in xs.iter() {
+        let v5 = x0;
+        t2 += (u.atan2(acc1)) - (acc1.mul_add(t2, t2));
+    }
+    acc1
+}
+
+#[differentiable]
+fn s012(x0: f64, w: [f64; 2], n: usize) -> f64 {
+    let mut acc1: f64 = 1.0;
+    for i in 0..4 {
+        for j in 0..4 {
+            if j % 2 == 1 {
+                acc1 /= (((w[1] + acc1) * 3.0) * ((w[1] + acc1) * 3.0) + 1.0);
+                acc1 -= ((n as f64)) * (acc1 + 10.0);
+            } else if j % 2 == 1 {
+                acc1 *= (w[1] + w[1]).tanh().exp();
+                acc1 += 0.3;
+            }
+            let mut t2 = (w[1] + acc1) + (0.5 + acc1);
+            let c3 = (j as f64) - 0.5;
+        }
+        let t4 = (acc1.abs()).sin();
+        acc1 -= 0.3;
+    }
+    acc1 += (-0.0) * (x0 + ((n as f64)));
+    acc1 += (x0 + 1.5) * (acc1.powi(3));
+    let c5 = (n as f64) * -0.0;
+    acc1 += (x0 / acc1) * (c5 * acc1);
+    acc1
+}
+
+#[differentiable]
+fn s013(x0: f64, x1: f64, x2: f64, w: [f64; 2], xs: &[f64]) -> f64 {
+    let mut acc1: f64 = 0.75 * 3.0;
+    let t2 = (x2.detach()).cos();
+    for i in 0..4 {
+        for j in 0..2 {
+            let mut a3 = [0.0f64; 2];
+            for k in 0..2 {
+                a3[k] = (x2 + t2) / ((x1 - w[j]) * (x1 - w[j]) + 1.0);
+            }
+            let t4 = ((x1 * (-1.25)).max(x1)) + a3[0];
+            let t5 = (((i as f64)) + 2.0) - (t4.detach());
+        }
+    }
+    let mut t6: f64 = 2.0;
+    let _dead7 = (acc1 * acc1 * 1e-200).sqrt();
+    let mut a8 = [0.0f64; 4];
+    a8[3] = (1.0 * x2).min(t2 / (4.0 * 4.0 + 1.0));
+    a8[2] = acc1.max(x0);
+    acc1 + t6 + a8[2] * (w[1].abs().ln_1p())
+}
+
+#[differentiable]
+fn s014(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
+    let mut acc1: f64 = (2.0 / ((-0.0) * (-0.0) + 1.0)) * (0.0 / (0.125 * 0.125 + 1.0));
+    acc1 += x0;
+    let mut v2 = acc1;
+    v2 += x0.tanh().exp_m1();
+    let t3: f64 = 0.0;
+    let mut v4 = x0;
+    v4 += t3 + 0.3;
+    for i in 0..3 {
+        v4 /= (((10.0 * 0.125) + ((i as f64))) * ((10.0 * 0.125) + ((i as f64))) + 1.0);
+        let mut a5 = [0.0f64; 4];
+        a5[2] = 0.1;
+        a5[3] = x1;
+        let _dead6 = (i as f64);
+    }
+    w[2] + t3
+}
+
+#[differentiable]
+fn s015(x0: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = ((x0 * 0.3).hypot(x0)).max(0.1);
+    acc1 -= (acc1 + x0).tanh();
+    let mut t3: f64 = -0.5;
+    for u in xs.iter() {
+        if t3 > -0.5 {
+            if t3 <= 2.0 {
+                t3 += ((x0 * 3.0).atan2(x0)) * ((-0.0) * acc1);
+                acc1 += ((acc1 - t3) * (acc1 - t3) + 0.25).sqrt();
+            } else if t3 > -0.5 {
+                acc1 = acc1 * 0.5 + ((1.0 - t3).powi(2));
+                t3 += x0;
+            }
+        }
+        let mut a4 = [0.0f64; 2];
+        for i in 0..2 {
+            a4[i] = (a4[i] - t3).tanh();
+        }
+    }
+    let _dead5 = (t3 - x0) * (acc1.atan2(acc1));
+    for (i, u) in xs.iter().enumerate().rev() {
+        let mut a6 = [0.0f64; 4];
+        for j in 0..4 {
+            a6[j] = ((x0 * x0 + 1.0).ln()).hypot(((i as f64)) + acc1);
+        }
+        acc1 += xs[i];
+    }
+    acc1 + t3
+}
+
+#[differentiable]
+fn s016(x0: f64, x1: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = 4.0 / (x0 * x0 + 1.0);
+    let t2 = x1;
+    let t3 = ((x1.cbrt()) * (x1.cbrt()) + 0.25).sqrt();
+    let t4 = (0.5 / (x0 * x0 + 1.0)) - 0.3;
+    acc1 + t2 + t3 + t4
+}
+
+#[differentiable]
+fn s017(x0: f64, x1: f64, x2: f64, w: [f64; 2], m: [[f64; 2]; 3], xs: &[f64]) -> f64 {
+    let mut acc1: f64 = 0.75;
+    acc1 /= (((x0 / ((-0.0) * (-0.0) + 1.0)) - (x2.detach())) * ((x0 / ((-0.0) * (-0.0) + 1.0)) - (x2.detach())) + 1.0);
+    for (i, &u) in xs.iter().enumerate() {
+        let mut a2 = [0.0f64; 3];
+        for j in 0..3 {
+            a2[j] += (((acc1 * 2.0).cos()) * ((acc1 * 2.0).cos()) + 0.25).sqrt();
+        }
+        let c3 = i % 2;
+        for &z in xs.iter().rev() {
+            let mut t4 = (c3 as f64);
+            if x1 >= 0.5 {
+                acc1 -= (((i as f64)) - ((i as f64))).hypot(z / ((1e-3) * (1e-3) + 1.0));
+                t4 /= ((((a2[c3] * (-2.0)).mul_add(acc1, 0.75)).tanh().exp()) * (((a2[c3] * (-2.0)).mul_add(acc1, 0.75)).tanh().exp()) + 1.0);
+            } else if w[c3] < 0.0 {
+                acc1 = acc1 * 0.5 + (((((i as f64)) - 1.0) * (((i as f64)) - 1.0) + 1.0).ln());
+            } else if c3 % 2 == 0 {
+                a2[c3] += -x1;
+            }
+            a2[c3] /= (a2[c3] * a2[c3] + 1.0);
+        }
+    }
+    for u in xs.iter() {
+        acc1 -= (x1.hypot(0.125)) / u;
+        if x2 >= 1.0 {
+            let mut t6 = 1.0 + x1;
+        } else if w[0] <= 1.0 {
+            if w[1] < 2.0 {
+                acc1 *= (x0.hypot(x1)) * x2;
+                acc1 /= ((0.125 + (0.75 * 0.3)) * (0.125 + (0.75 * 0.3)) + 1.0);
+            } else if w[1] <= 0.0 {
+                acc1 += m[1][1];
+                acc1 /= (((m[1][1] + x1).powi(0)) * ((m[1][1] + x1).powi(0)) + 1.0);
+            } else {
+                acc1 += acc1 / ((x1 / (x1 * x1 + 1.0)) * (x1 / (x1 * x1 + 1.0)) + 1.0);
+            }
+        } else if x2 >= 2.0 {
+            if x2 >= 0.0 {
+                acc1 = acc1 * 0.5 + acc1;
+                acc1 /= (x2 * x2 + 1.0);
+            } else if w[0] < 2.0 {
+                acc1 = acc1 * 0.5 + (x2.detach());
+            } else {
+                acc1 += u * u;
+            }
+        }
+        let t7 = x1;
+    }
+    acc1
+}
+
+#[differentiable]
+fn s018(x0: f64, x2: f64, x1: f64, n: usize, xs: &[f64]) -> f64 {
+    let mut acc1 = (x1 / (((n as f64)) * ((n as f64)) + 1.0)) - (x1 + x2);
+    if x2 < -0.5 {
+        let t2 = x2 - ((-0.0) * x1);
+    } else {
+        let mut t3 = (1.0 * ((n as f64))) * x2;
+        t3 -= ((t3 * 10.0).detach()).cos();
+    }
+    let c4 = (n as f64) * -1.25;
+    acc1 -= (1e-3) / (x0 * x0 + 1.0);
+    for i in 0..n {
+        if (i as f64) < 1.0 {
+            acc1 += (c4.powi(2)) - (x2.atan2(x1));
+        } else if x1 < -0.5 {
+            let mut t5 = (x2 - 0.1) - (((i as f64)).sin());
+            t5 = t5 * 0.5 + (((0.3 * x2) * (0.3 * x2) + 1.0).recip());
+        } else if x2 < 1.0 {
+            acc1 += (acc1 + ((n as f64))) + ((acc1 * acc1 + 1.0).recip());
+        }
+    }
+    acc1 /= (((x1.max(x1)) + ((x0 * (-2.0)).hypot(x2))) * ((x1.max(x1)) + ((x0 * (-2.0)).hypot(x2))) + 1.0);
+    acc1 /= (((x2 * (-1.25)).mul_add(acc1.mul_add((n as f64), -1.25), x1)) * ((x2 * (-1.25)).mul_add(acc1.mul_add((n as f64), -1.25), x1)) + 1.0);
+    acc1 * (acc1.mul_add(x0, -0.0))
+}
+
+#[differentiable]
+fn s019(xs: &[f64], x1: f64, x0: f64) -> f64 {
+    let mut acc1 = (x1 * (0.125 * 0.0)).mul_add(0.25, 1e-3);
+    for (&u, &v2) in xs.iter().zip(xs.iter().skip(1)) {
+        let mut t3 = (v2 / (x0 * x0 + 1.0)) / x0;
+    }
+    let v4 = x0;
+    if v4 > 2.0 {
+        let mut a5 = [0.0f64; 2];
+        for i in 0..2 {
+            a5[i] = (a5[i] * ((i as f64))).abs();
+        }
+        a5[1] /= (x1 * x1 + 1.0);
+    } else if x1 >= 0.5 {
+        for (&u, &v6) in xs.iter().zip(xs.iter().skip(1)) {
+            let _dead7 = (x1 * 1e-200).sqrt();
+            acc1 /= (v6 * v6 + 1.0);
+            let mut a8 = [0.0f64; 3];
+            for i in 0..3 {
+                a8[i] += 4.0;
+            }
+        }
+        acc1 += (x1.cbrt()).hypot(x1.mul_add(x1, 0.5));
+    } else {
+        let t9 = (acc1.tanh().exp_m1()) + ((x0 * x0 + 1.0).ln());
+        acc1 += -((v4 * v4 + 1.0).recip());
+    }
+    acc1 += acc1;
+    acc1 + v4
+}
+
+#[differentiable]
+fn s020(x0: f64, x1: f64, x2: f64) -> f64 {
+    let mut acc1 = ((x1 * (-0.0)).sin()) - x2;
+    acc1 *= x0.detach();
+    acc1 += ((x2 * 0.1).cos()) + (-1.5);
+    let mut t2: f64 = -0.5;
+    let _dead3 = (x1 * x1 * 1e-200).sqrt();
+    if x1 >= 1.0 {
+        let t4 = (x1 + acc1) + acc1;
+        acc1 -= x0 * ((acc1 * 0.75).detach());
+    }
+    acc1 + t2
+}
+
+#[differentiable]
+fn s021(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = (3.0 + x1) + (2.0 - x0);
+    let t2 = x0.atan2(x0 + 0.3);
+    let t3 = (acc1.abs()).tanh().sinh();
+    let t4 = (t2 - (-0.5)).detach();
+    acc1 + t2 + t4
+}
+
+#[differentiable]
+fn s022(w: [f64; 4], xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = w[3] - ((w[2] * (-2.0)).tanh().exp());
+    let t2 = (n as f64);
+    acc1 *= 0.0 * (acc1.sin());
+    for i in 0..4 {
+        let t3 = ((w[i] * 0.3).tanh().exp()) + (w[i].mul_add(t2, acc1));
+    }
+    for (i, &u) in xs.iter().enumerate() {
+        let mut t4 = (acc1 / (u * u + 1.0)).mul_add(u.abs(), acc1 * w[1]);
+    }
+    acc1 + t2 * ((w[3] * (1e-3)).sin())
+}
+
+#[differentiable]
+fn s023(x0: f64, x1: f64, n: usize) -> f64 {
+    let mut acc1 = ((n as f64)).hypot(x1);
+    for i in 0..4 {
+        let _dead2 = (x1 * x1 * 1e-200).sqrt();
+        for j in 0..4 {
+            acc1 /= (((-x0).max(x1 * acc1)) * ((-x0).max(x1 * acc1)) + 1.0);
+        }
+        let mut a3 = [0.0f64; 3];
+        a3[1] = (x0.powi(2)).cos();
+        a3[2] = (acc1 + x1).powi(2);
+    }
+    acc1 *= (n as f64);
+    acc1
+}
+
+#[differentiable]
+fn s024(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
+    let mut acc1 = (w[0] - (-0.5)) + (x0.powi(3));
+    for (&u, &v2) in xs.iter().zip(xs.iter().skip(1)) {
+        if x1 <= 0.5 {
+            let t3 = -((x1 * 1.5).atan2(x1));
+            acc1 /= (((t3 * acc1).abs()) * ((t3 * acc1).abs()) + 1.0);
+        }
+        let _dead4 = ((x1 * 3.0).sin()).cos();
+        acc1 -= u;
+    }
+    let mut t5 = ((w[2] + w[1]) * (w[2] + w[1]) + 0.25).sqrt();
+    let mut t6: f64 = 1.5;
+    for u in xs.iter() {
+        let mut a7 = [0.0f64; 4];
+        a7[0] = x1;
+    }
+    acc1 + t5 + t6
+}
+
+#[differentiable]
+fn s025(x0: f64, x1: f64, w: [f64; 2], n: usize) -> f64 {
+    let mut acc1 = ((((n as f64)) * ((n as f64)) + 1.0).recip()).abs();
+    if w[1] <= 2.0 {
+        acc1 += ((x0 * 3.0).cos()) + (((acc1 * 1.0) * (acc1 * 1.0) + 1.0).recip());
+    } else {
+        if x1 > 2.0 {
+            if acc1 < 0.5 {
+                acc1 *= x0;
+            }
+        } else if x0 >= 2.0 {
+            let mut v2 = x1;
+            v2 *= acc1 * v2;
+            let c3 = (n as f64) * 0.0;
+        } else if (n as f64) < 2.0 {
+            let mut v4 = acc1;
+            v4 = v4 * (v4 - (-1.25));
+        }
+        if w[0] <= 0.0 {
+            let t5 = ((((n as f64)).powi(3)) * (((n as f64)).powi(3)) + 1.0).recip();
+        } else if (n as f64) < 2.0 {
+            let mut t6 = (((n as f64)) * w[1]) * (-((n as f64)));
+            t6 += (x0.max(x0)).tanh().exp();
+        } else if w[0] < -0.5 {
+            let t7 = (x0 - ((n as f64))).hypot(4.0 - 0.5);
+        } else {
+            let t8 = (w[1].hypot(-0.5)) - 0.1;
+        }
+    }
+    let t9 = (0.0 - ((n as f64))) * (x0 * 0.0);
+    let t10 = (t9 * w[1]).cbrt();
+    let v11 = t9;
+    let t12 = ((t9 * 0.1).hypot((n as f64))) - (((t9 * 10.0) * (t9 * 10.0) + 1.0).recip());
+    let t13 = (v11 / (x0 * x0 + 1.0)) + (x0 - t9);
+    t10 + t9 + v11 + t12 * t10
+}
+
+#[differentiable]
+fn s026(x0: f64, n: usize, w: [f64; 3]) -> f64 {
+    let mut acc1 = x0 * (x0 - ((n as f64)));
+    acc1 -= (w[2].abs()).tanh().sinh();
+    for i in 0..n {
+        let mut a2 = [0.0f64; 3];
+        a2[2] = (acc1 * (-2.0)).detach();
+        a2[1] = -a2[1];
+    }
+    acc1 -= ((x0 * x0 + 1.0).ln()) + ((-0.5) / (0.75 * 0.75 + 1.0));
+    let mut a3 = [0.0f64; 2];
+    for i in 0..2 {
+        a3[i] += ((-0.5) / (w[i] * w[i] + 1.0)) + (a3[i] + a3[i]);
+        let t4: f64 = 4.0;
+    }
+    if a3[1] > 1.0 {
+        a3[0] -= (x0 + a3[1]) + (x0.sin());
+        if a3[1] <= -0.5 {
+            let _dead5 = (w[0] * w[0] * 1e-200).sqrt();
+        }
+    } else if a3[1] > 1.0 {
+        let mut t6 = (w[1] / (((n as f64)) * ((n as f64)) + 1.0)) - ((n as f64));
+    } else {
+        let mut a7 = [0.0f64; 3];
+        for i in 0..3 {
+            a7[i] = (4.0 * ((n as f64))).cos();
+        }
+        if w[2] > 2.0 {
+            let c8 = (n as f64) + 2.0;
+        } else if (n as f64) >= 1.0 {
+            let mut v9 = acc1;
+            v9 = v9 * (a3[0].abs());
+            let t10 = (x0 - a7[1]).detach();
+        } else if a3[1] >= 0.5 {
+            let _dead11 = (a7[2] * 1e-200).sqrt();
+        }
+    }
+    let t12: f64 = (-0.3) / (0.25 * 0.25 + 1.0);
+    x0
+}
+
+#[differentiable]
+fn s027(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = (((n as f64)) + x1).detach();
+    if x1 <= 1.0 {
+        if x0 > 0.0 {
+            let mut t2 = (x1 + ((n as f64))).max((1e-3) / (x1 * x1 + 1.0));
+            t2 += ((n as f64)).tanh().exp_m1();
+        } else if (n as f64) < 2.0 {
+            acc1 += (acc1 * acc1 + 0.25).sqrt();
+        } else if x0 < 2.0 {
+            let t3 = x1;
+        }
+    } else {
+        acc1 -= (x1 + ((n as f64))) * acc1;
+    }
+    acc1 /= (((((n as f64)).abs() + 0.5).powf((1.0 as f64).sin())) * ((((n as f64)).abs() + 0.5).powf((1.0 as f64).sin())) + 1.0);
+    acc1
+}
+
+#[differentiable]
+fn s028(n: usize, w: [f64; 4]) -> f64 {
+    let mut acc1: f64 = 0.25;
+    if acc1 >= -0.5 {
+        if (n as f64) <= 2.0 {
+            let mut a2 = [0.0f64; 3];
+            a2[1] = 2.0;
+            acc1 += ((w[1] * w[1] + 1.0).recip()).tanh();
+        } else {
+            let mut a3 = [0.0f64; 4];
+            a3[0] = (acc1 + acc1).min(1.0 * w[2]);
+            a3[1] = (n as f64);
+            a3[1] += (acc1 * 0.75).cos();
+        }
+        let _dead4 = (acc1 * 1e-200).sqrt();
+    } else if w[1] <= 0.5 {
+        acc1 += (1.5 / ((-0.0) * (-0.0) + 1.0)) * (0.125 + w[1]);
+    } else if w[3] > 1.0 {
+        for i in 0..n {
+            let mut v5 = acc1;
+            v5 = v5 * (acc1 + acc1);
+            let _dead6 = (acc1 * 1e-200).sqrt();
+        }
+    }
+    let c7 = (n as f64) + 1.0;
+    for i in 0..4 {
+        let c8 = i % 2;
+    }
+    for i in 0..3 {
+        let t9 = ((w[i] * w[i] + 1.0).ln()).sin();
+        let _dead10 = (w[0] * 1e-200).sqrt();
+    }
+    acc1
+}
+
+#[differentiable]
+fn s029(x2: f64, x1: f64, x0: f64) -> f64 {
+    let mut acc1 = ((x2 * (-0.0)) * (x2 * (-0.0)) + 1.0).ln();
+    for i in 0..4 {
+        let mut t2: f64 = 2.0;
+        let mut a3 = [0.0f64; 4];
+        for j in 0..4 {
+            a3[j] += ((x0 * 0.5).atan2((j as f64))) * acc1;
+        }
+    }
+    let t4 = -(1.5 * acc1);
+    acc1 * 10.0
+}
+
+#[differentiable]
+fn s030(xs: &[f64], m: [[f64; 3]; 2], n: usize, w: [f64; 2]) -> f64 {
+    let mut acc1 = (((n as f64)) / ((n as f64))).mul_add((m[1][1] * m[1][1] + 1.0).recip(), w[1]);
+    if m[1][0] > 0.0 {
+        acc1 = ((acc1 / (w[0] * w[0] + 1.0)).abs() + 0.5).powf((m[1][0] + 1.0).sin());
+    } else if m[1][0] > 1.0 {
+        let c2 = (n as f64) - 1.0;
+        let mut v3 = acc1;
+        v3 += v3;
+    } else if m[0][2] >= 0.5 {
+        let mut t4 = (w[1] * w[1] + 1.0).recip();
+        let t5 = 3.0 * (((n as f64)) - 10.0);
+    } else {
+        let t6 = (((n as f64)).min(m[0][0])) + m[0][0];
+        for i in 0..2 {
+            let t7 = ((t6 * 10.0).atan2(t6)) * 0.125;
+            let t8 = ((m[0][i] * (0.125 * (-1.25))) * (m[0][i] * (0.125 * (-1.25))) + 0.25).sqrt();
+            let t9 = 0.75 + (((i as f64)).sin());
+        }
+    }
+    for i in 0..2 {
+        let mut t10 = (0.75 + w[1]).hypot(w[i]);
+        t10 /= (((w[i] * (1.5 * 0.0)).powi(-1)) * ((w[i] * (1.5 * 0.0)).powi(-1)) + 1.0);
+    }
+    let t11 = m[0][2];
+    for i in 0..n {
+        if (n as f64) >= 1.0 {
+            let c12 = (i as f64) + -1.25;
+        } else if (n as f64) >= 2.0 {
+            let t13 = (-m[0][0]).sin();
+        } else {
+            let t14 = m[1][2];
+            let t15 = (-m[0][2]) * 4.0;
+        }
+        let t16 = (((n as f64)) * ((i as f64))) + (t11.cos());
+        let mut t17 = (-t16) * (m[1][0] - t11);
+    }
+    let _dead18 = (((n as f64)) * ((n as f64))).cos();
+    m[0][1]
+}
+
+#[differentiable]
+fn s031(x0: f64, x1: f64, x2: f64) -> f64 {
+    let mut acc1 = (x2.hypot(x0)) - ((x0 * x0 + 1.0).recip());
+    let mut a2 = [0.0f64; 2];
+    a2[0] = x1 + (x1.detach());
+    let _dead3 = (x2.detach()).tanh().exp();
+    acc1 + a2[1] * ((x2 * 0.5).hypot(x0))
+}
+
+#[differentiable]
+fn s032(x0: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = 0.5 + ((x0 * (1e-3)).atan());
+    for i in 0..3 {
+        let _dead2 = (acc1 * 1e-200).sqrt();
+    }
+    acc1 += (x0.hypot(0.25)).detach();
+    if acc1 < -0.5 {
+        let t4: f64 = 0.0;
+        acc1 *= (((x0 * 10.0).hypot(x0)).abs() + 0.5).powf(((-1.25) * t4).sin());
+    } else if acc1 <= 1.0 {
+        acc1 /= ((((x0 * 2.0).cos()) / (((x0 * 2.0).tanh()) * ((x0 * 2.0).tanh()) + 1.0)) * (((x0 * 2.0).cos()) / (((x0 * 2.0).tanh()) * ((x0 * 2.0).tanh()) + 1.0)) + 1.0);
+        if x0 < -0.5 {
+            acc1 *= (acc1.cos()).powi(2);
+        } else if acc1 > -0.5 {
+            let mut v5 = acc1;
+            v5 *= x0.hypot(0.25);
+            let mut t7 = x0 * ((x0.abs() + 0.5).powf(v5.sin()));
+        } else {
+            let t9 = x0 * (x0 - x0);
+            let v10 = t9;
+        }
+    } else {
+        let mut t11 = ((x0 * x0 + 0.25).sqrt()) * (x0.tanh().sinh());
+        t11 = (x0 * 4.0) * 0.75;
+    }
+    let mut t12 = (x0.sin()).tanh();
+    let mut t14 = (x0 * (-1.25)) + (t12.mul_add(1e-3, -2.0));
+    let mut a15 = [0.0f64; 3];
+    for i in 0..3 {
+        a15[i] = 0.3 * ((i as f64));
+    }
+    a15[2] + t14
+}
+
+#[differentiable]
+fn s033(w: [f64; 2]) -> f64 {
+    let mut acc1: f64 = 0.75;
+    acc1 = acc1 * 0.5 + (-(w[1] * (-1.25)));
+    if w[0] < 1.0 {
+        let mut a2 = [0.0f64; 3];
+        for i in 0..3 {
+            a2[i] += (w[0].max(a2[i])).cos();
+        }
+    } else if w[1] > 2.0 {
+        let t3 = ((acc1 * acc1 + 1.0).recip()) / (1.0 * 1.0 + 1.0);
+        let _dead4 = (w[1] * 1e-200).sqrt();
+    } else if acc1 <= 0.0 {
+        acc1 = acc1 * 0.5 + (acc1 + 1.0);
+    } else {
+        acc1 -= acc1 + 2.0;
+    }
+    acc1 = acc1 * 0.5 + w[0];
+    let t5 = (((w[0] * 0.0).abs() + 0.5).powf((0.5 as f64).sin())) * ((w[0] * 0.125).tanh().exp());
+    acc1 + t5
+}
+
+#[differentiable]
+fn s034(x0: f64, n: usize) -> f64 {
+    let mut acc1 = x0 - (1.0 - x0);
+    acc1 -= ((n as f64)) * (acc1.abs());
+    let mut t2 = ((-0.0) / (acc1 * acc1 + 1.0)) * 2.0;
+    let c3 = (n as f64) + 0.3;
+    for i in 0..4 {
+        if (i as f64) < 0.5 {
+            acc1 -= ((-1.25) * 2.0) + (2.0 / (acc1 * acc1 + 1.0));
+        } else if x0 <= 0.5 {
+            let t4 = (acc1 + x0).atan2(acc1);
+        } else if (i as f64) >= 1.0 {
+            let mut t5 = (acc1 + 0.1) / ((x0 / (3.0 * 3.0 + 1.0)) * (x0 / (3.0 * 3.0 + 1.0)) + 1.0);
+        }
+        acc1 /= (((x0.hypot(c3)) + ((t2 * 0.25).cos())) * ((x0.hypot(c3)) + ((t2 * 0.25).cos())) + 1.0);
+    }
+    let t6 = ((x0.abs() + 0.5).powf(x0.sin())).max((n as f64));
+    acc1
+}
+
+#[differentiable]
+fn s035(x1: f64, xs: &[f64], x0: f64) -> f64 {
+    let mut acc1 = (2.0 - 0.0) + (x0.tanh().exp());
+    if acc1 >= 2.0 {
+        acc1 *= (0.5 + x1).mul_add(x1 + 0.25, x0 * 0.3);
+    } else {
+        if acc1 < 0.5 {
+            acc1 += (-x0) - (x0 * acc1);
+        } else if x0 <= 0.5 {
+            let mut v2 = acc1;
+            v2 *= x0 * v2;
+        } else {
+            let t3 = (1e-3) * (0.5 / x1);
+        }
+        let _dead4 = (x0 * 1e-200).sqrt();
+    }
+    if x1 > 1.0 {
+        if x1 <= 0.0 {
+            let t5 = (x0 - x0).cos();
+        } else {
+            let mut v6 = x1;
+            v6 = v6 * (x0 * 0.1);
+        }
+    } else if x0 <= 0.5 {
+        let t7 = ((x0 * ((-0.0) - 0.5)) * (x0 * ((-0.0) - 0.5)) + 1.0).ln();
+    } else if x0 < 0.0 {
+        let mut t8 = x0 * ((x0 * x0 + 1.0).recip());
+        for (i, &u) in xs.iter().enumerate() {
+            let t9 = (xs[i].tanh().exp()).abs();
+            let v10 = x0;
+        }
+    }
+    let mut a11 = [0.0f64; 3];
+    a11[1] = (-x0).sin();
+    let mut a12 = [0.0f64; 3];
+    for i in 0..3 {
+        a12[i] += (((i as f64)) * x0) * (((i as f64)).atan2((i as f64)));
+        let t13 = (((i as f64)) * 2.0) - (-a12[i]);
+    }
+    x0 + a11[1] + a12[0] * ((a11[0] * 0.25).powi(0))
+}
+
+#[differentiable]
+fn s036(w: [f64; 3], xs: &[f64]) -> f64 {
+    let mut acc1 = (w[2] + 1.5).sin();
+    let _dead2 = (acc1 * 1e-200).sqrt();
+    for i in 0..2 {
+        acc1 += w[i];
+        acc1 /= ((((i as f64)).cos()) * (((i as f64)).cos()) + 1.0);
+    }
+    let t3 = w[1];
+    let t4 = (w[1].hypot(w[2])).tanh();
+    let t6 = t4;
+    acc1 + t3 + t6
+}
+
+#[differentiable]
+fn s037(w: [f64; 3], x0: f64, x1: f64) -> f64 {
+    let mut acc1 = 3.0 * (-x0);
+    acc1 /= (acc1 * acc1 + 1.0);
+    let t3 = ((acc1.abs().ln_1p()).abs() + 0.5).powf(((x1 * (-0.5)).max(0.125)).sin());
+    let mut a4 = [0.0f64; 4];
+    for i in 0..4 {
+        a4[i] += (t3.sin()) / ((acc1 - ((i as f64))) * (acc1 - ((i as f64))) + 1.0);
+    }
+    for i in 0..3 {
+        let c5 = i % 3;
+        let mut t6 = (0.125 / (x1 * x1 + 1.0)) / ((((c5 as f64)).tanh()) * (((c5 as f64)).tanh()) + 1.0);
+    }
+    let _dead7 = (acc1 * 1e-200).sqrt();
+    acc1 += -((acc1 * acc1 + 0.25).sqrt());
+    acc1 + t3 + a4[1]
+}
+
+#[differentiable]
+fn s038(w: [f64; 4], xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = w[0] * (-w[3]);
+    acc1 += acc1 + (-(-0.5));
+    let c2 = (n as f64) * 1.0;
+    acc1 * (acc1 * w[0])
+}
+
+#[differentiable]
+fn s039(x0: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = (x0.max(x0)) + ((x0 * 10.0).tanh().exp());
+    let mut v2 = acc1;
+    v2 *= v2.tanh().exp();
+    for i in 0..3 {
+        let v3 = x0;
+        let t4 = (x0 + 0.3).atan2(0.1);
+    }
+    x0 + v2
+}
+
+#[differentiable]
+fn s040(w: [f64; 3], xs: &[f64], x0: f64) -> f64 {
+    let mut acc1 = ((x0 * x0 + 0.25).sqrt()) * w[2];
+    if w[1] <= 2.0 {
+        for (&u, &v2) in xs.iter().zip(xs.iter().skip(1)) {
+            acc1 /= (((x0 * (-1.25)).min(1.0 * acc1)) * ((x0 * (-1.25)).min(1.0 * acc1)) + 1.0);
+            acc1 /= (((x0 * 0.75) + (w[2] + w[2])) * ((x0 * 0.75) + (w[2] + w[2])) + 1.0);
+            acc1 += -u;
+        }
+    }
+    let mut a3 = [0.0f64; 4];
+    for i in 0..4 {
+        a3[i] = x0.detach();
+    }
+    let mut a4 = [0.0f64; 2];
+    for i in 0..2 {
+        a4[i] += ((((i as f64)).min(0.3)) * (((i as f64)).min(0.3)) + 1.0).recip();
+    }
+    a3[0] += -0.25;
+    let t6 = (a4[0] * a4[0]).atan2(a3[0]);
+    acc1 + a4[1]
+}
+
+#[differentiable]
+fn s041(x0: f64, x1: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = (x0.max(x0)).atan2(-2.0);
+    let _dead2 = (acc1 * 1e-200).sqrt();
+    acc1 = acc1 * 0.5 + ((-2.0) / ((x1.tanh()) * (x1.tanh()) + 1.0));
+    let mut v3 = x1;
+    v3 *= v3.atan2(0.3);
+    let mut v4 = x0;
+    v4 = v4 * (0.5 / (acc1 * acc1 + 1.0));
+    if v4 < 2.0 {
+        let t5 = ((v4 * (-1.25)).mul_add(1.5, -0.0)).powi(2);
+    } else if acc1 > 2.0 {
+        let mut v6 = v4;
+        v6 = v6 * acc1;
+    } else {
+        let mut a7 = [0.0f64; 3];
+        a7[2] = (0.75 * v3) * (-0.0);
+        let t8 = (a7[0].mul_add(acc1, 0.25)) * (0.75 + a7[1]);
+    }
+    for (&u, &v9) in xs.iter().zip(xs.iter().skip(1)) {
+        acc1 /= ((((v3 * (-0.0)).tanh().exp()) * (acc1.abs())) * (((v3 * (-0.0)).tanh().exp()) * (acc1.abs())) + 1.0);
+    }
+    acc1 + v3 * ((acc1 * 10.0).abs())
+}
+
+#[differentiable]
+fn s042(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = -((x0 * 0.125).tanh().exp());
+    acc1 -= (x0.detach()) * (((n as f64)).abs());
+    for i in 0..n {
+        let t2 = (2.0 + 0.5) * (-((n as f64)));
+    }
+    let t3 = (x1 * x1) + x0;
+    let mut a4 = [0.0f64; 3];
+    a4[2] = 0.3 + a4[1];
+    a4[0] = (a4[2] * acc1).powi(2);
+    acc1
+}
+
+#[differentiable]
+fn s043(x0: f64, x1: f64, x2: f64, m: [[f64; 3]; 2], xs: &[f64]) -> f64 {
+    let mut acc1 = x2 / ((x2.abs()) * (x2.abs()) + 1.0);
+    let t3 = (x0 * x0 + 1.0).ln();
+    let mut t4 = ((x2 * (-0.5)).abs() + 0.5).powf((3.0 as f64).sin());
+    for (&u, &v5) in xs.iter().zip(xs.iter().skip(1)) {
+        let c6 = v5 + -2.0;
+    }
+    let _dead7 = (t3.hypot(t4)).abs();
+    acc1 + t4 * (x1 * x1)
+}
+
+#[differentiable]
+fn s044(w: [f64; 4], m: [[f64; 2]; 2], xs: &[f64]) -> f64 {
+    let mut acc1 = (w[3] * 0.0).cbrt();
+    for i in 0..3 {
+        acc1 *= -0.0;
+    }
+    for (i, u) in xs.iter().enumerate().rev() {
+        let _dead2 = m[0][0];
+        let t3 = w[0].powi(0);
+    }
+    acc1 = acc1 * 0.5 + ((w[1] * (-1.25)) + (1.0 * 0.1));
+    acc1
+}
+
+#[differentiable]
+fn s045(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = (n as f64);
+    acc1 *= (acc1 + x1) - ((n as f64));
+    let mut a2 = [0.0f64; 2];
+    for i in 0..2 {
+        a2[i] += ((x2.tanh()) * (x2.tanh()) + 1.0).recip();
+        let c3 = (n as f64) * -0.0;
+    }
+    let c4 = (n as f64) + 2.0;
+    let t5 = x0 + (c4 - c4);
+    let t6 = (c4 / ((1e-3) * (1e-3) + 1.0)).powi(0);
+    let _dead7 = (t5 * t5 * 1e-200).sqrt();
+    acc1 + a2[1] + t5
+}
+
+#[differentiable]
+fn s046(x0: f64) -> f64 {
+    let mut acc1 = (((x0 * 1.5) * (x0 * 1.5) + 1.0).recip()) + (x0 * x0);
+    if acc1 > 0.0 {
+        let t2 = (x0.powi(3)).atan2(4.0 * acc1);
+        let t3 = ((t2 * 4.0).powi(3)) * ((x0 * x0 + 0.25).sqrt());
+    } else {
+        for i in 0..4 {
+            let mut t4 = x0 * 1.5;
+        }
+        let mut t6 = (10.0 + acc1) + x0;
+    }
+    let mut t7 = acc1.max(x0.atan2(acc1));
+    for i in 0..3 {
+        for j in 0..2 {
+            let _dead8 = (x0 * 1e-200).sqrt();
+            t7 = acc1;
+        }
+        for j in 0..3 {
+            let mut a9 = [0.0f64; 2];
+            for k in 0..2 {
+                a9[k] = (acc1.hypot(a9[k])).powi(2);
+            }
+            acc1 -= (i as f64);
+            let mut a10 = [0.0f64; 3];
+            for k in 0..3 {
+                a10[k] = (a9[1].tanh().sinh()).hypot(acc1);
+            }
+        }
+        for j in 0..3 {
+            let v11 = x0;
+            let mut a12 = [0.0f64; 2];
+            for k in 0..2 {
+                a12[k] = ((((i as f64)) * ((i as f64)) + 0.25).sqrt()).max(acc1);
+            }
+        }
+    }
+    acc1 + t7
+}
+
+#[differentiable]
+fn s047(x0: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = (x0 * (-0.0)).detach();
+    if x0 > -0.5 {
+        let mut t3 = -((x0 * 0.1).hypot(x0));
+        let _dead4 = (t3 * t3 * 1e-200).sqrt();
+    } else if acc1 < 1.0 {
+        acc1 += (0.1 * acc1) - ((acc1 * 2.0).hypot(0.75));
+    } else {
+        let mut t5 = ((x0 * x0 + 0.25).sqrt()).tanh();
+        for i in 0..3 {
+            let c6 = (i as f64) - 1.5;
+            let mut t7 = ((t5 * (0.3 + 3.0)) * (t5 * (0.3 + 3.0)) + 0.25).sqrt();
+        }
+    }
+    if x0 < 1.0 {
+        let mut t8 = ((x0 * 3.0).cos()).tanh();
+        let mut t10: f64 = 0.25;
+    } else if acc1 <= 1.0 {
+        acc1 += acc1;
+    }
+    if x0 < -0.5 {
+        acc1 += (0.75 - acc1) * ((-1.25) * x0);
+        if acc1 > 0.5 {
+            acc1 *= 3.0;
+            let mut t11 = ((x0 * x0 + 1.0).recip()).abs();
+        }
+    } else if acc1 <= -0.5 {
+        let t12 = -(acc1.abs());
+        acc1 = acc1 * 0.5 + t12;
+    } else {
+        for i in 0..4 {
+            let _dead13 = (acc1 * 1e-200).sqrt();
+            let t14 = -(x0.powi(4));
+            if x0 > 2.0 {
+                acc1 += 0.3;
+            } else {
+                acc1 = acc1 * 0.5 + (((t14 * (1e-3)) * (t14 * (1e-3)) + 1.0).ln());
+                acc1 += (t14 * x0) - (acc1 / ((-0.0) * (-0.0) + 1.0));
+            }
+        }
+    }
+    let mut v15 = x0;
+    v15 = v15 * acc1;
+    v15 /= (((0.125 / ((-2.0) * (-2.0) + 1.0)) + (v15.hypot(acc1))) * ((0.125 / ((-2.0) * (-2.0) + 1.0)) + (v15.hypot(acc1))) + 1.0);
+    acc1 * ((v15 * (-0.5)).mul_add(0.5, 1.0))
+}
+
+#[differentiable]
+fn s048(w: [f64; 2], m: [[f64; 2]; 3], xs: &[f64]) -> f64 {
+    let mut acc1 = ((w[0] * 0.75).cos()) - (w[1] - w[1]);
+    acc1 = acc1 * 0.5 + ((w[0] - w[1]) - (m[1][0] + acc1));
+    let _dead2 = (m[2][0] * m[2][0] * 1e-200).sqrt();
+    acc1 += w[1];
+    acc1
+}
+
+#[differentiable]
+fn s049(x0: f64, x1: f64, w: [f64; 4], xs: &[f64]) -> f64 {
+    let mut acc1: f64 = -0.5;
+    acc1 = (w[3] * (0.1 + 2.0)).sin();
+    if w[3] > 0.5 {
+        let mut t2 = ((((acc1 * (-0.0)).abs() + 0.5).powf(((1e-3) as f64).sin())) * (((acc1 * (-0.0)).abs() + 0.5).powf(((1e-3) as f64).sin())) + 0.25).sqrt();
+    }
+    let mut v3 = x0;
+    v3 += v3 + 0.75;
+    acc1 + v3
+}
+
+#[differentiable]
+fn s050(x0: f64, n: usize) -> f64 {
+    let mut acc1 = (-x0).atan2(x0 * (1e-3));
+    if x0 > 0.5 {
+        let mut t2 = (x0.tanh()) * (acc1 + acc1);
+    } else {
+        let mut t3 = (acc1.atan2(acc1)).mul_add((((n as f64)) * ((n as f64)) + 1.0).ln(), x0.abs());
+    }
+    let c4 = (n as f64) * 0.3;
+    let t5 = (c4.tanh().exp()) + (-acc1);
+    let _dead6 = (acc1 * 1e-200).sqrt();
+    for i in 0..3 {
+        let t7 = ((x0 * 0.75).mul_add(acc1, t5)).abs().ln_1p();
+        for j in 0..4 {
+            let mut a8 = [0.0f64; 3];
+            for k in 0..3 {
+                a8[k] += ((t7.abs() + 0.5).powf((0.125 as f64).sin())).cos();
+            }
+            if t5 > 1.0 {
+                acc1 += t7.hypot(((i as f64)).cbrt());
+                a8[i] /= (x0 * x0 + 1.0);
+            } else if j % 3 == 0 {
+                acc1 /= (((i as f64)) * ((i as f64)) + 1.0);
+            } else if i % 3 == 0 {
+                a8[i] += 0.0 + (((n as f64)) + ((i as f64)));
+                a8[i] = a8[i] * 0.5 + ((((n as f64)) * ((n as f64)) + 0.25).sqrt());
+            }
+            let mut a9 = [0.0f64; 4];
+            a9[0] = t5;
+            a9[3] = (acc1.tanh()).min(((j as f64)) + t5);
+        }
+        let mut t10 = acc1.detach();
+    }
+    acc1 + t5
+}
+
+#[differentiable]
+fn s051(xs: &[f64], x1: f64, x0: f64) -> f64 {
+    let mut acc1 = (x0.min(x1)).cos();
+    for i in 0..2 {
+        acc1 /= (((x1 * (1e-3)) + (acc1 * x0)) * ((x1 * (1e-3)) + (acc1 * x0)) + 1.0);
+        let c2 = i % 2;
+    }
+    acc1 -= (0.1 + acc1).detach();
+    let t3 = (acc1 * ((-0.0) * (-2.0))).mul_add(-0.0, x1 + x0);
+    acc1
+}
+
+#[differentiable]
+fn s052(x0: f64, x1: f64, m: [[f64; 3]; 2], n: usize) -> f64 {
+    let mut acc1 = (n as f64);
+    for i in 0..3 {
+        acc1 /= ((x1 / ((((n as f64)) + x1) * (((n as f64)) + x1) + 1.0)) * (x1 / ((((n as f64)) + x1) * (((n as f64)) + x1) + 1.0)) + 1.0);
+        let mut t2 = ((n as f64)) * m[0][i];
+        acc1 += x1 * (((i as f64)) - 0.1);
+    }
+    let t3 = x0;
+    acc1 += ((acc1 * (10.0 + (1e-3))).abs() + 0.5).powf((x0 * acc1).sin());
+    for i in 0..2 {
+        for j in 0..4 {
+            let t4 = (4.0 + ((j as f64))) + ((j as f64));
+            acc1 += 0.125;
+        }
+        let c5 = (n as f64) + 4.0;
+        let c6 = i % 2;
+    }
+    acc1 = (m[1][2].detach()).mul_add((n as f64), 10.0);
+    for i in 0..2 {
+        acc1 -= -0.0;
+        let mut a7 = [0.0f64; 4];
+        a7[2] = ((n as f64)) * (x1 / (((n as f64)) * ((n as f64)) + 1.0));
+        let v8 = x1;
+    }
+    acc1 + t3
+}
+
+#[differentiable]
+fn s053(w: [f64; 4], xs: &[f64], x0: f64) -> f64 {
+    let mut acc1 = ((w[1] * 0.75).abs()).abs().ln_1p();
+    let mut a2 = [0.0f64; 3];
+    a2[0] = 0.0 * (x0 / (acc1 * acc1 + 1.0));
+    if acc1 > 0.5 {
+        a2[0] *= (a2[1].atan2(-1.25)) - (-0.5);
+    } else if w[2] < 2.0 {
+        let mut t4: f64 = 3.0;
+    } else if x0 >= 0.5 {
+        for u in xs.iter() {
+            acc1 = (0.5 + acc1) * (w[1] * a2[2]);
+        }
+    }
+    let _dead5 = (x0 * 1e-200).sqrt();
+    acc1 + a2[0] * a2[1]
+}
+
+#[differentiable]
+fn s054(w: [f64; 3], x0: f64, xs: &[f64], x1: f64) -> f64 {
+    let mut acc1 = -(w[1] * (-1.25));
+    let t2 = (-w[2]) * (1.0 + x0);
+    let t3 = (t2 * 10.0) + (t2 + t2);
+    let _dead4 = (w[1] * 1e-200).sqrt();
+    let _dead5 = (x0 * 0.75).powi(0);
+    acc1 + t2
+}
+
+#[differentiable]
+fn s055(x0: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = (w[0].tanh().exp()) + ((w[1] * (-2.0)).powi(2));
+    let c2 = (n as f64) - 0.25;
+    for i in 0..4 {
+        let mut a3 = [0.0f64; 4];
+        for j in 0..4 {
+            a3[j] += ((x0 * 10.0).tanh().exp()).tanh();
+        }
+    }
+    let t4 = ((n as f64)).powi(0);
+    acc1 * (x0 / (x0 * x0 + 1.0))
+}
+
+#[differentiable]
+fn s056(n: usize, w: [f64; 2], x0: f64) -> f64 {
+    let mut acc1 = (x0.mul_add((n as f64), (n as f64))).abs();
+    acc1 *= (acc1.detach()).tanh().exp();
+    let mut a2 = [0.0f64; 2];
+    a2[1] = (((n as f64)).atan2(x0)) * (1.0 * x0);
+    a2[0] += 0.0;
+    let t3 = ((x0 * 0.1).tanh()).atan2((acc1 * acc1 + 1.0).ln());
+    acc1 += ((t3 * 0.125).atan2(w[1])) * (-0.75);
+    a2[0] -= ((a2[1] * 1.0).cbrt()) * (((n as f64)) - 0.1);
+    acc1 + a2[0] + t3
+}
+
+#[differentiable]
+fn s057(x0: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = -w[1];
+    let mut t2 = (acc1.sin()) + (((n as f64)) + x0);
+    for i in 0..4 {
+        let t3 = (w[0] + ((n as f64))) + (x0.atan2(3.0));
+    }
+    if x0 < 2.0 {
+        let t4: f64 = 0.3;
+        let mut v5 = acc1;
+        v5 *= ((n as f64)) + 1.0;
+    } else {
+        t2 -= (w[1].atan2(w[2])).max(0.75);
+    }
+    let t6 = x0;
+    let mut v7 = t2;
+    v7 *= t6.cos();
+    x0
+}
+
+#[differentiable]
+fn s058(x0: f64, x1: f64, m: [[f64; 3]; 2]) -> f64 {
+    let mut acc1 = x1.cos();
+    let v2 = x0;
+    for i in 0..4 {
+        for j in 0..2 {
+            if acc1 >= 0.5 {
+                acc1 -= ((m[j][j].detach()) * (m[j][j].detach()) + 0.25).sqrt();
+            } else if x0 < -0.5 {
+                acc1 += m[j][0];
+            } else if (j as f64) >= 0.0 {
+                acc1 -= ((1e-3) / (((i as f64)) * ((i as f64)) + 1.0)).hypot(m[j][0].sin());
+                acc1 += (v2 + v2).mul_add(x0, ((acc1 * 4.0) * (acc1 * 4.0) + 1.0).ln());
+            }
+            let mut t3 = (((i as f64)) * 0.25).max(m[j][j]);
+            t3 += acc1;
+        }
+    }
+    acc1 + v2
+}
+
+#[differentiable]
+fn s059(x0: f64, x1: f64, w: [f64; 4], xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = (x1 - ((n as f64))) - (((n as f64)) - x0);
+    let mut t2 = x0.powi(4);
+    let c3 = (n as f64) - 4.0;
+    acc1 + t2 * c3
+}
+
+#[differentiable]
+fn s060(x0: f64, x1: f64, n: usize) -> f64 {
+    let mut acc1 = ((((n as f64)) * ((n as f64)) + 1.0).recip()).tanh();
+    for i in 0..2 {
+        acc1 += (x1 * 1.5) - ((-0.0) * ((n as f64)));
+    }
+    let _dead2 = (acc1 * 1e-200).sqrt();
+    acc1
+}
+
+#[differentiable]
+fn s061(x0: f64, w: [f64; 3], n: usize) -> f64 {
+    let mut acc1 = (w[1] - ((n as f64))) / ((((n as f64)) * w[1]) * (((n as f64)) * w[1]) + 1.0);
+    for i in 0..2 {
+        acc1 *= 3.0;
+    }
+    let mut v2 = x0;
+    v2 *= acc1;
+    acc1 = acc1 * 0.5 + (w[0].powf(((n as f64)) * acc1));
+    let mut v3 = acc1;
+    v3 = v3 * ((v2 * 0.25).min((n as f64)));
+    w[2] + v3
+}
+
+#[differentiable]
+fn s062(w: [f64; 3], m: [[f64; 3]; 3]) -> f64 {
+    let mut acc1: f64 = 10.0;
+    let _dead2 = (m[2][1] * m[2][1] * 1e-200).sqrt();
+    let mut a3 = [0.0f64; 3];
+    for i in 0..3 {
+        a3[i] += w[i];
+    }
+    let mut v4 = acc1;
+    v4 += a3[1];
+    v4 += (-m[2][0]).min((m[2][1] * (-1.25)).abs());
+    w[1]
+}
+
+#[differentiable]
+fn s063(x1: f64, n: usize, m: [[f64; 2]; 3], x2: f64, w: [f64; 4], x0: f64) -> f64 {
+    let mut acc1 = (0.25 * ((n as f64))).cos();
+    for i in 0..3 {
+        let v2 = x2;
+        for j in 0..n {
+            let c3 = (i as f64) * 0.125;
+            let t4 = x1 + (x1 + 1.5);
+        }
+        let mut t5 = -(((i as f64)).powf(0.5));
+    }
+    acc1 -= x2;
+    acc1 = (m[0][1].ln_1p()) + (x1 * x2);
+    acc1 += ((w[3] * (-2.0)).atan2(m[2][0])).max((((n as f64)) * ((n as f64)) + 0.25).sqrt());
+    acc1 * x1
+}
+
+#[differentiable]
+fn s064(m: [[f64; 2]; 3], n: usize, x2: f64, x0: f64, x1: f64) -> f64 {
+    let mut acc1 = (0.5 * x1) + ((x0 * 0.5).tanh().exp());
+    acc1 /= ((((n as f64)) / ((((n as f64)) * x0) * (((n as f64)) * x0) + 1.0)) * (((n as f64)) / ((((n as f64)) * x0) * (((n as f64)) * x0) + 1.0)) + 1.0);
+    if m[1][1] <= 0.5 {
+        let mut a2 = [0.0f64; 4];
+        a2[0] = (((n as f64)) * x2).abs();
+    }
+    acc1
+}
+
+#[differentiable]
+fn s065(x1: f64, x0: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = 1.0 * x0;
+    acc1 = x0.abs();
+    let mut t2 = (x0.abs()) - x1;
+    acc1
+}
+
+#[differentiable]
+fn s066(x0: f64, n: usize, m: [[f64; 3]; 2]) -> f64 {
+    let mut acc1 = -(((n as f64)) * m[1][1]);
+    let t2 = (m[1][1].sin()) * (((n as f64)) + 0.0);
+    let t3 = (m[1][0] * x0) * 0.5;
+    acc1 + t3 * (((n as f64)).max(t2))
+}
+
+#[differentiable]
+fn s067(x0: f64, x1: f64, w: [f64; 3]) -> f64 {
+    let mut acc1: f64 = -1.25;
+    if x0 >= 0.5 {
+        let mut a2 = [0.0f64; 4];
+        a2[3] = x1;
+    } else if x1 < 2.0 {
+        for i in 0..2 {
+            let mut t3 = (w[2] / (acc1 * acc1 + 1.0)) + (((i as f64)) / (((i as f64)) * ((i as f64)) + 1.0));
+            let t4 = (t3 * ((i as f64))).cos();
+            if i % 3 == 0 {
+                acc1 += (-t3) + ((i as f64));
+            }
+        }
+    } else if w[0] > 0.5 {
+        let mut v5 = acc1;
+        v5 = v5 * ((x0 * 0.5).detach());
+        v5 = (((x1 * (1e-3)).atan()) * ((x1 * (1e-3)).atan()) + 1.0).recip();
+    } else {
+        let t6 = (((w[2] * 0.1) * (w[2] * 0.1) + 1.0).recip()) + (x0.detach());
+        let t8 = (3.0 + 0.3) - ((t6 * 2.0).hypot(-2.0));
+    }
+    let mut t9 = (w[2].hypot(x1)).mul_add((x0 * x0 + 1.0).ln(), w[0].cos());
+    let mut a10 = [0.0f64; 4];
+    for i in 0..4 {
+        a10[i] = (0.0 + ((i as f64))) * ((w[0] * 10.0).min(-0.5));
+    }
+    w[1] + a10[0]
+}
+
+#[differentiable]
+fn s068(w: [f64; 3], m: [[f64; 2]; 3]) -> f64 {
+    let mut acc1 = (m[1][1].min(m[2][0])).detach();
+    let mut v2 = acc1;
+    v2 *= 0.0 + 2.0;
+    v2 /= (((m[2][0] * (0.25 - 1.0)).abs()) * ((m[2][0] * (0.25 - 1.0)).abs()) + 1.0);
+    w[0] + v2
+}
+
+#[differentiable]
+fn s069(x0: f64, w: [f64; 3]) -> f64 {
+    let mut acc1: f64 = 4.0;
+    let mut t3 = (x0.powi(-1)).tanh();
+    let _dead4 = (t3 * 1e-200).sqrt();
+    let mut t5: f64 = -1.5;
+    let mut a6 = [0.0f64; 2];
+    a6[0] = 1.0 * a6[0];
+    let mut t7 = (t3 * (-2.0)) + (((acc1 * (1e-3)) * (acc1 * (1e-3)) + 1.0).recip());
+    acc1 + t3 + a6[1] + t7
+}
+
+#[differentiable]
+fn s070(x0: f64, x1: f64, x2: f64) -> f64 {
+    let mut acc1 = ((-0.0) * x0) * x2;
+    let mut a2 = [0.0f64; 3];
+    a2[2] = (x1 * x0) * (a2[0] * x2);
+    a2[1] = (((x0 * 0.3).abs() + 0.5).powf(x2.sin())) + (1.0 * a2[1]);
+    let mut a3 = [0.0f64; 2];
+    a3[1] = (x1 - x0) * (x1.min(4.0));
+    a3[1] = x2;
+    if acc1 < 0.5 {
+        acc1 *= a3[0].sin();
+        for i in 0..3 {
+            let mut t4 = (a2[i] / (a2[i] * a2[i] + 1.0)) - (acc1 + 4.0);
+        }
+    } else if acc1 > 2.0 {
+        for i in 0..3 {
+            let _dead5 = ((a2[i] * a2[i] + 0.25).sqrt()).sin();
+        }
+    } else if x2 >= 2.0 {
+        if a3[0] >= 0.0 {
+            acc1 /= (((acc1 * (-0.5)).max(0.5)) * ((acc1 * (-0.5)).max(0.5)) + 1.0);
+            acc1 += (0.3 + 0.0) / ((-a3[0]) * (-a3[0]) + 1.0);
+        } else if a2[1] < 1.0 {
+            a3[0] += 0.1 - (acc1 + (-1.25));
+            a3[0] += ((a3[1] * 0.75).sin()).cos();
+        }
+        a2[1] += (x1.hypot(1e-3)).cos();
+    } else {
+        acc1 += 4.0 * (x0 + acc1);
+        for i in 0..3 {
+            if a3[1] > -0.5 {
+                a2[i] /= (((((i as f64)).tanh()).powi(2)) * ((((i as f64)).tanh()).powi(2)) + 1.0);
+                a2[i] += x0;
+            } else if (i as f64) > -0.5 {
+                acc1 -= (((i as f64)).powi(0)) + (0.1 * ((i as f64)));
+                acc1 /= (((x2 + 4.0) * (((i as f64)) * x0)) * ((x2 + 4.0) * (((i as f64)) * x0)) + 1.0);
+            } else {
+                a3[0] /= ((((a2[1] / (0.1 * 0.1 + 1.0)) * (a2[1] / (0.1 * 0.1 + 1.0)) + 1.0).ln()) * (((a2[1] / (0.1 * 0.1 + 1.0)) * (a2[1] / (0.1 * 0.1 + 1.0)) + 1.0).ln()) + 1.0);
+                a3[1] = a2[i];
+            }
+            if a3[0] < 2.0 {
+                acc1 *= (-acc1) + (0.0 - ((i as f64)));
+            } else {
+                acc1 += -(((i as f64)) + x0);
+            }
+            let mut t6 = (x0 * 0.0).cos();
+        }
+    }
+    a3[1] = a3[1] * 0.5 + (-((acc1 * (1e-3)).atan2(1.0)));
+    acc1
+}
+
+#[differentiable]
+fn s071(n: usize, x0: f64, x1: f64) -> f64 {
+    let mut acc1 = (1.5 / (x0 * x0 + 1.0)).detach();
+    let c2 = (n as f64) - 0.0;
+    acc1 /= ((x1.tanh()) * (x1.tanh()) + 1.0);
+    acc1 * (x0.hypot(x1))
+}
+
+#[differentiable]
+fn s072(n: usize, x0: f64) -> f64 {
+    let mut acc1 = ((x0 * 0.75) * (x0 * 0.75) + 0.25).sqrt();
+    acc1 += (x0 * ((n as f64))).tanh();
+    let _dead2 = ((n as f64)) * 1.0;
+    acc1
+}
+
+#[differentiable]
+fn s073(x0: f64, m: [[f64; 2]; 3], xs: &[f64]) -> f64 {
+    let mut acc1 = (((x0 * 1.0).tanh().exp()) * ((x0 * 1.0).tanh().exp()) + 1.0).ln();
+    let mut a2 = [0.0f64; 4];
+    for i in 0..4 {
+        a2[i] = (x0 + acc1) * (4.0 * acc1);
+    }
+    let mut v3 = acc1;
+    v3 = v3 * ((m[2][1] * m[2][1] + 0.25).sqrt());
+    for (i, &u) in xs.iter().enumerate() {
+        let t4 = m[0][1] * xs[i];
+    }
+    for (&u, &v5) in xs.iter().zip(xs.iter().skip(1)) {
+        let t6 = (3.0 / (v3 * v3 + 1.0)) * (0.5 - acc1);
+        let t7 = (x0 + 3.0) * (0.0 + 2.0);
+        v3 /= (0.3 * 0.3 + 1.0);
+    }
+    acc1 + a2[2] + v3
+}
+
+#[differentiable]
+fn s074(x0: f64) -> f64 {
+    let mut acc1 = x0.powf((x0 * 2.0).cbrt());
+    acc1 *= 0.5;
+    let t3 = (x0 * (1.0 * 0.3)).detach();
+    let mut t4 = (t3 / (t3 * t3 + 1.0)).cos();
+    acc1 *= x0 * ((t4 * 0.1).cos());
+    acc1 + t3 + t4 * ((x0 * (-0.0)).mul_add(-1.25, t4))
+}
+
+#[differentiable]
+fn s075(x0: f64, m: [[f64; 2]; 3]) -> f64 {
+    let mut acc1 = (m[2][1] * ((1e-3) * 1.0)).max(0.5 + (-0.5));
+    let mut a2 = [0.0f64; 2];
+    a2[0] = (((m[2][0] * 4.0) * (m[2][0] * 4.0) + 1.0).recip()).sin();
+    for i in 0..4 {
+        acc1 += (acc1 * 1.5).mul_add(m[0][0], (i as f64));
+        for j in 0..2 {
+            let t3 = (m[j][j].sin()).mul_add(acc1.sin(), (-2.0) * 1.5);
+            acc1 *= (j as f64);
+        }
+    }
+    for i in 0..4 {
+        a2[1] += 0.0;
+        for j in 0..3 {
+            acc1 *= -0.75;
+            let c4 = j % 2;
+            let mut a5 = [0.0f64; 3];
+            for k in 0..3 {
+                a5[k] += -1.25;
+            }
+        }
+        let t6 = (acc1.cos()) * ((i as f64));
+    }
+    acc1 + a2[1] * (a2[1].cos())
+}
+
+#[differentiable]
+fn s076(x0: f64) -> f64 {
+    let mut acc1 = (x0.min(x0)).min((x0 * x0 + 1.0).ln());
+    acc1 += (acc1 * acc1 + 1.0).recip();
+    let _dead2 = x0.atan();
+    acc1 * (acc1.detach())
+}
+
+#[differentiable]
+fn s077(w: [f64; 4], x1: f64, x0: f64) -> f64 {
+    let mut acc1 = ((x1 * 3.0).powi(2)).tanh();
+    if x1 > -0.5 {
+        acc1 += ((-0.5) - 0.1) / ((acc1.recip()) * (acc1.recip()) + 1.0);
+    } else if x0 < 0.5 {
+        acc1 /= (x0 * x0 + 1.0);
+    }
+    acc1 = acc1 * 0.5 + ((w[3] + x0) - ((x0 * x0 + 1.0).recip()));
+    for i in 0..4 {
+        let mut a2 = [0.0f64; 3];
+        for j in 0..3 {
+            a2[j] += (4.0 / (a2[j] * a2[j] + 1.0)) + (0.1 * ((j as f64)));
+        }
+    }
+    for i in 0..4 {
+        for j in 0..2 {
+            let c3 = (j as f64) * 0.75;
+            let t4: f64 = 0.25;
+            if i % 2 == 1 {
+                acc1 -= (0.25 + (-0.0)) * (-((i as f64)));
+            } else if j % 3 == 0 {
+                acc1 -= (acc1.mul_add(c3, x0)) + (-t4);
+            } else if (i as f64) > 2.0 {
+                acc1 = x0 - (x1 * x1);
+                acc1 /= (((0.1 / ((1e-3) * (1e-3) + 1.0)) * (-x0)) * ((0.1 / ((1e-3) * (1e-3) + 1.0)) * (-x0)) + 1.0);
+            }
+        }
+    }
+    let mut a5 = [0.0f64; 3];
+    for i in 0..3 {
+        a5[i] = x1;
+    }
+    acc1 + a5[0]
+}
+
+#[differentiable]
+fn s078(x0: f64, x1: f64, m: [[f64; 3]; 3], n: usize) -> f64 {
+    let mut acc1 = (x1 - m[2][1]) - ((x0 * (-1.25)).powi(2));
+    let _dead2 = (x1 * 1e-200).sqrt();
+    if acc1 <= 2.0 {
+        acc1 /= (m[0][1] * m[0][1] + 1.0);
+        let t3 = (((n as f64)).atan2((n as f64))) * m[0][2];
+    } else if x1 < 1.0 {
+        for i in 0..4 {
+            acc1 += (acc1 + x0) + ((((n as f64)).abs() + 0.5).powf(m[1][2].sin()));
+        }
+        if (n as f64) > 2.0 {
+            let v4 = x0;
+            let mut t5 = (((n as f64)).max(10.0)) * (((n as f64)).abs());
+        } else if x1 >= -0.5 {
+            acc1 /= (m[2][2] * m[2][2] + 1.0);
+            let t6: f64 = 0.125;
+        }
+    } else {
+        for i in 0..2 {
+            let t7 = x0.min(acc1.tanh());
+        }
+        acc1 += (-x1) * (x0.detach());
+    }
+    acc1 * 4.0
+}
+
+#[differentiable]
+fn s079(w: [f64; 4], m: [[f64; 2]; 3], xs: &[f64], n: usize) -> f64 {
+    let mut acc1: f64 = 0.0;
+    let t2 = ((-0.5) / (m[1][0] * m[1][0] + 1.0)) * (0.125 + ((n as f64)));
+    acc1 /= ((-2.0) * (-2.0) + 1.0);
+    acc1 *= (((acc1 * 4.0).cos()) * ((acc1 * 4.0).cos()) + 1.0).recip();
+    acc1 + t2
+}
+
+#[differentiable]
+fn s080(w: [f64; 2]) -> f64 {
+    let mut acc1 = ((w[0] * 3.0).powf(w[0])) * (2.0 + w[1]);
+    let mut a2 = [0.0f64; 3];
+    for i in 0..3 {
+        a2[i] += ((i as f64)) + a2[1];
+    }
+    let t3 = ((w[0] * w[0] + 1.0).recip()) * (0.5 + a2[2]);
+    for i in 0..3 {
+        let _dead4 = (acc1 * 1e-200).sqrt();
+        let mut a5 = [0.0f64; 4];
+        for j in 0..4 {
+            a5[j] += w[1];
+        }
+        let _dead6 = (acc1 * acc1 * 1e-200).sqrt();
+    }
+    let mut t8 = t3 - 10.0;
+    let mut v9 = t3;
+    v9 += a2[1];
+    acc1 + a2[1] + t3 + t8
+}
+
+#[differentiable]
+fn s081(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = (x1.powi(4)) + (((n as f64)) / (0.5 * 0.5 + 1.0));
+    let t2 = w[0];
+    for (&u, &v3) in xs.iter().zip(xs.iter().skip(1)) {
+        let v4 = t2;
+        for i in 0..4 {
+            acc1 = acc1 * 0.5 + ((((acc1 * 4.0).abs()) * ((acc1 * 4.0).abs()) + 1.0).recip());
+            if i % 2 == 0 {
+                acc1 = acc1 * 0.5 + ((((x1 * (1e-3)) * (x1 * (1e-3)) + 0.25).sqrt()).abs());
+                acc1 /= ((t2 * (t2.abs())) * (t2 * (t2.abs())) + 1.0);
+            }
+            let _dead5 = (w[0] * w[0] * 1e-200).sqrt();
+        }
+    }
+    acc1 + t2
+}
+
+#[differentiable]
+fn s082(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = ((((n as f64)) * ((n as f64)) + 0.25).sqrt()) * ((n as f64));
+    if acc1 >= 1.0 {
+        acc1 += (acc1 + x1) * (acc1.min((n as f64)));
+    } else {
+        let t2: f64 = 0.0;
+    }
+    acc1 -= -0.0;
+    acc1 *= (x0 - acc1).atan2(x0.abs());
+    let t3 = (((n as f64)).tanh().exp()) * (4.0 + 4.0);
+    let c4 = (n as f64) * 0.3;
+    acc1
+}
+
+#[differentiable]
+fn s083(w: [f64; 2], xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = (-(-0.5)) * (w[0].hypot(0.1));
+    if acc1 < 0.5 {
+        acc1 /= (((((n as f64)) * ((n as f64)) + 0.25).sqrt()) * ((((n as f64)) * ((n as f64)) + 0.25).sqrt()) + 1.0);
+        let c2 = (n as f64) - 0.125;
+    } else if w[1] >= -0.5 {
+        for i in 0..3 {
+            let c3 = (i as f64) - 0.75;
+            let c4 = c3 * 0.3;
+        }
+    } else {
+        let t5 = w[1].min(0.1);
+    }
+    acc1 -= (acc1 * (-1.25)) - 0.3;
+    let _dead6 = (w[1] * w[1] * 1e-200).sqrt();
+    let mut t7 = (((n as f64)) + w[0]).hypot(-0.0);
+    t7 *= w[0] + (-1.25);
+    acc1 += acc1;
+    acc1 * (w[1] * w[0])
+}
+
+#[differentiable]
+fn s084(w: [f64; 3], xs: &[f64]) -> f64 {
+    let mut acc1 = (-w[1]).atan2(-0.0);
+    let t3 = (w[2] - 0.0).mul_add((w[2] * 3.0).atan(), w[1] + w[0]);
+    acc1 /= ((acc1.detach()) * (acc1.detach()) + 1.0);
+    let mut a4 = [0.0f64; 3];
+    for i in 0..3 {
+        a4[i] += -(a4[1].powi(2));
+    }
+    for i in 0..3 {
+        acc1 *= (a4[i] + 4.0) + (((i as f64)) + acc1);
+        let mut a5 = [0.0f64; 2];
+        for j in 0..2 {
+            a5[j] = (acc1 - a5[j]) * (a5[j] - ((i as f64)));
+        }
+        let mut a6 = [0.0f64; 3];
+        a6[0] = 1.5;
+    }
+    if w[0] >= 0.0 {
+        let t8 = a4[1].atan2((acc1 * 1.5).tanh());
+        for i in 0..2 {
+            acc1 -= ((t3 * t3 + 1.0).recip()) + (((t3 * 4.0) * (t3 * 4.0) + 1.0).ln());
+        }
+    } else if w[1] >= 1.0 {
+        for (&u, &v9) in xs.iter().zip(xs.iter().skip(1)) {
+            acc1 /= (((acc1 - t3).recip()) * ((acc1 - t3).recip()) + 1.0);
+            if t3 > 0.0 {
+                acc1 /= (((t3.tanh().exp_m1()).detach()) * ((t3.tanh().exp_m1()).detach()) + 1.0);
+                acc1 += (a4[0].abs() + 0.5).powf(acc1.sin());
+            } else if u <= 2.0 {
+                acc1 += (acc1 + w[1]).max(w[2] - t3);
+                acc1 *= (v9 * u).recip();
+            }
+        }
+        acc1 += ((t3 * t3 + 0.25).sqrt()).sin();
+    } else if acc1 <= 2.0 {
+        for i in 0..3 {
+            let _dead10 = t3;
+        }
+        if a4[0] > 0.5 {
+            let t11 = ((a4[2] * 0.1).hypot(t3)) * (acc1 + t3);
+        } else {
+            a4[2] /= ((-(-t3)) * (-(-t3)) + 1.0);
+        }
+    }
+    if w[1] <= 0.5 {
+        let mut t12 = (t3.tanh().exp()) / ((-0.0) * (-0.0) + 1.0);
+        for (&u, &v13) in xs.iter().zip(xs.iter().skip(1)) {
+            let t14 = (t3.cos()) + (u * t12);
+            let c15 = v13 * 0.25;
+            acc1 += -v13;
+        }
+    } else if t3 > 0.5 {
+        let t16 = (a4[2].tanh().exp()) * (w[2].min(acc1));
+    }
+    acc1 + t3 + a4[2] * 0.25
+}
+
+#[differentiable]
+fn s085(xs: &[f64], x0: f64, x1: f64, m: [[f64; 3]; 3], w: [f64; 2]) -> f64 {
+    let mut acc1 = ((x0 * 0.75).sqrt()) * (((w[1] * 1.0) * (w[1] * 1.0) + 1.0).recip());
+    let mut t2 = (x0 - acc1) * (m[1][1] / ((-1.25) * (-1.25) + 1.0));
+    let mut t3 = (w[1].atan2(t2)) - (x0.max(acc1));
+    let t4 = (x0 + 0.75).abs().ln_1p();
+    for (i, u) in xs.iter().enumerate() {
+        let v5 = t4;
+        let v6 = x1;
+    }
+    let t7 = (((x0 * x0 + 0.25).sqrt()).abs() + 0.5).powf((0.25 - m[1][0]).sin());
+    acc1 + t2 + t4
+}
+
+#[differentiable]
+fn s086(x0: f64, x1: f64, m: [[f64; 3]; 2], xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = (m[1][0].powi(2)).tanh();
+    let mut a2 = [0.0f64; 2];
+    a2[0] = (((n as f64)) / (acc1 * acc1 + 1.0)) * ((n as f64));
+    a2[0] = (x1.mul_add((n as f64), x1)) / (x0 * x0 + 1.0);
+    for i in 0..2 {
+        let v3 = x1;
+    }
+    acc1 = acc1 * 0.5 + a2[0];
+    let v4 = x1;
+    let _dead5 = (v4 * v4 * 1e-200).sqrt();
+    acc1 + v4 * 0.5
+}
+
+#[differentiable]
+fn s087(x0: f64, x1: f64, x2: f64, m: [[f64; 3]; 2], xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = -m[0][0];
+    if m[0][1] <= 1.0 {
+        let t2 = x0 - (((n as f64)).hypot((n as f64)));
+        acc1 -= 0.75 * ((x0 * 2.0).sin());
+    } else if acc1 < -0.5 {
+        let mut a3 = [0.0f64; 3];
+        a3[0] = (((n as f64)) + ((n as f64))) / ((a3[1] - 1.5) * (a3[1] - 1.5) + 1.0);
+        a3[2] = x1.min((n as f64));
+        a3[2] /= (((a3[1].atan2(m[0][2])) + ((n as f64))) * ((a3[1].atan2(m[0][2])) + ((n as f64))) + 1.0);
+    } else {
+        if acc1 > 1.0 {
+            acc1 *= (x1 + 4.0).exp();
+            let c4 = (n as f64) * 1e-3;
+        } else if m[0][1] <= -0.5 {
+            acc1 /= ((((n as f64)).tanh().exp()) * (((n as f64)).tanh().exp()) + 1.0);
+        }
+        let mut t5 = ((acc1 * (-2.0)).sin()) * 0.0;
+    }
+    acc1 *= -(x2.max((n as f64)));
+    for &u in xs.iter() {
+        let mut t6 = (u / (x1 * x1 + 1.0)) - acc1;
+        t6 /= ((-((n as f64))) * (-((n as f64))) + 1.0);
+    }
+    let c7 = (n as f64) + 1.5;
+    acc1 * (acc1 * acc1)
+}
+
+#[differentiable]
+fn s088(x1: f64, x0: f64, n: usize) -> f64 {
+    let mut acc1: f64 = 0.1;
+    let v2 = x1;
+    acc1 -= (x0.hypot(1.5)) / ((x1.detach()) * (x1.detach()) + 1.0);
+    for i in 0..2 {
+        let mut a3 = [0.0f64; 2];
+        for j in 0..2 {
+            a3[j] = (v2.powf((n as f64))).abs();
+        }
+    }
+    let t4 = (((n as f64)).exp()).sin();
+    acc1 + v2 + t4 * ((-1.25) + v2)
+}
+
+#[differentiable]
+fn s089(x1: f64, w: [f64; 2], n: usize, x0: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = (-x1) * (4.0 + x1);
+    let c2 = (n as f64) - -0.0;
+    let mut a3 = [0.0f64; 4];
+    a3[0] = (n as f64);
+    acc1 + a3[2]
+}
+
+#[differentiable]
+fn s090(w: [f64; 4]) -> f64 {
+    let mut acc1 = (w[1] / w[3]).sin();
+    let mut v2 = acc1;
+    v2 = v2 * ((w[0].abs() + 0.5).powf((0.25 as f64).sin()));
+    let mut v3 = v2;
+    v3 = v3 * (-v3);
+    let t5 = -(w[2].abs());
+    w[0] + t5
+}
+
+#[differentiable]
+fn s091(w: [f64; 3]) -> f64 {
+    let mut acc1: f64 = 0.1;
+    let mut a2 = [0.0f64; 2];
+    a2[0] = (0.25 + 2.0) + 0.5;
+    let mut t3 = (-a2[0]).abs();
+    acc1 /= ((t3.hypot(t3)) * (t3.hypot(t3)) + 1.0);
+    let t5 = (a2[1] - 4.0) * ((w[0] * 3.0).detach());
+    a2[1] = (acc1.atan2(t3)) / ((w[2] / (a2[1] * a2[1] + 1.0)) * (w[2] / (a2[1] * a2[1] + 1.0)) + 1.0);
+    t3 += t5 + t3;
+    acc1 + t3 + t5 * (0.5 * (-1.25))
+}
+
+#[differentiable]
+fn s092(x0: f64, x1: f64, w: [f64; 4]) -> f64 {
+    let mut acc1 = (0.1 + 4.0) * (w[3] / x1);
+    let t2 = w[1].powi(2);
+    let mut t4 = (acc1 / (x1 * x1 + 1.0)) * (acc1.detach());
+    let t6 = (w[3] + acc1).tanh().exp();
+    acc1 + t2 + t4 + t6
+}
+
+#[differentiable]
+fn s093(x0: f64, x1: f64, x2: f64, w: [f64; 3], m: [[f64; 3]; 2], n: usize) -> f64 {
+    let mut acc1 = (x2 * (-0.5)) + m[0][2];
+    let mut t2 = ((-2.0) * ((n as f64))).sin();
+    t2 = t2 * 0.5 + ((0.125 - 1.5) + (x1 * m[1][0]));
+    t2 += ((acc1.tanh().exp()).abs() + 0.5).powf((x2 / (((n as f64)) * ((n as f64)) + 1.0)).sin());
+    let _dead3 = (m[0][1] * 1e-200).sqrt();
+    let mut v4 = x2;
+    v4 += m[0][0].abs();
+    let c5 = (n as f64) - -0.5;
+    acc1 + t2
+}
+
+#[differentiable]
+fn s094(x1: f64, xs: &[f64], w: [f64; 2], m: [[f64; 3]; 3], x0: f64, x2: f64) -> f64 {
+    let mut acc1: f64 = -1.25;
+    acc1 += x0;
+    for i in 0..2 {
+        let t2 = (x2.mul_add(m[i][i], x2)).atan2(-acc1);
+    }
+    for i in 0..4 {
+        let v3 = x0;
+        let mut a4 = [0.0f64; 2];
+        for j in 0..2 {
+            a4[j] = x2;
+        }
+    }
+    for i in 0..4 {
+        let t5 = x1 * ((i as f64));
+    }
+    acc1
+}
+
+#[differentiable]
+fn s095(x0: f64, m: [[f64; 2]; 3], xs: &[f64]) -> f64 {
+    let mut acc1: f64 = 0.5;
+    if m[1][1] < 0.0 {
+        let mut t3 = (m[1][0] * 0.1).sin();
+    } else if acc1 < 0.5 {
+        let mut a4 = [0.0f64; 3];
+        for i in 0..3 {
+            a4[i] += ((i as f64)) + (x0.min(a4[i]));
+        }
+        for (i, u) in xs.iter().enumerate() {
+            let t5 = (acc1 * (-2.0)) - ((a4[1] * (-0.5)).mul_add(acc1, a4[1]));
+            let _dead6 = (x0 * x0 * 1e-200).sqrt();
+            let t7 = -(x0.detach());
+        }
+    } else if m[0][0] < -0.5 {
+        let t8 = (m[1][0] * (0.3 + 2.0)).powi(2);
+    } else {
+        for i in 0..4 {
+            let t9 = ((-0.5) * m[1][0]).detach();
+            let mut a10 = [0.0f64; 4];
+            for j in 0..4 {
+                a10[j] += (((x0 * (1e-3)).abs() + 0.5).powf(a10[1].sin())) * m[2][1];
+            }
+            let c11 = i % 2;
+        }
+        let mut t12: f64 = -1.25;
+    }
+    let mut a13 = [0.0f64; 3];
+    a13[2] = (x0 - acc1).max(3.0 + a13[2]);
+    a13[1] = ((acc1.abs() + 0.5).powf((0.75 as f64).sin())) * (x0 + 10.0);
+    let mut v14 = acc1;
+    v14 *= ((a13[0] * (-1.25)) * (a13[0] * (-1.25)) + 1.0).recip();
+    m[0][1] + a13[1] + v14
+}
+
+#[differentiable]
+fn s096(xs: &[f64], x0: f64, x1: f64) -> f64 {
+    let mut acc1 = (x0.tanh().exp()).sin();
+    let t2 = ((x1 * x1) * (x1 * x1) + 0.25).sqrt();
+    if acc1 < -0.5 {
+        let t3 = (x1 * 1.0).hypot(acc1);
+    } else if x0 > -0.5 {
+        let t4: f64 = 10.0;
+    } else if x0 > 2.0 {
+        let t5 = (2.0 + 0.75) * ((acc1 * (-0.0)).cbrt());
+        let mut t7 = ((-1.25) - t2).abs();
+    } else {
+        let mut v8 = acc1;
+        v8 = v8 * ((1e-3) + x1);
+    }
+    let mut v9 = x1;
+    v9 = v9 * (t2.detach());
+    let t10 = (t2.powi(0)).ln();
+    v9 + t2 + v9
+}
+
+#[differentiable]
+fn s097(xs: &[f64], w: [f64; 4]) -> f64 {
+    let mut acc1 = (w[0].cos()) + (w[2] + w[0]);
+    let t2 = ((acc1 * 1.5).min(acc1)).cos();
+    let mut a3 = [0.0f64; 3];
+    for i in 0..3 {
+        a3[i] += ((-0.0) + acc1).mul_add((acc1 * 2.0).tanh().exp_m1(), ((i as f64)) * ((i as f64)));
+        let mut t4 = t2 - 1.0;
+    }
+    for i in 0..4 {
+        let t5 = t2;
+    }
+    if w[3] < 2.0 {
+        let t6 = t2;
+    } else if acc1 < 0.5 {
+        a3[0] /= ((((acc1 * 1.0).abs()) + (a3[0] + 0.3)) * (((acc1 * 1.0).abs()) + (a3[0] + 0.3)) + 1.0);
+        for i in 0..4 {
+            let _dead7 = (a3[0].abs()) / ((a3[1] - a3[1]) * (a3[1] - a3[1]) + 1.0);
+            let t8 = ((acc1 * 0.75) * (acc1 * 0.75) + 0.25).sqrt();
+            let mut t9 = (i as f64);
+        }
+    }
+    let mut v10 = acc1;
+    v10 = v10 * (v10.powi(4));
+    v10 = v10 * 0.5 + ((0.75 - v10) + (w[3] * t2));
+    t2 + t2 + a3[2] + v10 * v10
+}
+
+#[differentiable]
+fn s098(x0: f64) -> f64 {
+    let mut acc1 = (x0 - x0).max(0.25);
+    for i in 0..2 {
+        for j in 0..2 {
+            acc1 += (acc1 + (-2.0)) + (x0 * acc1);
+            let mut t2: f64 = 0.3;
+        }
+        for j in 0..4 {
+            let t3 = x0;
+            if t3 > 0.5 {
+                acc1 += (t3 - 0.5) + (((x0 * 10.0) * (x0 * 10.0) + 0.25).sqrt());
+                acc1 *= ((t3 * (-2.0)).detach()) + (acc1.abs());
+            } else if x0 >= 2.0 {
+                acc1 += (acc1 * ((j as f64))) + (acc1 * ((i as f64)));
+            } else if (j as f64) >= -0.5 {
+                acc1 -= 3.0 + x0;
+            } else {
+                acc1 += ((t3 * t3 + 1.0).recip()).tanh();
+                acc1 /= (((t3.tanh().exp()) + (((i as f64)) * 0.5)) * ((t3.tanh().exp()) + (((i as f64)) * 0.5)) + 1.0);
+            }
+        }
+        let c4 = (i as f64) - 1e-3;
+    }
+    let mut v5 = acc1;
+    v5 *= v5.tanh();
+    v5 += ((v5 * (-0.5)).tanh()) * (0.3 + 3.0);
+    let mut v6 = x0;
+    v6 = v6 * (v6 - v6);
+    for i in 0..4 {
+        let t7 = (v5.mul_add(1.5, 1.5)) + ((i as f64));
+        let t8 = t7 + (((i as f64)) * ((i as f64)));
+    }
+    for i in 0..3 {
+        v5 /= ((((v5 + ((i as f64))) * (v5 + ((i as f64))) + 1.0).recip()) * (((v5 + ((i as f64))) * (v5 + ((i as f64))) + 1.0).recip()) + 1.0);
+        for j in 0..2 {
+            let mut t10 = (v5.powi(2)).tanh().exp();
+            v5 *= ((v6 * 0.5).hypot(t10)) + v6;
+        }
+    }
+    v6 + v6
+}
+
+#[differentiable]
+fn s099(x0: f64, x1: f64, w: [f64; 2], m: [[f64; 2]; 3], n: usize) -> f64 {
+    let mut acc1 = (x0.atan2(10.0)) + ((x0 * (-1.25)).mul_add((n as f64), 10.0));
+    let mut a2 = [0.0f64; 4];
+    for i in 0..4 {
+        a2[i] = 4.0;
+        if x0 >= 0.0 {
+            acc1 += (x0.tanh()).max(x0 / (((i as f64)) * ((i as f64)) + 1.0));
+        } else {
+            a2[0] /= (((0.3 / (w[1] * w[1] + 1.0)).powi(4)) * ((0.3 / (w[1] * w[1] + 1.0)).powi(4)) + 1.0);
+        }
+    }
+    let mut t3 = (acc1 * acc1 + 1.0).ln();
+    let _dead4 = w[0];
+    a2[3] += (x0.atan2(x0)) * (t3 / (((n as f64)) * ((n as f64)) + 1.0));
+    let t5 = x0;
+    acc1 + a2[3] + t5
+}
+
+#[differentiable]
+fn s100(x1: f64, xs: &[f64], x0: f64) -> f64 {
+    let mut acc1 = (x0 + 3.0).max(x1.atan2(3.0));
+    let v2 = x1;
+    let mut t3 = acc1.min(acc1.atan2(x1));
+    let mut a4 = [0.0f64; 3];
+    for i in 0..3 {
+        a4[i] += (((x1 * (-1.25)) * (x1 * (-1.25)) + 1.0).recip()) - ((t3 * 1.5).sin());
+        t3 += (acc1 - a4[0]) * 0.75;
+    }
+    let mut t5 = acc1.powi(0);
+    a4[1] += 4.0;
+    acc1 + v2 + t3 + a4[1] * t3
+}
+
+#[differentiable]
+fn s101(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = (x0 * x0 + 0.25).sqrt();
+    let t3 = (x2 * (2.0 / (2.0 * 2.0 + 1.0))).min(((x1 * 1.5) * (x1 * 1.5) + 1.0).ln());
+    let mut t4 = ((-2.0) * x0) / ((acc1 / (x1 * x1 + 1.0)) * (acc1 / (x1 * x1 + 1.0)) + 1.0);
+    acc1 + t3 + t4
+}
+
+#[differentiable]
+fn s102(x0: f64, x1: f64, x2: f64, n: usize) -> f64 {
+    let mut acc1 = ((x2 * 0.3).atan2((n as f64))) * x1;
+    let mut t2 = (((n as f64)) / (0.75 * 0.75 + 1.0)).mul_add((n as f64), 0.3);
+    let c3 = (n as f64) * 0.3;
+    t2 /= ((((acc1 * 2.0) * (acc1 * 2.0) + 1.0).recip()) * (((acc1 * 2.0) * (acc1 * 2.0) + 1.0).recip()) + 1.0);
+    let mut a4 = [0.0f64; 4];
+    a4[2] = (acc1 + ((n as f64))).powi(2);
+    if t2 <= 2.0 {
+        let _dead5 = (x1 * x1 * 1e-200).sqrt();
+        acc1 = a4[2].tanh();
+    } else if (n as f64) < 1.0 {
+        if a4[0] >= -0.5 {
+            t2 /= ((((0.25 / (x2 * x2 + 1.0)) * (0.25 / (x2 * x2 + 1.0)) + 0.25).sqrt()) * (((0.25 / (x2 * x2 + 1.0)) * (0.25 / (x2 * x2 + 1.0)) + 0.25).sqrt()) + 1.0);
+            let mut v6 = t2;
+            v6 += v6 + 0.3;
+        } else if a4[3] > 1.0 {
+            let mut a7 = [0.0f64; 4];
+            for i in 0..4 {
+                a7[i] = (a4[i].mul_add(a7[i], x2)) - ((i as f64));
+            }
+            if a7[2] > -0.5 {
+                a7[3] += (a4[1] * c3) + 0.75;
+            } else if x2 <= 0.0 {
+                a4[0] /= (((acc1.cos()).atan2((-1.25) - a4[3])) * ((acc1.cos()).atan2((-1.25) - a4[3])) + 1.0);
+                acc1 *= 0.1;
+            } else if c3 < 0.5 {
+                a7[3] += c3.sin();
+            } else {
+                a7[3] *= 2.0;
+            }
+        } else {
+            acc1 /= (((x0.atan2(c3)) - (x2 / (acc1 * acc1 + 1.0))) * ((x0.atan2(c3)) - (x2 / (acc1 * acc1 + 1.0))) + 1.0);
+        }
+    } else {
+        for i in 0..4 {
+            let mut a8 = [0.0f64; 2];
+            for j in 0..2 {
+                a8[j] = -(x0.mul_add(acc1, 4.0));
+            }
+            let mut a9 = [0.0f64; 2];
+            for j in 0..2 {
+                a9[j] = ((a4[2] * 0.5).tanh().exp()).tanh().exp();
+            }
+            if x2 <= 1.0 {
+                a4[3] += x2 + (-2.0);
+            } else if acc1 <= 0.5 {
+                a8[1] -= a9[0];
+                a8[0] -= (10.0 / (a9[1] * a9[1] + 1.0)).tanh();
+            } else if x0 >= 1.0 {
+                acc1 /= ((0.3 * (x1 * x0)) * (0.3 * (x1 * x0)) + 1.0);
+                a4[i] *= ((acc1.detach()).abs() + 0.5).powf(((x0 * x0 + 1.0).ln()).sin());
+            }
+        }
+    }
+    a4[1] *= (acc1 + ((n as f64))).tanh().sinh();
+    acc1 + a4[3]
+}
+
+#[differentiable]
+fn s103(x0: f64, x1: f64, m: [[f64; 2]; 2], xs: &[f64]) -> f64 {
+    let mut acc1 = ((x0 * (1e-3)) * (x0 * (1e-3)) + 0.25).sqrt();
+    let mut t3 = ((m[0][0] * 0.3) * (m[0][0] * 0.3) + 0.25).sqrt();
+    t3 -= (x0 * (-(1e-3))).cos();
+    acc1 = acc1 * 0.5 + ((t3 * ((1e-3) / (0.25 * 0.25 + 1.0))).sin());
+    if acc1 <= -0.5 {
+        if acc1 > 2.0 {
+            let t4: f64 = 10.0;
+            if acc1 < -0.5 {
+                t3 += -0.0;
+                acc1 -= -(0.25 / (t3 * t3 + 1.0));
+            }
+        } else if x0 < 2.0 {
+            let t6 = t3.abs();
+            let t8: f64 = (-0.125) + ((1e-3) * 1.5);
+        } else if acc1 <= 1.0 {
+            t3 -= 0.0 + (acc1.max(m[0][1]));
+            let mut t10 = ((m[0][0] * x0) * (m[0][0] * x0) + 1.0).recip();
+        } else {
+            acc1 = (acc1.abs()) / (acc1 * acc1 + 1.0);
+        }
+        let mut t11 = (0.0 * x1).tanh();
+    }
+    t3 += 1e-3;
+    acc1 /= ((((1e-3) + m[1][1]).detach()) * (((1e-3) + m[1][1]).detach()) + 1.0);
+    acc1 + t3
+}
+
+#[differentiable]
+fn s104(w: [f64; 3]) -> f64 {
+    let mut acc1 = (((w[1] * 0.1) * (w[1] * 0.1) + 1.0).ln()) - (0.3 * w[0]);
+    if acc1 < 1.0 {
+        let t3 = ((w[2] * 0.3).sin()) + (w[2] - w[0]);
+        if acc1 > -0.5 {
+            acc1 += ((-1.25) + 4.0) / (0.125 * 0.125 + 1.0);
+            acc1 += ((acc1 * 0.1).detach()) * acc1;
+        } else {
+            let mut v4 = acc1;
+            v4 = v4 * (0.1 + v4);
+            v4 += w[0];
+        }
+    }
+    if w[2] <= 0.5 {
+        for i in 0..2 {
+            let t5 = ((-1.25) * w[i]) - (((i as f64)).mul_add(4.0, (i as f64)));
+            let _dead6 = (w[i] * w[i] * 1e-200).sqrt();
+            let mut t7 = (w[0].tanh().exp_m1()).detach();
+        }
+        let mut t8 = ((-w[2]) * (-w[2]) + 1.0).ln();
+    } else if w[2] <= 0.0 {
+        let t10 = w[2].sin();
+        for i in 0..4 {
+            let mut t11 = (t10 / (((i as f64)) * ((i as f64)) + 1.0)) * ((((i as f64)) * ((i as f64)) + 1.0).ln());
+        }
+    } else {
+        if w[1] < 1.0 {
+            let t12 = (w[1] * (0.5 + 0.75)).detach();
+            let mut t13 = (t12.cos()) * (0.3 - 0.75);
+        } else if w[0] > -0.5 {
+            let t14 = (w[2].tanh()).tanh();
+        }
+        let t15 = (3.0 / (w[1] * w[1] + 1.0)) - 10.0;
+    }
+    for i in 0..2 {
+        for j in 0..2 {
+            if i % 2 == 0 {
+                let t16 = (w[j] * w[0]).sin();
+                let t17 = (t16.tanh()).min((w[j] * w[j] + 0.25).sqrt());
+            } else if w[i] <= 0.5 {
+                let t18 = (i as f64);
+                let t19 = (0.3 * w[i]) * 0.125;
+            } else if w[1] <= -0.5 {
+                let mut t20 = ((-2.0) - ((i as f64))) / (((((i as f64)) * ((i as f64)) + 1.0).recip()) * ((((i as f64)) * ((i as f64)) + 1.0).recip()) + 1.0);
+                t20 *= 2.0 * w[0];
+            }
+            let t21 = ((w[i] * w[j]) * (w[i] * w[j]) + 1.0).recip();
+        }
+    }
+    w[0] * (w[0] / (w[2] * w[2] + 1.0))
+}
+
+#[differentiable]
+fn s105(x0: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = (-0.125) * (x0 * x0);
+    if x0 > -0.5 {
+        acc1 -= ((-2.0) * acc1).sin();
+        let mut a2 = [0.0f64; 4];
+        a2[2] = (acc1 * ((-2.0) / 1.0)).max(0.75);
+    }
+    acc1 -= ((1e-3) - acc1).mul_add(0.125 * 0.25, acc1 + 0.0);
+    acc1 = acc1 * 0.5 + (-2.0);
+    acc1 += acc1;
+    acc1 += ((acc1 * (-1.25)).abs()) * (1.0 * 0.75);
+    acc1
+}
+
+#[differentiable]
+fn s106(x0: f64, n: usize) -> f64 {
+    let mut acc1 = ((x0 * x0) * (x0 * x0) + 1.0).ln();
+    acc1 *= (acc1.atan2(acc1)) * (0.0 * acc1);
+    acc1 += ((acc1 * acc1 + 0.25).sqrt()).detach();
+    acc1 += (x0 * ((n as f64))).detach();
+    acc1 * acc1
+}
+
+#[differentiable]
+fn s107(xs: &[f64], x1: f64, w: [f64; 4], x0: f64, n: usize) -> f64 {
+    let mut acc1 = (n as f64);
+    let t2 = w[1];
+    let mut a3 = [0.0f64; 2];
+    for i in 0..2 {
+        a3[i] += (t2.tanh()).abs();
+        if acc1 >= -0.5 {
+            a3[i] /= (((acc1 + a3[0]).cos()) * ((acc1 + a3[0]).cos()) + 1.0);
+            a3[i] -= ((0.0 - ((i as f64))) * (0.0 - ((i as f64))) + 1.0).recip();
+        }
+    }
+    acc1 = (x1.mul_add(t2, w[3])) / ((((t2 * 3.0) * (t2 * 3.0) + 0.25).sqrt()) * (((t2 * 3.0) * (t2 * 3.0) + 0.25).sqrt()) + 1.0);
+    let mut v4 = acc1;
+    v4 += (((n as f64)) * ((n as f64)) + 0.25).sqrt();
+    a3[1] += (x0 * t2).cos();
+    t2 + a3[1]
+}
+
+#[differentiable]
+fn s108(x0: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = (x0.tanh()) * w[0];
+    if acc1 <= 2.0 {
+        acc1 += acc1.detach();
+    } else if acc1 >= 2.0 {
+        let mut a2 = [0.0f64; 4];
+        for i in 0..4 {
+            a2[i] += ((((acc1 * 10.0) * (acc1 * 10.0) + 1.0).ln()) * (((acc1 * 10.0) * (acc1 * 10.0) + 1.0).ln()) + 1.0).ln();
+        }
+    }
+    let _dead3 = (x0 * 1e-200).sqrt();
+    let mut v4 = x0;
+    v4 += 10.0;
+    if (n as f64) >= 0.5 {
+        acc1 -= ((v4 - w[1]) * (v4 - w[1]) + 1.0).recip();
+        for u in xs.iter() {
+            let _dead5 = (acc1 * acc1 * 1e-200).sqrt();
+            let mut v6 = acc1;
+            v6 += -u;
+        }
+    }
+    for (&u, &v7) in xs.iter().zip(xs.iter().skip(1)) {
+        acc1 += ((w[0] * 0.0).atan2(v4)).detach();
+        let mut a8 = [0.0f64; 3];
+        a8[0] = (((w[2] * (-1.25)).abs() + 0.5).powf(a8[0].sin())).detach();
+        a8[0] = a8[1].tanh().exp();
+        let _dead9 = (a8[0] * a8[0] * 1e-200).sqrt();
+    }
+    acc1 = acc1 * 0.5 + ((w[1].mul_add(w[2], w[2])) / ((v4 + 0.25) * (v4 + 0.25) + 1.0));
+    acc1 + v4
+}
+
+#[differentiable]
+fn s109(x0: f64, x1: f64) -> f64 {
+    let mut acc1: f64 = 1.0;
+    acc1 /= (((x0 / (0.5 * 0.5 + 1.0)) - ((acc1 * 0.125).atan2(x0))) * ((x0 / (0.5 * 0.5 + 1.0)) - ((acc1 * 0.125).atan2(x0))) + 1.0);
+    let mut v2 = acc1;
+    v2 = v2 * (2.0 + (1e-3));
+    let mut t3: f64 = (2.0 * (-0.0)) * ((1e-3) * 0.1);
+    if v2 < 2.0 {
+        for i in 0..4 {
+            let _dead4 = (v2 * 1e-200).sqrt();
+            let mut t5 = (i as f64);
+            let t6 = (((i as f64)) + v2).atan2(t5.powi(2));
+        }
+        t3 *= (0.25 * (1e-3)) * (v2 + v2);
+    } else if t3 < 2.0 {
+        t3 /= ((((t3 + v2) * (t3 + v2) + 1.0).ln()) * (((t3 + v2) * (t3 + v2) + 1.0).ln()) + 1.0);
+        if t3 < 0.5 {
+            v2 *= (x0 * (-2.0)).sin();
+            let mut v7 = v2;
+            v7 = v7 * (0.1 + 0.1);
+        }
+    } else {
+        let t8 = ((x0.atan2(0.0)) * (x0.atan2(0.0)) + 1.0).recip();
+        let _dead9 = (v2 * 1e-200).sqrt();
+    }
+    v2 += x1 / ((v2.min(x1)) * (v2.min(x1)) + 1.0);
+    x0 + v2 + t3
+}
+
+#[differentiable]
+fn s110(x0: f64, x1: f64) -> f64 {
+    let mut acc1 = (x1 / ((-1.25) * (-1.25) + 1.0)).detach();
+    let _dead2 = (x1 * 1e-200).sqrt();
+    let t3 = (x0 * x0) + (1.0 + 0.25);
+    acc1 += ((x0 * (-0.5)).powi(3)).abs();
+    let mut t4 = ((acc1 * (-1.25)).hypot(2.0)) * ((x0 * 0.0).detach());
+    let mut a5 = [0.0f64; 3];
+    a5[2] = t3;
+    a5[2] = ((x1 * 0.75).sin()) + ((t3 * 1.5).abs());
+    acc1 + t3 * ((acc1 * 0.125).min(a5[1]))
+}
+
+#[differentiable]
+fn s111(x0: f64, x1: f64, w: [f64; 4], n: usize) -> f64 {
+    let mut acc1 = 0.3 + ((n as f64));
+    let mut a2 = [0.0f64; 4];
+    a2[0] = ((a2[1] * a2[1] + 0.25).sqrt()) + w[3];
+    if acc1 > 1.0 {
+        for i in 0..n {
+            let c3 = (n as f64) * 1e-3;
+            if (i as f64) < 0.5 {
+                acc1 = acc1 * 0.5 + (x1.atan2(c3));
+            } else if (n as f64) <= 0.0 {
+                a2[3] /= (x1 * x1 + 1.0);
+            } else if i % 2 == 1 {
+                a2[0] += x1;
+            }
+        }
+        a2[0] += w[3] - (x1.tanh().exp());
+    } else if x1 > 0.0 {
+        if (n as f64) >= 0.0 {
+            let mut v4 = acc1;
+            v4 *= x0.min(a2[3]);
+        } else if x1 < 0.5 {
+            let c5 = (n as f64) + 0.25;
+        }
+        a2[2] -= (a2[2] * (1.5 + 1.0)).min((n as f64));
+    } else {
+        a2[2] /= (((w[3].max(x0)) + (0.0 - x0)) * ((w[3].max(x0)) + (0.0 - x0)) + 1.0);
+        let mut a6 = [0.0f64; 3];
+        for i in 0..3 {
+            a6[i] += (((n as f64)) / (((i as f64)) * ((i as f64)) + 1.0)) / ((x1.sin()) * (x1.sin()) + 1.0);
+        }
+    }
+    a2[0] += x0;
+    let t7 = x1;
+    let c8 = (n as f64) + -2.0;
+    a2[2] /= (((t7 - a2[0]).tanh()) * ((t7 - a2[0]).tanh()) + 1.0);
+    x0 + a2[3] + t7
+}
+
+#[differentiable]
+fn s112(xs: &[f64], n: usize, x0: f64) -> f64 {
+    let mut acc1 = ((x0.abs()) * (x0.abs()) + 1.0).ln();
+    let mut a2 = [0.0f64; 3];
+    a2[2] = 1.5;
+    for u in xs.iter().take(n) {
+        a2[2] /= ((x0 + (0.0 * acc1)) * (x0 + (0.0 * acc1)) + 1.0);
+    }
+    if x0 < 2.0 {
+        if x0 <= 2.0 {
+            let t3 = (((n as f64)) * 0.25).abs().ln_1p();
+        } else {
+            a2[0] += (x0 + x0) / (x0 * x0 + 1.0);
+        }
+        let mut a4 = [0.0f64; 4];
+        for i in 0..4 {
+            a4[i] += 0.25 * ((n as f64));
+        }
+    } else {
+        if acc1 > 0.0 {
+            if a2[1] <= -0.5 {
+                a2[2] = a2[2] * 0.5 + ((x0 * (-0.0)).tanh());
+                a2[1] += a2[1] * (3.0 * ((n as f64)));
+            } else if acc1 >= 0.0 {
+                acc1 = acc1 * 0.5 + (((x0 * (-2.0)).min(a2[2])) / ((acc1.atan2(x0)) * (acc1.atan2(x0)) + 1.0));
+                acc1 /= (acc1 * acc1 + 1.0);
+            }
+        } else if acc1 >= 0.5 {
+            acc1 *= acc1;
+        } else if acc1 <= 0.5 {
+            let mut v5 = x0;
+            v5 += 0.75;
+            if acc1 < 0.5 {
+                a2[1] *= ((n as f64)) - (v5.hypot(-0.5));
+                v5 /= (v5 * v5 + 1.0);
+            }
+        } else {
+            let c6 = (n as f64) * -2.0;
+            let mut v7 = acc1;
+            v7 += v7;
+        }
+        let t8 = (n as f64);
+    }
+    let c9 = (n as f64) - -0.5;
+    a2[0] /= ((a2[0] * 1.0) * (a2[0] * 1.0) + 1.0);
+    a2[0] * (((n as f64)) - a2[2])
+}
+
+#[differentiable]
+fn s113(w: [f64; 2], xs: &[f64]) -> f64 {
+    let mut acc1 = ((w[0] * (1e-3)).max(w[0])).tanh().exp();
+    let t2 = (w[0] + 0.125).tanh();
+    let mut a3 = [0.0f64; 3];
+    a3[1] = (t2.tanh().sinh()).detach();
+    acc1 + a3[0] * ((a3[1] * (-0.0)).min(a3[2]))
+}
+
+#[differentiable]
+fn s114(x0: f64, w: [f64; 2], m: [[f64; 2]; 2], xs: &[f64]) -> f64 {
+    let mut acc1 = (x0 + m[0][0]).cos();
+    acc1 /= (0.25 * 0.25 + 1.0);
+    acc1 += (acc1 * 0.25) - ((acc1 * 0.125).mul_add(w[0], m[0][0]));
+    let mut a2 = [0.0f64; 2];
+    for i in 0..2 {
+        a2[i] = (i as f64);
+    }
+    let mut t3 = (-1.5) - (((w[0] * 0.0) * (w[0] * 0.0) + 0.25).sqrt());
+    acc1 + t3 * ((x0 * x0 + 1.0).recip())
+}
+
+#[differentiable]
+fn s115(x1: f64, m: [[f64; 2]; 3], x0: f64, x2: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = (x2 * 0.75).cos();
+    let mut t2 = (m[2][1].abs()).powi(2);
+    for &u in xs.iter() {
+        let mut a3 = [0.0f64; 4];
+        a3[0] = u;
+        let mut t4 = (m[1][1] / x0) / ((x2 - m[2][1]) * (x2 - m[2][1]) + 1.0);
+        let mut t5 = ((x0 * 3.0).min(0.0)) - ((1e-3) - x0);
+    }
+    if acc1 < 0.5 {
+        let mut t6 = (acc1 * ((-2.0) - 4.0)).abs().ln_1p();
+        for i in 0..3 {
+            let v7 = x1;
+        }
+    } else {
+        let mut a8 = [0.0f64; 4];
+        a8[3] = (m[0][0] * m[1][1]) / ((x1 * x1 + 1.0).recip());
+    }
+    acc1 + t2 * (x1.sin())
+}
+
+#[differentiable]
+fn s116(x0: f64, w: [f64; 4], xs: &[f64]) -> f64 {
+    let mut acc1 = -((w[0] * w[0] + 1.0).ln());
+    acc1 += 1e-3;
+    if acc1 >= 2.0 {
+        for (i, &u) in xs.iter().enumerate() {
+            let _dead2 = (w[2] * w[2] * 1e-200).sqrt();
+            if acc1 < 1.0 {
+                acc1 += acc1 / ((w[3] - (-0.5)) * (w[3] - (-0.5)) + 1.0);
+            } else if i % 3 == 0 {
+                acc1 /= (((xs[i].abs()).tanh().exp()) * ((xs[i].abs()).tanh().exp()) + 1.0);
+            } else if xs[i] <= 0.5 {
+                acc1 += ((u * xs[i]).abs() + 0.5).powf((-w[0]).sin());
+                acc1 = acc1 * 0.5 + x0;
+            } else {
+                acc1 += 10.0;
+                acc1 *= w[0] + (-0.0);
+            }
+            acc1 += acc1 / ((((acc1 * 10.0) * (acc1 * 10.0) + 1.0).ln()) * (((acc1 * 10.0) * (acc1 * 10.0) + 1.0).ln()) + 1.0);
+        }
+    } else if w[3] >= 1.0 {
+        let mut t3: f64 = 0.25;
+    }
+    acc1 += ((acc1 * 1.0).cos()) - (-w[2]);
+    if acc1 < 0.5 {
+        let mut t5 = (acc1.powi(2)) + (acc1.cos());
+        let mut v6 = x0;
+        v6 = v6 * (-t5);
+    } else {
+        acc1 += acc1;
+    }
+    acc1 * 3.0
+}
+
+#[differentiable]
+fn s117(n: usize, x0: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = (x0.sin()) + (x0 + x0);
+    let mut v2 = x0;
+    v2 *= 1.0 * v2;
+    v2 /= ((v2 * (acc1 + acc1)) * (v2 * (acc1 + acc1)) + 1.0);
+    for i in 0..3 {
+        for (j, &u) in xs.iter().enumerate().take(n) {
+            let mut t3: f64 = 1.0;
+            let mut t4 = ((n as f64)).mul_add(v2.min(-0.0), t3 - 10.0);
+        }
+    }
+    let c5 = (n as f64) - -1.25;
+    let mut v6 = v2;
+    v6 += acc1.mul_add(2.0, 0.75);
+    let mut a7 = [0.0f64; 2];
+    for i in 0..2 {
+        a7[i] += ((a7[0] * 0.0).abs()) - v6;
+    }
+    acc1 + v6 * (acc1 * c5)
+}
+
+#[differentiable]
+fn s118(x0: f64, w: [f64; 4], xs: &[f64]) -> f64 {
+    let mut acc1: f64 = (0.0 * 1.0) / ((-(-0.0)) * (-(-0.0)) + 1.0);
+    for &u in xs.iter().rev() {
+        for i in 0..4 {
+            if i % 3 == 0 {
+                acc1 /= (((u.tanh().exp()) * ((w[i] * 4.0).detach())) * ((u.tanh().exp()) * ((w[i] * 4.0).detach())) + 1.0);
+                acc1 += (w[i].mul_add(x0, 0.5)).tanh();
+            } else if x0 > 0.5 {
+                acc1 += (w[i].tanh().exp()) / (0.1 * 0.1 + 1.0);
+                acc1 += ((x0 - acc1) * (x0 - acc1) + 1.0).ln();
+            } else if (i as f64) < 0.0 {
+                acc1 += (((i as f64)).cos()) / ((-0.125) * (-0.125) + 1.0);
+            }
+            let t2 = u / ((-0.0) * (-0.0) + 1.0);
+            let _dead3 = (x0 * x0 * 1e-200).sqrt();
+        }
+    }
+    for (i, u) in xs.iter().enumerate().rev() {
+        let mut t4 = (acc1.atan2(w[1])).atan2(4.0 + x0);
+        t4 -= -0.5;
+    }
+    let _dead5 = (x0 * x0 * 1e-200).sqrt();
+    acc1
+}
+
+#[differentiable]
+fn s119(x0: f64, x1: f64, w: [f64; 3]) -> f64 {
+    let mut acc1 = (x0.tanh().sinh()).sqrt();
+    let mut t3 = x1.sin();
+    acc1 -= ((x1 * (-0.0)).atan2(0.25)) * ((x1 * x1 + 0.25).sqrt());
+    acc1 + t3
+}
+
+#[differentiable]
+fn s120(x0: f64, w: [f64; 4], xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = (((n as f64)).tanh().exp_m1()) + (x0 + w[0]);
+    let t2 = ((acc1.abs() + 0.5).powf(x0.sin())) - (acc1.detach());
+    if acc1 <= 1.0 {
+        if t2 > 0.5 {
+            acc1 -= ((t2 * (-0.0)).max(acc1)).max(x0);
+            let c3 = (n as f64) * 0.1;
+        } else {
+            let mut v4 = acc1;
+            v4 = v4 * (0.75 + t2);
+        }
+        let mut t5 = (w[1].tanh()) * (((n as f64)) * ((n as f64)));
+    } else if w[1] >= 1.0 {
+        let mut a6 = [0.0f64; 4];
+        a6[2] = w[2];
+        a6[3] = (a6[2] + ((n as f64))) / (((x0 * x0 + 0.25).sqrt()) * ((x0 * x0 + 0.25).sqrt()) + 1.0);
+        let t7 = ((((n as f64)) - ((n as f64))).abs() + 0.5).powf(((w[1] * w[1] + 1.0).ln()).sin());
+    } else if w[1] >= 2.0 {
+        let mut t8 = ((x0 * x0 + 0.25).sqrt()).sin();
+        if (n as f64) <= 2.0 {
+            let _dead9 = (t2 * 1e-200).sqrt();
+            if t8 > 0.5 {
+                t8 = t8 * 0.5 + ((n as f64));
+            } else {
+                t8 *= ((1e-3) + t8) - (w[1].atan2((n as f64)));
+                t8 += (x0.mul_add(0.75, t2)) / (x0 * x0 + 1.0);
+            }
+        } else if t2 >= -0.5 {
+            t8 /= (t2 * t2 + 1.0);
+        } else if (n as f64) <= 0.5 {
+            t8 += 0.0;
+            let t10 = w[1];
+        } else {
+            t8 += (-x0).detach();
+            let _dead11 = (t2 * 1e-200).sqrt();
+        }
+    } else {
+        for (&u, &v12) in xs.iter().zip(xs.iter().skip(1)) {
+            if t2 >= 2.0 {
+                let t13 = ((-1.25) / (w[1] * w[1] + 1.0)).tanh();
+            } else if v12 < 2.0 {
+                let t14 = (1.5 + ((n as f64))) + (x0.mul_add(-1.25, x0));
+            } else if v12 >= 0.5 {
+                let mut t15 = (x0 * x0 + 1.0).ln();
+                t15 += ((u * u + 1.0).recip()) / ((((n as f64)).tanh().exp()) * (((n as f64)).tanh().exp()) + 1.0);
+            } else {
+                let t16 = (w[0].detach()) / (x0 * x0 + 1.0);
+            }
+            let t17 = (w[0] * (-0.0)) - ((t2 * (-0.5)).detach());
+        }
+    }
+    let t18 = (x0.tanh().exp()).cbrt();
+    t2 + t2 + t18
+}
+
+#[differentiable]
+fn s121(w: [f64; 4], n: usize) -> f64 {
+    let mut acc1: f64 = 1.0;
+    for i in 0..n {
+        for j in 0..3 {
+            let t3 = (acc1 + w[j]) * (((i as f64)) + ((j as f64)));
+        }
+        let c4 = i % 3;
+    }
+    let t5 = (w[3].max(acc1)) * 0.125;
+    let mut a6 = [0.0f64; 2];
+    for i in 0..2 {
+        a6[i] += 10.0;
+    }
+    a6[1] /= (t5 * t5 + 1.0);
+    for i in 0..4 {
+        if t5 <= 1.0 {
+            let mut a7 = [0.0f64; 4];
+            a7[1] = a7[i];
+        } else {
+            let mut a8 = [0.0f64; 2];
+            for j in 0..2 {
+                a8[j] = (-0.0) / (0.125 * 0.125 + 1.0);
+            }
+        }
+        let mut a9 = [0.0f64; 3];
+        for j in 0..3 {
+            a9[j] = (w[2] * 10.0).detach();
+        }
+    }
+    if acc1 >= 1.0 {
+        let mut v10 = acc1;
+        v10 *= w[1];
+        for i in 0..4 {
+            let c11 = i % 3;
+            a6[0] /= ((-(((c11 as f64)) + w[i])) * (-(((c11 as f64)) + w[i])) + 1.0);
+        }
+    }
+    a6[0] + a6[0]
+}
+
+#[differentiable]
+fn s122(x0: f64, x1: f64, m: [[f64; 3]; 3], n: usize) -> f64 {
+    let mut acc1 = (n as f64);
+    let mut t2 = m[2][1] - (-(-0.5));
+    acc1 /= ((((t2 * 1.5).min((n as f64))).mul_add(x1, ((n as f64)) + ((n as f64)))) * (((t2 * 1.5).min((n as f64))).mul_add(x1, ((n as f64)) + ((n as f64)))) + 1.0);
+    acc1 += (x0.tanh().exp()) * (((n as f64)).hypot(0.0));
+    t2 = (x0.tanh()) - (0.3 - ((n as f64)));
+    if (n as f64) > 0.0 {
+        let mut a3 = [0.0f64; 3];
+        for i in 0..3 {
+            a3[i] = (x0.cos()).tanh();
+        }
+        acc1 /= (((x1 / (m[0][2] * m[0][2] + 1.0)).cos()) * ((x1 / (m[0][2] * m[0][2] + 1.0)).cos()) + 1.0);
+    } else if t2 <= -0.5 {
+        let mut v4 = t2;
+        v4 *= acc1.max(-0.5);
+    } else if (n as f64) < 2.0 {
+        for i in 0..4 {
+            let mut t5 = -((x1 * (-1.25)).abs().ln_1p());
+            t5 /= (((x1 + x1) * (x0 + m[1][1])) * ((x1 + x1) * (x0 + m[1][1])) + 1.0);
+        }
+    }
+    for i in 0..2 {
+        acc1 /= ((((((i as f64)) * 3.0) * (((i as f64)) * 3.0) + 0.25).sqrt()) * (((((i as f64)) * 3.0) * (((i as f64)) * 3.0) + 0.25).sqrt()) + 1.0);
+        acc1 += ((m[i][1] * m[i][1] + 0.25).sqrt()) / ((x1 * (-0.5)).cos());
+        let mut a6 = [0.0f64; 2];
+        a6[0] = -1.25;
+        a6[1] = m[i][1] * (a6[i].tanh());
+    }
+    acc1
+}
+
+#[differentiable]
+fn s123(x0: f64, x1: f64) -> f64 {
+    let mut acc1: f64 = (1e-3) + (0.125 * (-1.25));
+    let v2 = x0;
+    for i in 0..4 {
+        let mut a3 = [0.0f64; 3];
+        a3[2] = ((x0.powi(-1)) * (x0.powi(-1)) + 1.0).recip();
+        for j in 0..4 {
+            let v4 = v2;
+            a3[0] += (x1 * (-2.0)).max(0.25);
+        }
+    }
+    acc1 * (x0.hypot(4.0))
+}
+
+#[differentiable]
+fn s124(xs: &[f64], x0: f64, n: usize) -> f64 {
+    let mut acc1 = (-0.0) - (x0.mul_add((n as f64), 0.3));
+    for (i, &u) in xs.iter().enumerate() {
+        let mut t2 = -((x0 * (-2.0)).atan2(0.5));
+        t2 *= ((x0 + x0) * (x0 + x0) + 1.0).ln();
+        let mut t3 = (((i as f64)) + ((i as f64))) * (acc1.atan());
+    }
+    for &u in xs.iter().take(n) {
+        let t4 = (x0 - acc1) + (acc1 * 0.1);
+        let mut v5 = acc1;
+        v5 *= v5.atan2(v5);
+    }
+    acc1
+}
+
+#[differentiable]
+fn s125(x0: f64, x1: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = ((x1 * 0.75).cbrt()) * 0.5;
+    if x0 <= 0.5 {
+        let mut v2 = x0;
+        v2 *= v2;
+        for (&u, &v3) in xs.iter().zip(xs.iter().skip(1)) {
+            let mut a4 = [0.0f64; 3];
+            a4[1] = (v3 + u).sin();
+            a4[0] = ((v2.abs() + 0.5).powf(u.sin())) + (u * 0.5);
+            let c5 = v3 + -0.5;
+            let _dead6 = (x1 * x1 * 1e-200).sqrt();
+        }
+    } else if acc1 < 2.0 {
+        if x1 < 0.5 {
+            let mut t7 = (acc1 * 3.0) * (acc1.sin());
+            let mut t9: f64 = 0.3;
+        } else if x1 >= 1.0 {
+            if acc1 > 1.0 {
+                acc1 *= 10.0;
+            } else {
+                acc1 = acc1 * 0.5 + (-(acc1.detach()));
+                acc1 += acc1;
+            }
+        } else if x1 > 2.0 {
+            if x1 <= 2.0 {
+                acc1 /= (((((x1 * x1 + 1.0).recip()).abs() + 0.5).powf((0.0 / (acc1 * acc1 + 1.0)).sin())) * ((((x1 * x1 + 1.0).recip()).abs() + 0.5).powf((0.0 / (acc1 * acc1 + 1.0)).sin())) + 1.0);
+                acc1 -= acc1;
+            } else if x1 >= 1.0 {
+                acc1 *= 1e-3;
+            } else if acc1 > 0.0 {
+                acc1 = -(0.75 - 1.5);
+            }
+            let mut v10 = acc1;
+            v10 += v10.tanh();
+        } else {
+            let mut t12 = ((x1 * 0.1).mul_add(x1, x1)) * (0.1 + x1);
+        }
+        let t13 = 0.125 * (0.75 / (x1 * x1 + 1.0));
+    }
+    let t14 = x1.cos();
+    let mut t15 = -(t14 / (0.125 * 0.125 + 1.0));
+    for (&u, &v16) in xs.iter().zip(xs.iter().skip(1)) {
+        t15 /= (((u / (t15 * t15 + 1.0)) / ((-4.0) * (-4.0) + 1.0)) * ((u / (t15 * t15 + 1.0)) / ((-4.0) * (-4.0) + 1.0)) + 1.0);
+    }
+    t15 += (((t15 * 1.0) * (t15 * 1.0) + 1.0).recip()) * t15;
+    let mut v17 = t15;
+    v17 = v17 * ((x1 * 0.75).mul_add(0.125, t14));
+    v17 + t14 + v17
+}
+
+#[differentiable]
+fn s126(x0: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = ((x0 * x0 + 0.25).sqrt()).tanh().exp();
+    acc1 = acc1 * 0.5 + (((acc1 * 1.5).abs()) * (-x0));
+    if acc1 > -0.5 {
+        if acc1 > 0.5 {
+            let mut a2 = [0.0f64; 3];
+            for i in 0..3 {
+                a2[i] = (a2[i].mul_add(acc1, acc1)).atan2(acc1.detach());
+            }
+        } else if x0 > 2.0 {
+            acc1 /= ((((-0.5) / (x0 * x0 + 1.0)).hypot(1.5 + x0)) * (((-0.5) / (x0 * x0 + 1.0)).hypot(1.5 + x0)) + 1.0);
+        } else {
+            let t3 = -(acc1 * acc1);
+        }
+        acc1 = acc1 * 0.5 + acc1;
+    } else if x0 <= 0.5 {
+        for i in 0..2 {
+            acc1 += (acc1.tanh().exp()).tanh();
+        }
+    }
+    let _dead4 = (x0 * 1e-200).sqrt();
+    let t5 = (x0.detach()) + 1.5;
+    for (i, &u) in xs.iter().enumerate() {
+        acc1 *= acc1;
+        let t6: f64 = 0.125;
+    }
+    let c7 = t5 - 0.0;
+    acc1 * (x0.powi(2))
+}
+
+#[differentiable]
+fn s127(x1: f64, x0: f64) -> f64 {
+    let mut acc1 = -((x0 * 3.0).abs());
+    acc1 -= (x0 * (0.125 + 3.0)).recip();
+    let t3: f64 = 0.1;
+    let c4 = t3 - 0.25;
+    acc1 + t3
+}
+
+#[differentiable]
+fn s128(xs: &[f64], w: [f64; 2]) -> f64 {
+    let mut acc1 = (w[1].min(w[1])) * (-2.0);
+    let t2 = ((acc1 + w[1]) * (acc1 + w[1]) + 0.25).sqrt();
+    let t3 = acc1 + (0.0 - t2);
+    acc1 += t2.powi(2);
+    let t4 = acc1 * (10.0 * t2);
+    acc1 + t2 + t4 * (-t4)
+}
+
+#[differentiable]
+fn s129(x0: f64, w: [f64; 4], n: usize) -> f64 {
+    let mut acc1 = (((n as f64)) + x0) - x0;
+    let mut v2 = acc1;
+    v2 = v2 * ((v2 * v2 + 1.0).recip());
+    v2 *= (-0.5) / ((w[1].mul_add(v2, (n as f64))) * (w[1].mul_add(v2, (n as f64))) + 1.0);
+    if x0 >= 0.0 {
+        for i in 0..n {
+            let mut a3 = [0.0f64; 4];
+            a3[3] = (-((i as f64))).sin();
+            let t4 = 0.0 / ((-a3[3]) * (-a3[3]) + 1.0);
+        }
+    } else if w[0] <= 1.0 {
+        let t5: f64 = 4.0;
+        for i in 0..3 {
+            let t6 = ((v2.abs() + 0.5).powf(t5.sin())).tanh().exp_m1();
+            let mut a7 = [0.0f64; 4];
+            a7[2] = (x0.tanh().exp()).sin();
+            a7[1] = 0.75;
+        }
+    }
+    for i in 0..3 {
+        let mut t8 = (((i as f64)) * w[i]) + (v2 / (0.125 * 0.125 + 1.0));
+    }
+    let t9 = ((w[0] + 0.1).abs() + 0.5).powf((((-0.5) * 1.5) as f64).sin());
+    let mut v10 = v2;
+    v10 *= 1.0 + v10;
+    x0 + v10 * (((n as f64)) - v10)
+}
+
+#[differentiable]
+fn s130(x0: f64, w: [f64; 4], xs: &[f64]) -> f64 {
+    let mut acc1 = (w[3] * 1.0).hypot(0.5 - 0.1);
+    let mut t2: f64 = 0.5;
+    let _dead3 = (w[1] * w[1] * 1e-200).sqrt();
+    t2 += -(x0 / (0.25 * 0.25 + 1.0));
+    let mut t4: f64 = 0.125 / ((-1.5) * (-1.5) + 1.0);
+    if t2 < 2.0 {
+        for (i, u) in xs.iter().enumerate() {
+            let c5 = i % 3;
+        }
+    }
+    let t7: f64 = 10.0;
+    acc1 + t2 + t4 * (t7.cos())
+}
+
+#[differentiable]
+fn s131(x0: f64, x1: f64, w: [f64; 2], m: [[f64; 2]; 2], n: usize) -> f64 {
+    let mut acc1 = -((w[0] * 1.0).max(0.5));
+    acc1 /= (((n as f64)) * ((n as f64)) + 1.0);
+    acc1 -= ((n as f64)).cos();
+    acc1 += ((w[1] * w[1] + 1.0).recip()).max(x0.tanh());
+    acc1
+}
+
+#[differentiable]
+fn s132(m: [[f64; 3]; 2], x1: f64, x0: f64) -> f64 {
+    let mut acc1 = (x0 * 0.75).hypot((-0.0) / (x1 * x1 + 1.0));
+    acc1 /= (1.5 * 1.5 + 1.0);
+    let mut a2 = [0.0f64; 2];
+    for i in 0..2 {
+        a2[i] = (x1 + acc1) + ((i as f64));
+    }
+    if x0 <= 1.0 {
+        let _dead3: f64 = 0.0;
+        if x1 <= -0.5 {
+            let mut t4 = ((-0.0) + acc1) + (a2[1] * x0);
+        } else if a2[1] > 1.0 {
+            a2[0] += (x1.atan2(x1)) / (4.0 - 0.3);
+            if a2[0] >= 1.0 {
+                a2[1] += (acc1 - (-2.0)) + ((x0 * x0 + 1.0).recip());
+            } else if a2[1] > 0.5 {
+                a2[1] -= -0.5;
+            }
+        } else if a2[1] > 2.0 {
+            let mut t5 = (m[1][2] * m[1][2] + 0.25).sqrt();
+            let _dead6 = (x0 * x0 * 1e-200).sqrt();
+        } else {
+            acc1 += 0.75;
+        }
+    } else if x0 > 0.0 {
+        let mut v7 = acc1;
+        v7 += 0.25 * v7;
+        let mut v8 = x0;
+        v8 += 0.75 / (v7 * v7 + 1.0);
+    } else if x1 <= 2.0 {
+        let mut v9 = x1;
+        v9 *= v9.tanh();
+        for i in 0..2 {
+            v9 += (v9 / (a2[i] * a2[i] + 1.0)) / ((2.0 + m[i][i]) * (2.0 + m[i][i]) + 1.0);
+            if (i as f64) < 0.0 {
+                v9 -= a2[i].cbrt();
+            }
+        }
+    } else {
+        if m[0][0] < 0.5 {
+            a2[0] += m[1][2].abs();
+            let _dead10 = (a2[0] * 1e-200).sqrt();
+        }
+    }
+    let mut a11 = [0.0f64; 4];
+    a11[1] = a2[1].cos();
+    a11[3] = (a2[1].sin()).abs();
+    a11[1] *= a2[1].abs();
+    a11[0] + a11[0] * (10.0 / (a2[0] * a2[0] + 1.0))
+}
+
+#[differentiable]
+fn s133(x0: f64, x1: f64, x2: f64, w: [f64; 4], xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = (x2 * x1).min(w[3]);
+    let _dead2 = (acc1.detach()) * (acc1 * ((n as f64)));
+    for i in 0..4 {
+        let t3 = (((n as f64)) / (((n as f64)) * ((n as f64)) + 1.0)).tanh().exp();
+    }
+    let mut t4 = (-((n as f64))).cos();
+    acc1 = acc1 * 0.5 + ((t4.powi(2)) + (acc1.tanh().exp()));
+    acc1 + t4
+}
+
+#[differentiable]
+fn s134(x0: f64, x1: f64, m: [[f64; 3]; 3], n: usize) -> f64 {
+    let mut acc1 = -((m[1][1] * 0.125).mul_add(x1, m[2][2]));
+    let v2 = x0;
+    acc1 += ((((n as f64)) * ((n as f64)) + 1.0).recip()) / ((v2.powi(2)) * (v2.powi(2)) + 1.0);
+    let c3 = (n as f64) - 0.1;
+    acc1
+}
+
+#[differentiable]
+fn s135(x0: f64, x1: f64, w: [f64; 4], m: [[f64; 3]; 2], xs: &[f64]) -> f64 {
+    let mut acc1 = ((x0 / (w[2] * w[2] + 1.0)) * (x0 / (w[2] * w[2] + 1.0)) + 0.25).sqrt();
+    let mut v2 = x1;
+    v2 *= w[3].cbrt();
+    let mut t3: f64 = -0.5;
+    for &u in xs.iter() {
+        for (i, &z) in xs.iter().enumerate() {
+            let t4 = z / (((x0 * 4.0).detach()) * ((x0 * 4.0).detach()) + 1.0);
+            v2 -= (-x0).abs();
+        }
+    }
+    acc1 + v2 + t3 * (acc1 * t3)
+}
+
+#[differentiable]
+fn s136(w: [f64; 3], m: [[f64; 2]; 3], n: usize) -> f64 {
+    let mut acc1 = m[0][0] / ((w[2] + m[0][0]) * (w[2] + m[0][0]) + 1.0);
+    for i in 0..4 {
+        let t2 = (-w[2]) * ((i as f64));
+        acc1 /= (acc1 * acc1 + 1.0);
+        acc1 += ((((n as f64)).tanh().exp()) * (((n as f64)).tanh().exp()) + 0.25).sqrt();
+    }
+    if m[1][0] <= 1.0 {
+        if acc1 <= -0.5 {
+            if w[2] <= 0.5 {
+                acc1 /= (((w[0] / ((-2.0) * (-2.0) + 1.0)).min(acc1)) * ((w[0] / ((-2.0) * (-2.0) + 1.0)).min(acc1)) + 1.0);
+                acc1 /= (((acc1 / (acc1 * acc1 + 1.0)) * 0.25) * ((acc1 / (acc1 * acc1 + 1.0)) * 0.25) + 1.0);
+            } else if w[2] >= 1.0 {
+                acc1 = acc1 * 0.5 + ((((n as f64)).max(w[1])) - (acc1 + ((n as f64))));
+            }
+            if m[0][0] >= 1.0 {
+                acc1 *= ((w[0] * w[2]).abs() + 0.5).powf(((w[2] * 3.0).mul_add(3.0, 0.75)).sin());
+                acc1 += (w[2] + m[2][0]) - ((-1.25) * acc1);
+            } else if m[0][1] < 0.0 {
+                acc1 = acc1 * 0.5 + 0.1;
+            }
+        } else if acc1 > 0.5 {
+            acc1 += -(w[2].detach());
+        }
+        for i in 0..4 {
+            let _dead3 = w[0] * (acc1.detach());
+            acc1 += w[1];
+            acc1 /= (((((i as f64)) + acc1).mul_add(w[2].sin(), m[0][0] - m[1][1])) * ((((i as f64)) + acc1).mul_add(w[2].sin(), m[0][0] - m[1][1])) + 1.0);
+        }
+    } else {
+        for i in 0..2 {
+            let mut t4 = -(((i as f64)) + w[i]);
+            acc1 -= t4;
+        }
+        if (n as f64) < 2.0 {
+            acc1 += ((0.5 + m[0][1]).abs() + 0.5).powf((w[0] - w[1]).sin());
+        } else if acc1 > 2.0 {
+            acc1 *= (((n as f64)) + ((n as f64))).abs();
+            let c5 = (n as f64) + 3.0;
+        }
+    }
+    acc1 -= (m[1][0].mul_add(0.125, m[2][0])) * (3.0 * ((n as f64)));
+    if (n as f64) > 1.0 {
+        let mut a6 = [0.0f64; 2];
+        a6[0] = ((w[2] * w[2] + 1.0).recip()) * (0.0 + w[1]);
+    } else if w[1] > 0.0 {
+        acc1 *= 0.5 - (((n as f64)).min(m[2][0]));
+        for i in 0..2 {
+            let t7 = (-(-0.5)) * w[0];
+            if (n as f64) >= 1.0 {
+                acc1 *= acc1;
+            } else if acc1 <= 0.5 {
+                acc1 = m[i][1];
+                acc1 *= (acc1 * acc1 + 0.25).sqrt();
+            } else if w[i] >= 2.0 {
+                acc1 -= ((w[i] * (-0.0)).abs()) - ((((i as f64)) * ((i as f64)) + 1.0).recip());
+                acc1 = acc1 * 0.5 + (w[i] + (w[i] * t7));
+            }
+        }
+    } else if w[1] < 1.0 {
+        if (n as f64) >= 1.0 {
+            let t8 = ((((n as f64)) + acc1).abs() + 0.5).powf((w[2] / (w[2] * w[2] + 1.0)).sin());
+            acc1 *= ((m[1][0] * 10.0).atan()) + (m[0][0] / (0.125 * 0.125 + 1.0));
+        } else if acc1 <= 2.0 {
+            let mut v9 = acc1;
+            v9 = v9 * (v9 * ((n as f64)));
+            let mut a10 = [0.0f64; 3];
+            for i in 0..3 {
+                a10[i] = (i as f64);
+            }
+        } else if w[2] > 0.5 {
+            let _dead11 = (m[2][0] * (-0.0)).cos();
+        }
+    } else {
+        let mut t12 = (-((n as f64))) * (((n as f64)) * (-0.0));
+        t12 *= m[0][1] + (m[1][0] - w[0]);
+    }
+    let t13 = ((w[1] / (m[0][1] * m[0][1] + 1.0)) * (w[1] / (m[0][1] * m[0][1] + 1.0)) + 1.0).recip();
+    m[1][0]
+}
+
+#[differentiable]
+fn s137(x0: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = ((x0 - x0) * (x0 - x0) + 0.25).sqrt();
+    for i in 0..4 {
+        for j in 0..4 {
+            let mut a2 = [0.0f64; 3];
+            a2[1] = ((x0 * 10.0).mul_add((i as f64), x0)).detach();
+            a2[0] = (a2[0] + (-0.5)).mul_add(0.1 * a2[2], ((i as f64)) * ((i as f64)));
+            acc1 += (x0 * (2.0 * (-1.25))).hypot((x0 * 0.125).cos());
+        }
+    }
+    let t3 = ((x0 * x0 + 1.0).recip()).hypot((x0 * 0.0).cos());
+    acc1 -= acc1;
+    acc1 + t3 * (((t3 * (1e-3)) * (t3 * (1e-3)) + 1.0).recip())
+}
+
+#[differentiable]
+fn s138(xs: &[f64], w: [f64; 3], m: [[f64; 3]; 3], n: usize) -> f64 {
+    let mut acc1 = ((m[1][0] + ((n as f64))).abs() + 0.5).powf((m[2][0].abs()).sin());
+    let c2 = (n as f64) - 0.5;
+    for &u in xs.iter() {
+        acc1 += (acc1 + acc1).atan2(u / (m[2][1] * m[2][1] + 1.0));
+        acc1 += w[1];
+    }
+    acc1 * (acc1.min(m[0][2]))
+}
+
+#[differentiable]
+fn s139(w: [f64; 4], n: usize) -> f64 {
+    let mut acc1 = (w[2].min(w[1])) - ((w[2] * 1.0).max(w[2]));
+    for i in 0..4 {
+        let c2 = (i as f64) * 0.0;
+    }
+    if (n as f64) <= -0.5 {
+        let mut v3 = acc1;
+        v3 += 0.25;
+        for i in 0..4 {
+            let mut t4 = ((v3 * 10.0).hypot(w[3])) * (-(-1.25));
+        }
+    } else if w[2] > 0.0 {
+        let t5 = w[3];
+        let mut t6 = (-w[0]).sin();
+    } else if w[3] > 0.0 {
+        for i in 0..4 {
+            let t7 = (((n as f64)) + w[i]) - (w[i] + w[i]);
+        }
+        if w[3] <= 1.0 {
+            let mut t8 = -(w[1] * 0.5);
+        }
+    } else {
+        let t9 = (3.0 / w[1]).detach();
+        let t10 = (w[2] + w[2]) * (w[2].tanh());
+    }
+    let t11 = (w[1].powi(-1)).abs();
+    w[1] * (-((n as f64)))
+}
+
+#[differentiable]
+fn s140(n: usize, w: [f64; 2]) -> f64 {
+    let mut acc1 = (w[0] * w[0]) / (w[1] * w[0]);
+    let mut t2 = ((n as f64)) * ((n as f64));
+    if t2 < 0.5 {
+        let mut a3 = [0.0f64; 3];
+        a3[1] = w[0].atan2(((acc1 * (-0.5)).abs() + 0.5).powf(t2.sin()));
+    } else if acc1 <= 2.0 {
+        for i in 0..3 {
+            t2 /= (((w[1] * 0.5).max((t2 * (-2.0)).hypot(-0.0))) * ((w[1] * 0.5).max((t2 * (-2.0)).hypot(-0.0))) + 1.0);
+            acc1 -= w[1];
+        }
+    } else if acc1 >= 0.0 {
+        acc1 *= (w[0].sin()).tanh().exp();
+        if (n as f64) < 0.5 {
+            let c4 = (n as f64) * 1.5;
+            let c5 = (n as f64) * 0.1;
+        }
+    } else {
+        let _dead6 = (acc1 * acc1 * 1e-200).sqrt();
+        if w[1] <= 0.5 {
+            if (n as f64) >= 1.0 {
+                t2 *= (acc1 + ((n as f64))) + (t2.cos());
+                acc1 *= (n as f64);
+            } else if (n as f64) >= 2.0 {
+                t2 += acc1 - (w[0].tanh().sinh());
+            } else {
+                t2 += (((n as f64)) / ((-0.0) * (-0.0) + 1.0)) * ((1e-3) * t2);
+            }
+            let t7 = (n as f64);
+        } else if acc1 <= -0.5 {
+            let mut t8 = t2.min(t2);
+            if (n as f64) < 0.5 {
+                t2 += (n as f64);
+            } else {
+                acc1 = -((w[1] * 0.5).min(t8));
+                t8 += t8;
+            }
+        } else {
+            acc1 += (((n as f64)) * t2) * ((-2.0) * t2);
+        }
+    }
+    let t9 = (w[1] * w[1]).abs();
+    let c10 = (n as f64) * 0.3;
+    let c11 = (n as f64) * 1.0;
+    acc1
+}
+
+#[differentiable]
+fn s141(x0: f64, x1: f64, x2: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = (((w[0] * (-1.25)) * (w[0] * (-1.25)) + 1.0).recip()) * (((n as f64)).min(4.0));
+    let mut t2 = (((n as f64)) + x0) / ((((n as f64)).hypot(x2)) * (((n as f64)).hypot(x2)) + 1.0);
+    if t2 < 2.0 {
+        let _dead3 = (x0 * x0 * 1e-200).sqrt();
+        t2 += ((t2 * 4.0).hypot(x0)) - (w[0] * x2);
+    } else if x1 >= 0.0 {
+        acc1 *= acc1 / (((x2 * (1e-3)).max(-2.0)) * ((x2 * (1e-3)).max(-2.0)) + 1.0);
+    } else if x1 < -0.5 {
+        let mut t4 = ((w[0] * w[0] + 0.25).sqrt()).hypot(x1 * x0);
+        if (n as f64) >= 0.5 {
+            let mut t5 = ((t2 * 1.5).atan()) * 3.0;
+            let v6 = x1;
+        } else if (n as f64) >= 1.0 {
+            let t7 = w[1] / (2.0 * 2.0 + 1.0);
+        } else {
+            t2 = t2 * 0.5 + ((w[0].max(-0.0)).mul_add(t4.atan2(-0.5), (((n as f64)).abs() + 0.5).powf(acc1.sin())));
+            let mut a8 = [0.0f64; 2];
+            for i in 0..2 {
+                a8[i] = (a8[i] * (4.0 + (-0.0))).abs();
+            }
+        }
+    }
+    acc1 *= 10.0 + (3.0 + 0.25);
+    acc1 + t2
+}
+
+#[differentiable]
+fn s142(xs: &[f64], w: [f64; 2]) -> f64 {
+    let mut acc1 = (w[0].abs() + 0.5).powf(w[1].sin());
+    let mut a2 = [0.0f64; 4];
+    a2[1] = (-acc1) - (w[0] * 1.5);
+    a2[0] = (w[0] + w[0]).sin();
+    let mut a3 = [0.0f64; 4];
+    a3[2] = ((a3[0] * 4.0).sin()).atan();
+    let _dead4 = (a2[0] * a2[0] * 1e-200).sqrt();
+    let mut v5 = acc1;
+    v5 = v5 * (10.0 + 0.75);
+    let mut v6 = v5;
+    v6 *= v6;
+    let mut a7 = [0.0f64; 4];
+    for i in 0..4 {
+        a7[i] = (v6 + a3[i]).powi(2);
+        let c8 = i % 2;
+    }
+    v6 + a2[3] + a3[1]
+}
+
+#[differentiable]
+fn s143(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = -(10.0 / x1);
+    let mut t2 = (acc1 + ((n as f64))) - (((n as f64)) - x1);
+    if t2 > 0.0 {
+        let mut a3 = [0.0f64; 4];
+        a3[1] = (acc1 + 10.0).mul_add(acc1 + x1, -1.25);
+        a3[1] = -a3[2];
+    } else if x0 <= 2.0 {
+        let t4 = x1;
+        let v5 = x0;
+    } else {
+        if x0 >= 0.0 {
+            acc1 += ((((n as f64)) / (((n as f64)) * ((n as f64)) + 1.0)) * (((n as f64)) / (((n as f64)) * ((n as f64)) + 1.0)) + 1.0).recip();
+        } else if (n as f64) < 0.5 {
+            let c6 = (n as f64) + 4.0;
+            let mut t7 = (-1.25) + t2;
+        } else {
+            if acc1 > 2.0 {
+                acc1 = acc1 * 0.5 + x0;
+                t2 /= (acc1 * acc1 + 1.0);
+            } else if x0 < 1.0 {
+                t2 *= ((((n as f64)) * ((n as f64)) + 0.25).sqrt()).hypot(((n as f64)) * x1);
+                acc1 += (((n as f64)) + x1).max(t2 * ((n as f64)));
+            } else if x0 >= 0.0 {
+                acc1 /= (((x0 * x0) + (((n as f64)) * ((n as f64)))) * ((x0 * x0) + (((n as f64)) * ((n as f64)))) + 1.0);
+            } else {
+                acc1 *= -(((x0 * 1.5) * (x0 * 1.5) + 1.0).recip());
+                acc1 -= x0;
+            }
+        }
+        let t8 = -(x0.mul_add(t2, 4.0));
+    }
+    t2 /= (((x0 / (((n as f64)) * ((n as f64)) + 1.0)) * (x1 * ((n as f64)))) * ((x0 / (((n as f64)) * ((n as f64)) + 1.0)) * (x1 * ((n as f64)))) + 1.0);
+    t2 += (((n as f64)).tanh().sinh()).cos();
+    acc1 = acc1 * 0.5 + (t2 * (((n as f64)).abs()));
+    acc1 + t2
+}
+
+#[differentiable]
+fn s144(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
+    let mut acc1 = (-0.5) * (x1 + w[1]);
+    let t3 = (x1 * acc1).detach();
+    let mut t4: f64 = -0.5;
+    acc1 + t3 + t4
+}
+
+#[differentiable]
+fn s145(x0: f64, n: usize) -> f64 {
+    let mut acc1 = (n as f64);
+    acc1 = acc1 * 0.5 + (0.75 * (acc1 - acc1));
+    let mut v2 = x0;
+    v2 += ((n as f64)) + v2;
+    let mut t3: f64 = -0.5;
+    let mut a4 = [0.0f64; 2];
+    for i in 0..2 {
+        a4[i] = ((-a4[1]) * (-a4[1]) + 1.0).ln();
+    }
+    acc1
+}
+
+#[differentiable]
+fn s146(x1: f64, w: [f64; 4], x0: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = ((x1 * w[1]).abs() + 0.5).powf((10.0 * x1).sin());
+    let mut v2 = acc1;
+    v2 += 0.1 + x0;
+    let t4 = w[3].mul_add(-1.0, x0.tanh().exp());
+    x1 + v2 + t4
+}
+
+#[differentiable]
+fn s147(x0: f64, xs: &[f64], x1: f64) -> f64 {
+    let mut acc1 = (x1.sin()) / ((((x0 * 0.125) * (x0 * 0.125) + 1.0).recip()) * (((x0 * 0.125) * (x0 * 0.125) + 1.0).recip()) + 1.0);
+    let t2 = (x1.hypot(-1.25)) * 1.5;
+    for &u in xs.iter() {
+        for i in 0..3 {
+            acc1 -= (x1.atan2(t2)) - (-u);
+            acc1 *= x0;
+        }
+        for i in 0..3 {
+            let c3 = u * -0.5;
+            if t2 < 1.0 {
+                acc1 *= ((0.5 - c3) * (0.5 - c3) + 1.0).ln();
+            } else if x1 > 2.0 {
+                acc1 *= (-t2).min(acc1 - x1);
+                acc1 /= (c3 * c3 + 1.0);
+            } else {
+                acc1 /= ((((acc1 * acc1 + 0.25).sqrt()).tanh()) * (((acc1 * acc1 + 0.25).sqrt()).tanh()) + 1.0);
+                acc1 -= ((i as f64)).mul_add(0.3, (((i as f64)) * ((i as f64)) + 0.25).sqrt());
+            }
+        }
+        acc1 += x1 - 0.75;
+    }
+    acc1 + t2
+}
+
+#[differentiable]
+fn s148(w: [f64; 2]) -> f64 {
+    let mut acc1 = (((w[1] * 0.75) * (w[1] * 0.75) + 1.0).recip()) - (w[0] * w[0]);
+    acc1 -= (-acc1) * (acc1 - w[1]);
+    for i in 0..3 {
+        acc1 *= (0.1 + w[0]).mul_add(w[1].cos(), ((i as f64)) * ((i as f64)));
+    }
+    acc1 * (acc1.tanh().exp_m1())
+}
+
+#[differentiable]
+fn s149(x1: f64, x2: f64, x0: f64) -> f64 {
+    let mut acc1 = (x1 + x1) * (x0 + (-0.0));
+    for i in 0..2 {
+        let t2 = (acc1.powi(2)).exp();
+        if (i as f64) >= 1.0 {
+            acc1 += (x0 + 3.0) * (acc1 + 0.3);
+        }
+        acc1 -= ((x2 * 0.5) * (x2 * 0.5) + 0.25).sqrt();
+    }
+    let t3 = (acc1 - (-1.25)) * x2;
+    let _dead4 = (t3 * 1e-200).sqrt();
+    acc1 += acc1.detach();
+    let _dead5 = (x0 * x0 * 1e-200).sqrt();
+    let t7 = (x0 * 0.3).detach();
+    acc1 + t3 + t7
+}
+
+#[differentiable]
+fn s150(x0: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = ((x0 / ((-1.25) * (-1.25) + 1.0)) * (x0 / ((-1.25) * (-1.25) + 1.0)) + 1.0).recip();
+    let mut t2: f64 = (0.1 + 1.5) - ((-0.5) * (-0.5));
+    let t3 = ((acc1 * (-1.25)).hypot(t2)).powf(t2 * x0);
+    let t4 = (t3 + t2) * ((-2.0) * (-2.0));
+    for i in 0..3 {
+        t2 -= (t4 * ((i as f64))).hypot(0.5 / (0.0 * 0.0 + 1.0));
+        if (i as f64) > -0.5 {
+            if acc1 <= 0.5 {
+                acc1 += ((acc1 * acc1 + 1.0).recip()).detach();
+                acc1 = acc1 * 0.5 + ((((i as f64)) / (((i as f64)) * ((i as f64)) + 1.0)).sin());
+            } else if i % 3 == 2 {
+                acc1 /= (t2 * t2 + 1.0);
+                acc1 -= (((t3 * 2.0) * (t3 * 2.0) + 1.0).recip()).sin();
+            } else {
+                t2 += ((x0 * x0 + 1.0).ln()).hypot((t4 * t4 + 1.0).ln());
+                t2 -= (t2 * 0.125) * (((i as f64)) + t4);
+            }
+            let mut t5 = (t2 * 0.0) + t4;
+        } else if t3 < -0.5 {
+            let mut a6 = [0.0f64; 3];
+            for j in 0..3 {
+                a6[j] = (t4.hypot(x0)) + t4;
+            }
+            let t7 = -(((i as f64)) / ((1e-3) * (1e-3) + 1.0));
+        } else if i % 2 == 0 {
+            acc1 += (((i as f64)).max(x0)) - (((x0 * 0.1).abs() + 0.5).powf(((i as f64)).sin()));
+            let mut a8 = [0.0f64; 4];
+            a8[1] = (acc1 + ((i as f64))) * t4;
+            a8[3] = (acc1.min(a8[i])) * ((t4.abs() + 0.5).powf(((i as f64)).sin()));
+        }
+        let t10 = (t4 * (-1.25)).detach();
+    }
+    if t3 > 1.0 {
+        acc1 += ((t2 * t2 + 0.25).sqrt()) + acc1;
+        let t11 = ((t4 * 1.0).tanh().sinh()) / ((x0.min(t4)) * (x0.min(t4)) + 1.0);
+    }
+    let mut a12 = [0.0f64; 2];
+    for i in 0..2 {
+        a12[i] += t2;
+    }
+    acc1 + t2 + t3 + t4
+}
+
+#[differentiable]
+fn s151(n: usize, w: [f64; 3], m: [[f64; 2]; 3]) -> f64 {
+    let mut acc1 = w[2] * w[1];
+    let mut t2 = (((m[0][0] * 2.0) * (m[0][0] * 2.0) + 1.0).ln()).powi(2);
+    for i in 0..n {
+        let mut a3 = [0.0f64; 2];
+        for j in 0..2 {
+            a3[j] = -(-0.0);
+        }
+    }
+    let mut t4 = acc1 * ((1e-3) + 3.0);
+    let c5 = (n as f64) - -1.25;
+    acc1 + t2 + t4 * (((n as f64)) + w[1])
+}
+
+#[differentiable]
+fn s152(x0: f64, x1: f64, x2: f64, w: [f64; 4], xs: &[f64], n: usize) -> f64 {
+    let mut acc1: f64 = 2.0;
+    acc1 -= 0.1;
+    acc1 *= (x2 * x2).mul_add(x2 * 0.75, w[1].tanh().exp());
+    let mut a2 = [0.0f64; 2];
+    a2[1] = (x1 - w[2]) / (((((n as f64)) * ((n as f64)) + 0.25).sqrt()) * ((((n as f64)) * ((n as f64)) + 0.25).sqrt()) + 1.0);
+    a2[1] = x2 * ((n as f64));
+    for i in 0..2 {
+        if i % 2 == 1 {
+            acc1 += ((x1 * x1 + 0.25).sqrt()).sin();
+        } else if acc1 >= -0.5 {
+            let c3 = (i as f64) + 3.0;
+        } else if acc1 < 0.0 {
+            let v4 = x2;
+            let _dead5 = (w[i] * 1e-200).sqrt();
+        }
+    }
+    acc1 /= (((w[0] * 0.0) + 0.1) * ((w[0] * 0.0) + 0.1) + 1.0);
+    let mut a6 = [0.0f64; 2];
+    a6[1] = (x2.max(1.5)) + (x1.sin());
+    a6[1] = (((x2 * 0.75).abs() + 0.5).powf(((n as f64)).sin())).hypot(((n as f64)) - (-2.0));
+    acc1 + a2[0] + a6[0]
+}
+
+#[differentiable]
+fn s153(x0: f64, x1: f64, w: [f64; 4]) -> f64 {
+    let mut acc1 = (w[3] * 10.0).detach();
+    acc1 /= (((x1 + 2.0).detach()) * ((x1 + 2.0).detach()) + 1.0);
+    let mut a2 = [0.0f64; 3];
+    a2[1] = (acc1 * (1e-3)) - (3.0 + a2[0]);
+    a2[2] = (0.125 + 0.0) + (0.5 * (-0.5));
+    a2[1] /= (0.3 * 0.3 + 1.0);
+    let mut v3 = x0;
+    v3 = v3 * (x1.min(0.125));
+    if v3 >= 1.0 {
+        v3 -= a2[1];
+        for i in 0..3 {
+            let _dead4 = (v3 * 1e-200).sqrt();
+            let t5 = w[i];
+        }
+    } else if x1 >= -0.5 {
+        let _dead6 = ((x1.abs() + 0.5).powf(acc1.sin())).detach();
+    } else if acc1 < 1.0 {
+        let mut t7: f64 = (-0.0) + 0.0;
+        t7 *= -(x1.cos());
+    }
+    let v8 = x1;
+    acc1 + a2[2] + v3 + v8
+}
+
+#[differentiable]
+fn s154(x0: f64, w: [f64; 2], m: [[f64; 3]; 3], xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = x0.hypot(0.125);
+    let mut t2 = (((n as f64)) * ((n as f64))) - ((n as f64));
+    let t3 = w[0] * (x0.min(t2));
+    let c4 = (n as f64) + 0.0;
+    acc1 + t3 * (((n as f64)).sqrt())
+}
+
+#[differentiable]
+fn s155(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64]) -> f64 {
+    let mut acc1 = (x0.tanh().exp()).min((x2 * x2 + 1.0).ln());
+    let v2 = x2;
+    let t3 = (x1.max(w[2])) / ((x2.abs().ln_1p()) * (x2.abs().ln_1p()) + 1.0);
+    let t4 = v2;
+    acc1 /= ((((x0 * 1.0).sin()) + t3) * (((x0 * 1.0).sin()) + t3) + 1.0);
+    acc1 + v2 + t3 + t4 * ((w[2].abs() + 0.5).powf(x2.sin()))
+}
+
+#[differentiable]
+fn s156(x1: f64, n: usize, w: [f64; 3], x0: f64) -> f64 {
+    let mut acc1 = (x1 + x0).abs();
+    let v2 = x1;
+    if x1 >= 1.0 {
+        acc1 += acc1.mul_add(((n as f64)) + w[0], x1);
+    } else if (n as f64) > 2.0 {
+        acc1 /= ((x0 + v2) * (x0 + v2) + 1.0);
+        let mut a3 = [0.0f64; 3];
+        for i in 0..3 {
+            a3[i] += a3[1];
+        }
+    } else if (n as f64) < 0.5 {
+        let t4: f64 = 1e-3;
+        acc1 /= (((x0 / (0.125 * 0.125 + 1.0)) + t4) * ((x0 / (0.125 * 0.125 + 1.0)) + t4) + 1.0);
+    } else {
+        let _dead5 = (x1 * x1 * 1e-200).sqrt();
+    }
+    let mut t6 = -acc1;
+    for i in 0..n {
+        for j in 0..2 {
+            let t7 = (acc1.abs()) * ((-1.25) - x0);
+        }
+        acc1 += (v2 * 10.0) * ((n as f64));
+    }
+    if t6 < 1.0 {
+        let t8 = x0;
+        let t9 = v2 + (x0.hypot(0.125));
+    } else if acc1 <= 0.5 {
+        acc1 -= (((n as f64)).atan()) + (((n as f64)).sin());
+        acc1 += -3.0;
+    } else {
+        let mut a10 = [0.0f64; 3];
+        for i in 0..3 {
+            a10[i] += 10.0;
+        }
+    }
+    acc1 + v2 + t6 * (x0.cos())
+}
+
+#[differentiable]
+fn s157(w: [f64; 2], m: [[f64; 3]; 3], n: usize) -> f64 {
+    let mut acc1 = (w[1].mul_add(m[2][1], -0.5)) / (w[1] * w[1] + 1.0);
+    for i in 0..4 {
+        if w[1] >= 0.0 {
+            acc1 *= (i as f64);
+        } else if (i as f64) < 2.0 {
+            let c2 = (n as f64) + 0.5;
+            acc1 *= (w[0] * w[0] + 1.0).recip();
+        }
+        let mut v3 = acc1;
+        v3 += (v3 * 2.0).tanh();
+    }
+    acc1 *= (m[0][0].tanh()).max(-4.0);
+    let mut t4 = (w[1] - 10.0) / (m[1][1] * m[1][1] + 1.0);
+    for i in 0..2 {
+        let t5 = m[i][i];
+        let mut t6 = (t4 + ((i as f64))) + (t5 * w[i]);
+        let c7 = (n as f64) - 0.5;
+    }
+    let mut t8 = ((t4 * 0.75).abs().ln_1p()) * (acc1 + acc1);
+    acc1 + t4 + t8
+}
+
+#[differentiable]
+fn s158(xs: &[f64], x1: f64, x0: f64) -> f64 {
+    let mut acc1 = (x0 + (1e-3)) / ((x0 * 2.0) * (x0 * 2.0) + 1.0);
+    let t2 = ((x0 * (1e-3)).max(x1)) + (0.125 + x1);
+    let _dead3 = (acc1 * acc1 * 1e-200).sqrt();
+    for i in 0..4 {
+        for (&u, &v4) in xs.iter().zip(xs.iter().skip(1)) {
+            let t5 = u.cos();
+            let t6 = x0;
+        }
+        if i % 3 == 2 {
+            acc1 /= (acc1 * acc1 + 1.0);
+            let mut a7 = [0.0f64; 3];
+            for j in 0..3 {
+                a7[j] += (a7[j] * x1) + (x0 - (-0.0));
+            }
+        } else if acc1 > 0.0 {
+            let _dead8 = (x1 * x1 * 1e-200).sqrt();
+        } else {
+            let t9 = -(acc1.mul_add(acc1, (i as f64)));
+        }
+    }
+    let t10: f64 = -0.5;
+    let c11 = t10 * -0.5;
+    acc1 *= (x1 / (x0 * x0 + 1.0)) / ((t2.tanh()) * (t2.tanh()) + 1.0);
+    acc1 + t2 + t10
+}
+
+#[differentiable]
+fn s159(x1: f64, x0: f64, n: usize) -> f64 {
+    let mut acc1 = ((((n as f64)).tanh()) * (((n as f64)).tanh()) + 0.25).sqrt();
+    acc1 += (((n as f64)) - x0) * (0.5 * (-2.0));
+    acc1 *= (acc1.hypot(acc1)) + ((acc1 * 1.0).min(acc1));
+    if x1 > -0.5 {
+        let mut v2 = x0;
+        v2 = v2 * (acc1.hypot(x1));
+    } else {
+        let c3 = (n as f64) * 0.5;
+        let mut t4 = (acc1.abs() + 0.5).powf((((n as f64)).min(1.5)).sin());
+    }
+    acc1 * acc1
+}
+
+#[differentiable]
+fn s160(x0: f64, w: [f64; 3], n: usize) -> f64 {
+    let mut acc1 = ((x0 * (-0.5)).min(x0)) + ((x0 * x0 + 1.0).recip());
+    let mut a2 = [0.0f64; 4];
+    a2[0] = ((n as f64)) / ((x0 + w[1]) * (x0 + w[1]) + 1.0);
+    let mut a3 = [0.0f64; 4];
+    for i in 0..4 {
+        a3[i] = (x0 - 0.25) * ((i as f64));
+    }
+    for i in 0..2 {
+        for j in 0..2 {
+            let t4 = (a2[3] + (-2.0)) - (acc1.detach());
+        }
+        acc1 += (((a2[i] * 0.3).abs() + 0.5).powf((0.1 as f64).sin())) / (((i as f64)) * ((i as f64)) + 1.0);
+    }
+    acc1 + a2[0] + a3[3]
+}
+
+#[differentiable]
+fn s161(w: [f64; 3]) -> f64 {
+    let mut acc1 = ((w[2].powi(0)) * (w[2].powi(0)) + 1.0).recip();
+    acc1 += (w[0].mul_add(1.5, 0.125)) * 0.3;
+    if w[0] < -0.5 {
+        let mut a2 = [0.0f64; 3];
+        for i in 0..3 {
+            a2[i] = (1.5 - ((i as f64))).cos();
+        }
+        a2[2] += a2[0];
+    } else if w[0] < 1.0 {
+        let t3: f64 = 0.75;
+    } else if acc1 >= 1.0 {
+        let mut v4 = acc1;
+        v4 = v4 * (w[2].abs());
+        for i in 0..4 {
+            let mut t5 = (w[0] + ((i as f64))).max(w[1]);
+            t5 += -0.3;
+            if t5 >= -0.5 {
+                v4 /= (((((i as f64)) + ((i as f64))) - ((i as f64))) * ((((i as f64)) + ((i as f64))) - ((i as f64))) + 1.0);
+                v4 = w[1].detach();
+            } else if v4 <= 1.0 {
+                t5 *= (i as f64);
+            } else if (i as f64) <= -0.5 {
+                v4 += -(t5 + t5);
+                v4 = t5;
+            }
+        }
+    } else {
+        for i in 0..2 {
+            let t6 = w[i] * (w[i] * w[i]);
+            let c7 = i % 3;
+        }
+        for i in 0..2 {
+            let t8 = (w[0] * 0.0) + (-w[0]);
+            if t8 > 0.5 {
+                let t9 = w[1];
+                let mut t10 = (-t9).detach();
+            } else if i % 2 == 1 {
+                let mut t11 = ((i as f64)).tanh();
+            } else {
+                let t12 = t8 * (w[i].detach());
+            }
+        }
+    }
+    let t13 = w[2];
+    let mut t14 = (10.0 * t13).atan2(t13.powi(2));
+    t14 += (t14 / (t13 * t13 + 1.0)) / ((0.3 * t14) * (0.3 * t14) + 1.0);
+    let mut t15 = (2.0 + (-2.0)) + ((w[0] * w[0] + 0.25).sqrt());
+    t13 + t13 + t14 + t15
+}
+
+#[differentiable]
+fn s162(x0: f64, w: [f64; 3], m: [[f64; 2]; 3], n: usize) -> f64 {
+    let mut acc1 = (m[0][0] * (-2.0)).max(x0 + m[2][1]);
+    for i in 0..4 {
+        for j in 0..3 {
+            let v2 = x0;
+            acc1 += (((j as f64)).mul_add((n as f64), acc1)) + (v2.min(4.0));
+            let t3 = (x0.sin()).min(v2.atan2(0.1));
+        }
+        acc1 /= (((((n as f64)) * 0.1).sin()) * ((((n as f64)) * 0.1).sin()) + 1.0);
+        let t4 = (-x0).detach();
+    }
+    acc1 += acc1;
+    let c5 = (n as f64) + 1.5;
+    let c6 = c5 * 1.0;
+    acc1
+}
+
+#[differentiable]
+fn s163(x0: f64, xs: &[f64]) -> f64 {
+    let mut acc1 = ((x0 * (0.1 - 10.0)) * (x0 * (0.1 - 10.0)) + 0.25).sqrt();
+    let mut a2 = [0.0f64; 4];
+    a2[0] = (10.0 * x0) * (a2[0] + a2[0]);
+    a2[2] = (a2[2].abs()) + (x0 * (-0.0));
+    acc1
+}
+
+#[differentiable]
+fn s164(x0: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc1 = ((x0.mul_add((n as f64), 0.125)) * (x0.mul_add((n as f64), 0.125)) + 1.0).ln();
+    let t2 = (-x0) + (0.3 - acc1);
+    let c3 = (n as f64) * 0.1;
+    acc1 *= -(x0.powi(4));
+    acc1 + t2
+}
+
+#[differentiable]
+fn s165(xs: &[f64], w: [f64; 4]) -> f64 {
+    let mut acc1 = (w[0].detach()) - (-w[0]);
+    let mut v2 = acc1;
+    v2 *= v2;
+    let mut a3 = [0.0f64; 4];
+    for i in 0..4 {
+        a3[i] = -((a3[i] * 3.0).min(w[1]));
+        let mut t4 = (w[i].detach()) - (v2 + 0.5);
+    }
+    for i in 0..2 {
+        for &u in xs.iter() {
+            a3[i] += ((10.0 - w[i]) * (10.0 - w[i]) + 1.0).recip();
+            let c5 = (i as f64) - 4.0;
+        }
+    }
+    for (&u, &v6) in xs.iter().zip(xs.iter().skip(1)) {
+        v2 += (w[0] * v2).tanh().exp();
+        v2 -= v2;
+    }
+    let mut v7 = v2;
+    v7 = v7 * (w[0].abs());
+    let t8 = (((v2.abs() + 0.5).powf(w[2].sin())) * ((v2.abs() + 0.5).powf(w[2].sin())) + 1.0).ln();
+    v7 + a3[3] + v7 + t8 * (v7 - a3[2])
+}
+
+#[differentiable]
+fn s166(x1: f64, x0: f64) -> f64 {
+    let mut acc1 = (x1 + x0) * ((x0 * 2.0).tanh().exp());
+    acc1 = (0.1 / ((-1.25) * (-1.25) + 1.0)) * (0.5 - (-0.0));
+    let t3 = x0;
+    let mut a4 = [0.0f64; 3];
+    for i in 0..3 {
+        a4[i] = x0;
+        let c5 = i % 2;
+    }
+    if t3 < 1.0 {
+        a4[1] /= ((((acc1 * (-0.5)).detach()).atan()) * (((acc1 * (-0.5)).detach()).atan()) + 1.0);
+    } else if a4[2] < 0.5 {
+        let t7: f64 = 2.0;
+    }
+    if x0 >= 0.5 {
+        let mut a8 = [0.0f64; 2];
+        for i in 0..2 {
+            a8[i] += (((i as f64)).max(a4[i])) - (t3.detach());
+        }
+    } else if x0 >= -0.5 {
+        if t3 <= 0.0 {
+            let mut t9 = -x0;
+            let mut t10 = -(t3 + x0);
+        } else if acc1 <= 1.0 {
+            acc1 /= ((x1 + (a4[0] + a4[0])) * (x1 + (a4[0] + a4[0])) + 1.0);
+            let mut t11 = (x1 * acc1).tanh().exp();
+        } else if a4[1] <= -0.5 {
+            a4[1] += ((acc1 * 0.1).abs() + 0.5).powf((t3.mul_add(0.1, -0.5)).sin());
+            let _dead12 = (acc1 * acc1 * 1e-200).sqrt();
+        }
+        acc1 = (t3.mul_add(t3, -0.0)).tanh();
+    }
+    acc1 + t3 + a4[0] * (x1 + 2.0)
+}
+
+#[differentiable]
+fn s167(w: [f64; 2]) -> f64 {
+    let mut acc1 = (w[0] - 0.1).hypot((-0.0) + 4.0);
+    acc1 /= (2.0 * 2.0 + 1.0);
+    acc1 *= -acc1;
+    let mut v2 = acc1;
+    v2 += w[1] * (-1.25);
+    for i in 0..3 {
+        v2 = v2 * 0.5 + w[1];
+        for j in 0..2 {
+            v2 /= (((v2 * w[j]) - (((j as f64)).abs())) * ((v2 * w[j]) - (((j as f64)).abs())) + 1.0);
+            let mut t3 = (w[0] / (v2 * v2 + 1.0)).sin();
+        }
+    }
+    let _dead4 = (w[1] * 1e-200).sqrt();
+    v2 += -0.25;
+    v2 + v2
+}
+
+#[differentiable]
+fn s168(x0: f64, x1: f64, x2: f64) -> f64 {
+    let mut acc1 = (x0 + (-0.0)).cos();
+    if x0 > -0.5 {
+        acc1 /= (0.3 * 0.3 + 1.0);
+        acc1 /= (2.0 * 2.0 + 1.0);
+    } else {
+        let t3: f64 = 1.5;
+    }
+    let mut a4 = [0.0f64; 2];
+    for i in 0..2 {
+        a4[i] += (i as f64);
+    }
+    let t6 = -(x0 * x1);
+    let t7 = 0.5 * (x2.hypot(acc1));
+    let mut t9 = ((x1 * (-0.5)).atan2(t6)).min(1.0);
+    t9 = (3.0 + (-1.25)) * t9;
+    acc1 + a4[0] + t7 + t9
+}
+
+#[differentiable]
+fn s169(x0: f64, x1: f64, n: usize, x2: f64, m: [[f64; 3]; 2]) -> f64 {
+    let mut acc1 = (x1.detach()) + (x2.sin());
+    if (n as f64) < 0.0 {
+        if (n as f64) <= 0.5 {
+            let mut a2 = [0.0f64; 3];
+            for i in 0..3 {
+                a2[i] = (m[0][i].cos()) + (((n as f64)) * 0.0);
+            }
+            a2[0] += (-x2) - x1;
+        } else if (n as f64) < 1.0 {
+            let t3: f64 = 0.125;
+        } else if (n as f64) >= 1.0 {
+            let _dead4 = (acc1 * acc1 * 1e-200).sqrt();
+            let c5 = (n as f64) + 0.75;
+        }
+        for i in 0..2 {
+            acc1 -= -(x1 - 1.0);
+        }
+    } else {
+        acc1 = acc1 * 0.5 + x0;
+    }
+    for i in 0..4 {
+        if acc1 < 2.0 {
+            acc1 /= ((x0.sin()) * (x0.sin()) + 1.0);
+            acc1 = -(acc1 * (-0.5));
+        } else if i % 3 == 1 {
+            acc1 = acc1 * 0.5 + x1;
+            let mut a6 = [0.0f64; 3];
+            for j in 0..3 {
+                a6[j] = (((n as f64)).atan2(a6[j])).abs().ln_1p();
+            }
+        } else {
+            if x0 > 0.0 {
+                acc1 = acc1 * 0.5 + (1e-3);
+            } else if m[1][0] > 0.5 {
+                acc1 /= ((0.3 / ((m[0][0].min((i as f64))) * (m[0][0].min((i as f64))) + 1.0)) * (0.3 / ((m[0][0].min((i as f64))) * (m[0][0].min((i as f64))) + 1.0)) + 1.0);
+            } else if (i as f64) <= 0.5 {
+                acc1 -= (acc1 * 1.5).min(acc1 * x1);
+                acc1 /= ((m[0][0].powi(2)) * (m[0][0].powi(2)) + 1.0);
+            } else {
+                acc1 -= (m[0][0] - 0.25).atan2(x2);
+                acc1 += ((x1 * x1 + 0.25).sqrt()).detach();
+            }
+            if (i as f64) >= 0.0 {
+                acc1 += x2;
+            } else {
+                acc1 += (-(-1.25)) * (((x2 * 0.5) * (x2 * 0.5) + 0.25).sqrt());
+                acc1 += (n as f64);
+            }
+        }
+        for j in 0..2 {
+            acc1 = (x0 * m[j][1]) * ((i as f64));
+        }
+        for j in 0..4 {
+            let c7 = (i as f64) - 0.1;
+            let t8 = (x2.sin()).atan();
+            let mut t9 = ((acc1 * 1.5).detach()) + (x2 / (((i as f64)) * ((i as f64)) + 1.0));
+        }
+    }
+    let c10 = (n as f64) * 4.0;
+    acc1
+}
+
 impl Holder {
     #[differentiable]
     pub fn m019(&self, x0: f64, n: usize, x1: f64) -> f64 {
@@ -8046,6 +11831,2259 @@ fn f179_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s000_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s000_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s000_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s000_graph(&a0, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s001_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s001_grad(p[0], p[1], p[2], n, [p[3], p[4]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s001_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let a4 = [Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = s001_graph(&a0, &a1, &a2, n, &a4)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a4[0].clone(), a4[1].clone()]))
+    })
+}
+
+fn s002_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s002_grad(p[0], [p[1], p[2], p[3], p[4]], p[5], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s002_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let a2 = Scalar::variable(p[5])?;
+        let output = s002_graph(&a0, &a1, &a2, n)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone(), a2.clone()]))
+    })
+}
+
+fn s003_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s003_grad(p[0], [p[1], p[2], p[3]], n, xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s003_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s003_graph(&a0, &a1, n, xs)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
+    })
+}
+
+fn s004_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s004_grad([p[0], p[1], p[2]], p[3], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s004_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let a1 = Scalar::variable(p[3])?;
+        let output = s004_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a1.clone()]))
+    })
+}
+
+fn s005_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s005_grad([p[0], p[1]], n, xs, [[p[2], p[3], p[4]], [p[5], p[6], p[7]]], p[8]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s005_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?];
+        let a3 = [[Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?, Scalar::variable(p[7])?]];
+        let a4 = Scalar::variable(p[8])?;
+        let output = s005_graph(&a0, n, xs, &a3, &a4)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a3[0][0].clone(), a3[0][1].clone(), a3[0][2].clone(), a3[1][0].clone(), a3[1][1].clone(), a3[1][2].clone(), a4.clone()]))
+    })
+}
+
+fn s006_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s006_grad(p[0], n, [p[1], p[2], p[3], p[4]], p[5]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s006_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a2 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let a3 = Scalar::variable(p[5])?;
+        let output = s006_graph(&a0, n, &a2, &a3)?;
+        Ok((output, vec![a0.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a2[3].clone(), a3.clone()]))
+    })
+}
+
+fn s007_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s007_grad(p[0], [p[1], p[2], p[3]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s007_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s007_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
+    })
+}
+
+fn s008_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s008_grad(p[0], [[p[1], p[2], p[3]], [p[4], p[5], p[6]], [p[7], p[8], p[9]]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s008_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [[Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?], [Scalar::variable(p[4])?, Scalar::variable(p[5])?, Scalar::variable(p[6])?], [Scalar::variable(p[7])?, Scalar::variable(p[8])?, Scalar::variable(p[9])?]];
+        let output = s008_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1[0][0].clone(), a1[0][1].clone(), a1[0][2].clone(), a1[1][0].clone(), a1[1][1].clone(), a1[1][2].clone(), a1[2][0].clone(), a1[2][1].clone(), a1[2][2].clone()]))
+    })
+}
+
+fn s009_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s009_grad(p[0], xs, p[1], p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s009_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let a3 = Scalar::variable(p[2])?;
+        let output = s009_graph(&a0, xs, &a2, &a3)?;
+        Ok((output, vec![a0.clone(), a2.clone(), a3.clone()]))
+    })
+}
+
+fn s010_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s010_grad([p[0], p[1], p[2]], [[p[3], p[4]], [p[5], p[6]]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s010_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let a1 = [[Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?]];
+        let output = s010_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a1[0][0].clone(), a1[0][1].clone(), a1[1][0].clone(), a1[1][1].clone()]))
+    })
+}
+
+fn s011_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s011_grad(p[0], p[1], p[2], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s011_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = s011_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn s012_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s012_grad(p[0], [p[1], p[2]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s012_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let output = s012_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone()]))
+    })
+}
+
+fn s013_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s013_grad(p[0], p[1], p[2], [p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s013_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let a3 = [Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = s013_graph(&a0, &a1, &a2, &a3, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a3[0].clone(), a3[1].clone()]))
+    })
+}
+
+fn s014_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s014_grad(p[0], p[1], [p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s014_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = s014_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone()]))
+    })
+}
+
+fn s015_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s015_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s015_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s015_graph(&a0, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s016_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s016_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s016_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = s016_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn s017_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s017_grad(p[0], p[1], p[2], [p[3], p[4]], [[p[5], p[6]], [p[7], p[8]], [p[9], p[10]]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s017_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let a3 = [Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let a4 = [[Scalar::variable(p[5])?, Scalar::variable(p[6])?], [Scalar::variable(p[7])?, Scalar::variable(p[8])?], [Scalar::variable(p[9])?, Scalar::variable(p[10])?]];
+        let output = s017_graph(&a0, &a1, &a2, &a3, &a4, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a3[0].clone(), a3[1].clone(), a4[0][0].clone(), a4[0][1].clone(), a4[1][0].clone(), a4[1][1].clone(), a4[2][0].clone(), a4[2][1].clone()]))
+    })
+}
+
+fn s018_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s018_grad(p[0], p[1], p[2], n, xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s018_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = s018_graph(&a0, &a1, &a2, n, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn s019_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s019_grad(xs, p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s019_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = s019_graph(xs, &a1, &a2)?;
+        Ok((output, vec![a1.clone(), a2.clone()]))
+    })
+}
+
+fn s020_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s020_grad(p[0], p[1], p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s020_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = s020_graph(&a0, &a1, &a2)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn s021_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s021_grad(p[0], p[1], p[2], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s021_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = s021_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn s022_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s022_grad([p[0], p[1], p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s022_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s022_graph(&a0, xs, n)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a0[3].clone()]))
+    })
+}
+
+fn s023_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s023_grad(p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s023_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = s023_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn s024_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s024_grad(p[0], p[1], [p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s024_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = s024_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone()]))
+    })
+}
+
+fn s025_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s025_grad(p[0], p[1], [p[2], p[3]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s025_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s025_graph(&a0, &a1, &a2, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone()]))
+    })
+}
+
+fn s026_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s026_grad(p[0], n, [p[1], p[2], p[3]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s026_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a2 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s026_graph(&a0, n, &a2)?;
+        Ok((output, vec![a0.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone()]))
+    })
+}
+
+fn s027_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s027_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s027_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = s027_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn s028_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s028_grad(n, [p[0], p[1], p[2], p[3]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s028_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s028_graph(n, &a1)?;
+        Ok((output, vec![a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone()]))
+    })
+}
+
+fn s029_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s029_grad(p[0], p[1], p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s029_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = s029_graph(&a0, &a1, &a2)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn s030_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s030_grad(xs, [[p[0], p[1], p[2]], [p[3], p[4], p[5]]], n, [p[6], p[7]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s030_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = [[Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?], [Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?]];
+        let a3 = [Scalar::variable(p[6])?, Scalar::variable(p[7])?];
+        let output = s030_graph(xs, &a1, n, &a3)?;
+        Ok((output, vec![a1[0][0].clone(), a1[0][1].clone(), a1[0][2].clone(), a1[1][0].clone(), a1[1][1].clone(), a1[1][2].clone(), a3[0].clone(), a3[1].clone()]))
+    })
+}
+
+fn s031_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s031_grad(p[0], p[1], p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s031_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = s031_graph(&a0, &a1, &a2)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn s032_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s032_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s032_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s032_graph(&a0, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s033_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s033_grad([p[0], p[1]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s033_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?];
+        let output = s033_graph(&a0)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone()]))
+    })
+}
+
+fn s034_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s034_grad(p[0], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s034_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s034_graph(&a0, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s035_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s035_grad(p[0], xs, p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s035_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = s035_graph(&a0, xs, &a2)?;
+        Ok((output, vec![a0.clone(), a2.clone()]))
+    })
+}
+
+fn s036_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s036_grad([p[0], p[1], p[2]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s036_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let output = s036_graph(&a0, xs)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone()]))
+    })
+}
+
+fn s037_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s037_grad([p[0], p[1], p[2]], p[3], p[4]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s037_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let a1 = Scalar::variable(p[3])?;
+        let a2 = Scalar::variable(p[4])?;
+        let output = s037_graph(&a0, &a1, &a2)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn s038_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s038_grad([p[0], p[1], p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s038_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s038_graph(&a0, xs, n)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a0[3].clone()]))
+    })
+}
+
+fn s039_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s039_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s039_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s039_graph(&a0, xs, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s040_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s040_grad([p[0], p[1], p[2]], xs, p[3]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s040_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let a2 = Scalar::variable(p[3])?;
+        let output = s040_graph(&a0, xs, &a2)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a2.clone()]))
+    })
+}
+
+fn s041_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s041_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s041_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = s041_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn s042_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s042_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s042_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = s042_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn s043_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s043_grad(p[0], p[1], p[2], [[p[3], p[4], p[5]], [p[6], p[7], p[8]]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s043_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let a3 = [[Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?], [Scalar::variable(p[6])?, Scalar::variable(p[7])?, Scalar::variable(p[8])?]];
+        let output = s043_graph(&a0, &a1, &a2, &a3, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a3[0][0].clone(), a3[0][1].clone(), a3[0][2].clone(), a3[1][0].clone(), a3[1][1].clone(), a3[1][2].clone()]))
+    })
+}
+
+fn s044_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s044_grad([p[0], p[1], p[2], p[3]], [[p[4], p[5]], [p[6], p[7]]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s044_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let a1 = [[Scalar::variable(p[4])?, Scalar::variable(p[5])?], [Scalar::variable(p[6])?, Scalar::variable(p[7])?]];
+        let output = s044_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a0[3].clone(), a1[0][0].clone(), a1[0][1].clone(), a1[1][0].clone(), a1[1][1].clone()]))
+    })
+}
+
+fn s045_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s045_grad(p[0], p[1], p[2], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s045_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = s045_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn s046_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s046_grad(p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s046_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s046_graph(&a0)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s047_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s047_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s047_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s047_graph(&a0, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s048_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s048_grad([p[0], p[1]], [[p[2], p[3]], [p[4], p[5]], [p[6], p[7]]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s048_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?];
+        let a1 = [[Scalar::variable(p[2])?, Scalar::variable(p[3])?], [Scalar::variable(p[4])?, Scalar::variable(p[5])?], [Scalar::variable(p[6])?, Scalar::variable(p[7])?]];
+        let output = s048_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a1[0][0].clone(), a1[0][1].clone(), a1[1][0].clone(), a1[1][1].clone(), a1[2][0].clone(), a1[2][1].clone()]))
+    })
+}
+
+fn s049_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s049_grad(p[0], p[1], [p[2], p[3], p[4], p[5]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s049_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?];
+        let output = s049_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a2[3].clone()]))
+    })
+}
+
+fn s050_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s050_grad(p[0], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s050_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s050_graph(&a0, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s051_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s051_grad(xs, p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s051_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = s051_graph(xs, &a1, &a2)?;
+        Ok((output, vec![a1.clone(), a2.clone()]))
+    })
+}
+
+fn s052_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s052_grad(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s052_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [[Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?, Scalar::variable(p[7])?]];
+        let output = s052_graph(&a0, &a1, &a2, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0][0].clone(), a2[0][1].clone(), a2[0][2].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[1][2].clone()]))
+    })
+}
+
+fn s053_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s053_grad([p[0], p[1], p[2], p[3]], xs, p[4]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s053_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let a2 = Scalar::variable(p[4])?;
+        let output = s053_graph(&a0, xs, &a2)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a0[3].clone(), a2.clone()]))
+    })
+}
+
+fn s054_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s054_grad([p[0], p[1], p[2]], p[3], xs, p[4]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s054_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let a1 = Scalar::variable(p[3])?;
+        let a3 = Scalar::variable(p[4])?;
+        let output = s054_graph(&a0, &a1, xs, &a3)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a1.clone(), a3.clone()]))
+    })
+}
+
+fn s055_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s055_grad(p[0], [p[1], p[2]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s055_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let output = s055_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone()]))
+    })
+}
+
+fn s056_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s056_grad(n, [p[0], p[1]], p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s056_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?];
+        let a2 = Scalar::variable(p[2])?;
+        let output = s056_graph(n, &a1, &a2)?;
+        Ok((output, vec![a1[0].clone(), a1[1].clone(), a2.clone()]))
+    })
+}
+
+fn s057_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s057_grad(p[0], [p[1], p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s057_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s057_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
+    })
+}
+
+fn s058_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s058_grad(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s058_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [[Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?, Scalar::variable(p[7])?]];
+        let output = s058_graph(&a0, &a1, &a2)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0][0].clone(), a2[0][1].clone(), a2[0][2].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[1][2].clone()]))
+    })
+}
+
+fn s059_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s059_grad(p[0], p[1], [p[2], p[3], p[4], p[5]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s059_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?];
+        let output = s059_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a2[3].clone()]))
+    })
+}
+
+fn s060_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s060_grad(p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s060_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = s060_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn s061_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s061_grad(p[0], [p[1], p[2], p[3]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s061_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s061_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
+    })
+}
+
+fn s062_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s062_grad([p[0], p[1], p[2]], [[p[3], p[4], p[5]], [p[6], p[7], p[8]], [p[9], p[10], p[11]]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s062_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let a1 = [[Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?], [Scalar::variable(p[6])?, Scalar::variable(p[7])?, Scalar::variable(p[8])?], [Scalar::variable(p[9])?, Scalar::variable(p[10])?, Scalar::variable(p[11])?]];
+        let output = s062_graph(&a0, &a1)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a1[0][0].clone(), a1[0][1].clone(), a1[0][2].clone(), a1[1][0].clone(), a1[1][1].clone(), a1[1][2].clone(), a1[2][0].clone(), a1[2][1].clone(), a1[2][2].clone()]))
+    })
+}
+
+fn s063_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s063_grad(p[0], n, [[p[1], p[2]], [p[3], p[4]], [p[5], p[6]]], p[7], [p[8], p[9], p[10], p[11]], p[12]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s063_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a2 = [[Scalar::variable(p[1])?, Scalar::variable(p[2])?], [Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?]];
+        let a3 = Scalar::variable(p[7])?;
+        let a4 = [Scalar::variable(p[8])?, Scalar::variable(p[9])?, Scalar::variable(p[10])?, Scalar::variable(p[11])?];
+        let a5 = Scalar::variable(p[12])?;
+        let output = s063_graph(&a0, n, &a2, &a3, &a4, &a5)?;
+        Ok((output, vec![a0.clone(), a2[0][0].clone(), a2[0][1].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[2][0].clone(), a2[2][1].clone(), a3.clone(), a4[0].clone(), a4[1].clone(), a4[2].clone(), a4[3].clone(), a5.clone()]))
+    })
+}
+
+fn s064_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s064_grad([[p[0], p[1]], [p[2], p[3]], [p[4], p[5]]], n, p[6], p[7], p[8]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s064_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [[Scalar::variable(p[0])?, Scalar::variable(p[1])?], [Scalar::variable(p[2])?, Scalar::variable(p[3])?], [Scalar::variable(p[4])?, Scalar::variable(p[5])?]];
+        let a2 = Scalar::variable(p[6])?;
+        let a3 = Scalar::variable(p[7])?;
+        let a4 = Scalar::variable(p[8])?;
+        let output = s064_graph(&a0, n, &a2, &a3, &a4)?;
+        Ok((output, vec![a0[0][0].clone(), a0[0][1].clone(), a0[1][0].clone(), a0[1][1].clone(), a0[2][0].clone(), a0[2][1].clone(), a2.clone(), a3.clone(), a4.clone()]))
+    })
+}
+
+fn s065_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s065_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s065_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = s065_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn s066_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s066_grad(p[0], n, [[p[1], p[2], p[3]], [p[4], p[5], p[6]]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s066_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a2 = [[Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?], [Scalar::variable(p[4])?, Scalar::variable(p[5])?, Scalar::variable(p[6])?]];
+        let output = s066_graph(&a0, n, &a2)?;
+        Ok((output, vec![a0.clone(), a2[0][0].clone(), a2[0][1].clone(), a2[0][2].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[1][2].clone()]))
+    })
+}
+
+fn s067_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s067_grad(p[0], p[1], [p[2], p[3], p[4]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s067_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = s067_graph(&a0, &a1, &a2)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone()]))
+    })
+}
+
+fn s068_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s068_grad([p[0], p[1], p[2]], [[p[3], p[4]], [p[5], p[6]], [p[7], p[8]]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s068_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let a1 = [[Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?], [Scalar::variable(p[7])?, Scalar::variable(p[8])?]];
+        let output = s068_graph(&a0, &a1)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a1[0][0].clone(), a1[0][1].clone(), a1[1][0].clone(), a1[1][1].clone(), a1[2][0].clone(), a1[2][1].clone()]))
+    })
+}
+
+fn s069_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s069_grad(p[0], [p[1], p[2], p[3]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s069_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s069_graph(&a0, &a1)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
+    })
+}
+
+fn s070_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s070_grad(p[0], p[1], p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s070_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = s070_graph(&a0, &a1, &a2)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn s071_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s071_grad(n, p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s071_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = s071_graph(n, &a1, &a2)?;
+        Ok((output, vec![a1.clone(), a2.clone()]))
+    })
+}
+
+fn s072_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s072_grad(n, p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s072_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let output = s072_graph(n, &a1)?;
+        Ok((output, vec![a1.clone()]))
+    })
+}
+
+fn s073_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s073_grad(p[0], [[p[1], p[2]], [p[3], p[4]], [p[5], p[6]]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s073_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [[Scalar::variable(p[1])?, Scalar::variable(p[2])?], [Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?]];
+        let output = s073_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1[0][0].clone(), a1[0][1].clone(), a1[1][0].clone(), a1[1][1].clone(), a1[2][0].clone(), a1[2][1].clone()]))
+    })
+}
+
+fn s074_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s074_grad(p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s074_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s074_graph(&a0)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s075_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s075_grad(p[0], [[p[1], p[2]], [p[3], p[4]], [p[5], p[6]]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s075_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [[Scalar::variable(p[1])?, Scalar::variable(p[2])?], [Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?]];
+        let output = s075_graph(&a0, &a1)?;
+        Ok((output, vec![a0.clone(), a1[0][0].clone(), a1[0][1].clone(), a1[1][0].clone(), a1[1][1].clone(), a1[2][0].clone(), a1[2][1].clone()]))
+    })
+}
+
+fn s076_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s076_grad(p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s076_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s076_graph(&a0)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s077_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s077_grad([p[0], p[1], p[2], p[3]], p[4], p[5]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s077_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let a1 = Scalar::variable(p[4])?;
+        let a2 = Scalar::variable(p[5])?;
+        let output = s077_graph(&a0, &a1, &a2)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a0[3].clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn s078_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s078_grad(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]], [p[8], p[9], p[10]]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s078_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [[Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?, Scalar::variable(p[7])?], [Scalar::variable(p[8])?, Scalar::variable(p[9])?, Scalar::variable(p[10])?]];
+        let output = s078_graph(&a0, &a1, &a2, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0][0].clone(), a2[0][1].clone(), a2[0][2].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[1][2].clone(), a2[2][0].clone(), a2[2][1].clone(), a2[2][2].clone()]))
+    })
+}
+
+fn s079_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s079_grad([p[0], p[1], p[2], p[3]], [[p[4], p[5]], [p[6], p[7]], [p[8], p[9]]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s079_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let a1 = [[Scalar::variable(p[4])?, Scalar::variable(p[5])?], [Scalar::variable(p[6])?, Scalar::variable(p[7])?], [Scalar::variable(p[8])?, Scalar::variable(p[9])?]];
+        let output = s079_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a0[3].clone(), a1[0][0].clone(), a1[0][1].clone(), a1[1][0].clone(), a1[1][1].clone(), a1[2][0].clone(), a1[2][1].clone()]))
+    })
+}
+
+fn s080_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s080_grad([p[0], p[1]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s080_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?];
+        let output = s080_graph(&a0)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone()]))
+    })
+}
+
+fn s081_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s081_grad(p[0], p[1], [p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s081_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s081_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone()]))
+    })
+}
+
+fn s082_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s082_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s082_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = s082_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn s083_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s083_grad([p[0], p[1]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s083_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?];
+        let output = s083_graph(&a0, xs, n)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone()]))
+    })
+}
+
+fn s084_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s084_grad([p[0], p[1], p[2]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s084_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let output = s084_graph(&a0, xs)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone()]))
+    })
+}
+
+fn s085_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s085_grad(xs, p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]], [p[8], p[9], p[10]]], [p[11], p[12]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s085_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let a3 = [[Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?, Scalar::variable(p[7])?], [Scalar::variable(p[8])?, Scalar::variable(p[9])?, Scalar::variable(p[10])?]];
+        let a4 = [Scalar::variable(p[11])?, Scalar::variable(p[12])?];
+        let output = s085_graph(xs, &a1, &a2, &a3, &a4)?;
+        Ok((output, vec![a1.clone(), a2.clone(), a3[0][0].clone(), a3[0][1].clone(), a3[0][2].clone(), a3[1][0].clone(), a3[1][1].clone(), a3[1][2].clone(), a3[2][0].clone(), a3[2][1].clone(), a3[2][2].clone(), a4[0].clone(), a4[1].clone()]))
+    })
+}
+
+fn s086_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s086_grad(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s086_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [[Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?, Scalar::variable(p[7])?]];
+        let output = s086_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0][0].clone(), a2[0][1].clone(), a2[0][2].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[1][2].clone()]))
+    })
+}
+
+fn s087_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s087_grad(p[0], p[1], p[2], [[p[3], p[4], p[5]], [p[6], p[7], p[8]]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s087_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let a3 = [[Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?], [Scalar::variable(p[6])?, Scalar::variable(p[7])?, Scalar::variable(p[8])?]];
+        let output = s087_graph(&a0, &a1, &a2, &a3, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a3[0][0].clone(), a3[0][1].clone(), a3[0][2].clone(), a3[1][0].clone(), a3[1][1].clone(), a3[1][2].clone()]))
+    })
+}
+
+fn s088_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s088_grad(p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s088_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = s088_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn s089_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s089_grad(p[0], [p[1], p[2]], n, p[3], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s089_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let a3 = Scalar::variable(p[3])?;
+        let output = s089_graph(&a0, &a1, n, &a3, xs)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a3.clone()]))
+    })
+}
+
+fn s090_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s090_grad([p[0], p[1], p[2], p[3]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s090_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s090_graph(&a0)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a0[3].clone()]))
+    })
+}
+
+fn s091_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s091_grad([p[0], p[1], p[2]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s091_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let output = s091_graph(&a0)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone()]))
+    })
+}
+
+fn s092_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s092_grad(p[0], p[1], [p[2], p[3], p[4], p[5]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s092_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?];
+        let output = s092_graph(&a0, &a1, &a2)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a2[3].clone()]))
+    })
+}
+
+fn s093_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s093_grad(p[0], p[1], p[2], [p[3], p[4], p[5]], [[p[6], p[7], p[8]], [p[9], p[10], p[11]]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s093_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let a3 = [Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?];
+        let a4 = [[Scalar::variable(p[6])?, Scalar::variable(p[7])?, Scalar::variable(p[8])?], [Scalar::variable(p[9])?, Scalar::variable(p[10])?, Scalar::variable(p[11])?]];
+        let output = s093_graph(&a0, &a1, &a2, &a3, &a4, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a3[0].clone(), a3[1].clone(), a3[2].clone(), a4[0][0].clone(), a4[0][1].clone(), a4[0][2].clone(), a4[1][0].clone(), a4[1][1].clone(), a4[1][2].clone()]))
+    })
+}
+
+fn s094_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s094_grad(p[0], xs, [p[1], p[2]], [[p[3], p[4], p[5]], [p[6], p[7], p[8]], [p[9], p[10], p[11]]], p[12], p[13]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s094_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a2 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let a3 = [[Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?], [Scalar::variable(p[6])?, Scalar::variable(p[7])?, Scalar::variable(p[8])?], [Scalar::variable(p[9])?, Scalar::variable(p[10])?, Scalar::variable(p[11])?]];
+        let a4 = Scalar::variable(p[12])?;
+        let a5 = Scalar::variable(p[13])?;
+        let output = s094_graph(&a0, xs, &a2, &a3, &a4, &a5)?;
+        Ok((output, vec![a0.clone(), a2[0].clone(), a2[1].clone(), a3[0][0].clone(), a3[0][1].clone(), a3[0][2].clone(), a3[1][0].clone(), a3[1][1].clone(), a3[1][2].clone(), a3[2][0].clone(), a3[2][1].clone(), a3[2][2].clone(), a4.clone(), a5.clone()]))
+    })
+}
+
+fn s095_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s095_grad(p[0], [[p[1], p[2]], [p[3], p[4]], [p[5], p[6]]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s095_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [[Scalar::variable(p[1])?, Scalar::variable(p[2])?], [Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?]];
+        let output = s095_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1[0][0].clone(), a1[0][1].clone(), a1[1][0].clone(), a1[1][1].clone(), a1[2][0].clone(), a1[2][1].clone()]))
+    })
+}
+
+fn s096_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s096_grad(xs, p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s096_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = s096_graph(xs, &a1, &a2)?;
+        Ok((output, vec![a1.clone(), a2.clone()]))
+    })
+}
+
+fn s097_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s097_grad(xs, [p[0], p[1], p[2], p[3]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s097_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s097_graph(xs, &a1)?;
+        Ok((output, vec![a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone()]))
+    })
+}
+
+fn s098_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s098_grad(p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s098_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s098_graph(&a0)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s099_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s099_grad(p[0], p[1], [p[2], p[3]], [[p[4], p[5]], [p[6], p[7]], [p[8], p[9]]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s099_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let a3 = [[Scalar::variable(p[4])?, Scalar::variable(p[5])?], [Scalar::variable(p[6])?, Scalar::variable(p[7])?], [Scalar::variable(p[8])?, Scalar::variable(p[9])?]];
+        let output = s099_graph(&a0, &a1, &a2, &a3, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a3[0][0].clone(), a3[0][1].clone(), a3[1][0].clone(), a3[1][1].clone(), a3[2][0].clone(), a3[2][1].clone()]))
+    })
+}
+
+fn s100_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s100_grad(p[0], xs, p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s100_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = s100_graph(&a0, xs, &a2)?;
+        Ok((output, vec![a0.clone(), a2.clone()]))
+    })
+}
+
+fn s101_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s101_grad(p[0], p[1], p[2], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s101_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = s101_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn s102_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s102_grad(p[0], p[1], p[2], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s102_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = s102_graph(&a0, &a1, &a2, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn s103_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s103_grad(p[0], p[1], [[p[2], p[3]], [p[4], p[5]]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s103_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [[Scalar::variable(p[2])?, Scalar::variable(p[3])?], [Scalar::variable(p[4])?, Scalar::variable(p[5])?]];
+        let output = s103_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0][0].clone(), a2[0][1].clone(), a2[1][0].clone(), a2[1][1].clone()]))
+    })
+}
+
+fn s104_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s104_grad([p[0], p[1], p[2]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s104_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let output = s104_graph(&a0)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone()]))
+    })
+}
+
+fn s105_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s105_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s105_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s105_graph(&a0, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s106_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s106_grad(p[0], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s106_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s106_graph(&a0, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s107_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s107_grad(xs, p[0], [p[1], p[2], p[3], p[4]], p[5], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s107_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let a3 = Scalar::variable(p[5])?;
+        let output = s107_graph(xs, &a1, &a2, &a3, n)?;
+        Ok((output, vec![a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a2[3].clone(), a3.clone()]))
+    })
+}
+
+fn s108_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s108_grad(p[0], [p[1], p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s108_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s108_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
+    })
+}
+
+fn s109_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s109_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s109_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = s109_graph(&a0, &a1)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn s110_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s110_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s110_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = s110_graph(&a0, &a1)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn s111_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s111_grad(p[0], p[1], [p[2], p[3], p[4], p[5]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s111_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?];
+        let output = s111_graph(&a0, &a1, &a2, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a2[3].clone()]))
+    })
+}
+
+fn s112_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s112_grad(xs, n, p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s112_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a2 = Scalar::variable(p[0])?;
+        let output = s112_graph(xs, n, &a2)?;
+        Ok((output, vec![a2.clone()]))
+    })
+}
+
+fn s113_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s113_grad([p[0], p[1]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s113_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?];
+        let output = s113_graph(&a0, xs)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone()]))
+    })
+}
+
+fn s114_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s114_grad(p[0], [p[1], p[2]], [[p[3], p[4]], [p[5], p[6]]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s114_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let a2 = [[Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?]];
+        let output = s114_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a2[0][0].clone(), a2[0][1].clone(), a2[1][0].clone(), a2[1][1].clone()]))
+    })
+}
+
+fn s115_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s115_grad(p[0], [[p[1], p[2]], [p[3], p[4]], [p[5], p[6]]], p[7], p[8], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s115_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [[Scalar::variable(p[1])?, Scalar::variable(p[2])?], [Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?]];
+        let a2 = Scalar::variable(p[7])?;
+        let a3 = Scalar::variable(p[8])?;
+        let output = s115_graph(&a0, &a1, &a2, &a3, xs)?;
+        Ok((output, vec![a0.clone(), a1[0][0].clone(), a1[0][1].clone(), a1[1][0].clone(), a1[1][1].clone(), a1[2][0].clone(), a1[2][1].clone(), a2.clone(), a3.clone()]))
+    })
+}
+
+fn s116_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s116_grad(p[0], [p[1], p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s116_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = s116_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone()]))
+    })
+}
+
+fn s117_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s117_grad(n, p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s117_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let output = s117_graph(n, &a1, xs)?;
+        Ok((output, vec![a1.clone()]))
+    })
+}
+
+fn s118_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s118_grad(p[0], [p[1], p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s118_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = s118_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone()]))
+    })
+}
+
+fn s119_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s119_grad(p[0], p[1], [p[2], p[3], p[4]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s119_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = s119_graph(&a0, &a1, &a2)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone()]))
+    })
+}
+
+fn s120_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s120_grad(p[0], [p[1], p[2], p[3], p[4]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s120_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = s120_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone()]))
+    })
+}
+
+fn s121_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s121_grad([p[0], p[1], p[2], p[3]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s121_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s121_graph(&a0, n)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a0[3].clone()]))
+    })
+}
+
+fn s122_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s122_grad(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]], [p[8], p[9], p[10]]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s122_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [[Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?, Scalar::variable(p[7])?], [Scalar::variable(p[8])?, Scalar::variable(p[9])?, Scalar::variable(p[10])?]];
+        let output = s122_graph(&a0, &a1, &a2, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0][0].clone(), a2[0][1].clone(), a2[0][2].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[1][2].clone(), a2[2][0].clone(), a2[2][1].clone(), a2[2][2].clone()]))
+    })
+}
+
+fn s123_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s123_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s123_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = s123_graph(&a0, &a1)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn s124_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s124_grad(xs, p[0], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s124_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let output = s124_graph(xs, &a1, n)?;
+        Ok((output, vec![a1.clone()]))
+    })
+}
+
+fn s125_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s125_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s125_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = s125_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn s126_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s126_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s126_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s126_graph(&a0, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s127_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s127_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s127_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = s127_graph(&a0, &a1)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn s128_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s128_grad(xs, [p[0], p[1]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s128_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?];
+        let output = s128_graph(xs, &a1)?;
+        Ok((output, vec![a1[0].clone(), a1[1].clone()]))
+    })
+}
+
+fn s129_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s129_grad(p[0], [p[1], p[2], p[3], p[4]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s129_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = s129_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone()]))
+    })
+}
+
+fn s130_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s130_grad(p[0], [p[1], p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s130_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = s130_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone()]))
+    })
+}
+
+fn s131_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s131_grad(p[0], p[1], [p[2], p[3]], [[p[4], p[5]], [p[6], p[7]]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s131_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let a3 = [[Scalar::variable(p[4])?, Scalar::variable(p[5])?], [Scalar::variable(p[6])?, Scalar::variable(p[7])?]];
+        let output = s131_graph(&a0, &a1, &a2, &a3, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a3[0][0].clone(), a3[0][1].clone(), a3[1][0].clone(), a3[1][1].clone()]))
+    })
+}
+
+fn s132_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s132_grad([[p[0], p[1], p[2]], [p[3], p[4], p[5]]], p[6], p[7]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s132_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [[Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?], [Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?]];
+        let a1 = Scalar::variable(p[6])?;
+        let a2 = Scalar::variable(p[7])?;
+        let output = s132_graph(&a0, &a1, &a2)?;
+        Ok((output, vec![a0[0][0].clone(), a0[0][1].clone(), a0[0][2].clone(), a0[1][0].clone(), a0[1][1].clone(), a0[1][2].clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn s133_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s133_grad(p[0], p[1], p[2], [p[3], p[4], p[5], p[6]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s133_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let a3 = [Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?, Scalar::variable(p[6])?];
+        let output = s133_graph(&a0, &a1, &a2, &a3, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a3[0].clone(), a3[1].clone(), a3[2].clone(), a3[3].clone()]))
+    })
+}
+
+fn s134_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s134_grad(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]], [p[8], p[9], p[10]]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s134_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [[Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?, Scalar::variable(p[7])?], [Scalar::variable(p[8])?, Scalar::variable(p[9])?, Scalar::variable(p[10])?]];
+        let output = s134_graph(&a0, &a1, &a2, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0][0].clone(), a2[0][1].clone(), a2[0][2].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[1][2].clone(), a2[2][0].clone(), a2[2][1].clone(), a2[2][2].clone()]))
+    })
+}
+
+fn s135_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s135_grad(p[0], p[1], [p[2], p[3], p[4], p[5]], [[p[6], p[7], p[8]], [p[9], p[10], p[11]]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s135_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?];
+        let a3 = [[Scalar::variable(p[6])?, Scalar::variable(p[7])?, Scalar::variable(p[8])?], [Scalar::variable(p[9])?, Scalar::variable(p[10])?, Scalar::variable(p[11])?]];
+        let output = s135_graph(&a0, &a1, &a2, &a3, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a2[3].clone(), a3[0][0].clone(), a3[0][1].clone(), a3[0][2].clone(), a3[1][0].clone(), a3[1][1].clone(), a3[1][2].clone()]))
+    })
+}
+
+fn s136_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s136_grad([p[0], p[1], p[2]], [[p[3], p[4]], [p[5], p[6]], [p[7], p[8]]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s136_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let a1 = [[Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?], [Scalar::variable(p[7])?, Scalar::variable(p[8])?]];
+        let output = s136_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a1[0][0].clone(), a1[0][1].clone(), a1[1][0].clone(), a1[1][1].clone(), a1[2][0].clone(), a1[2][1].clone()]))
+    })
+}
+
+fn s137_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s137_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s137_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s137_graph(&a0, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s138_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s138_grad(xs, [p[0], p[1], p[2]], [[p[3], p[4], p[5]], [p[6], p[7], p[8]], [p[9], p[10], p[11]]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s138_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let a2 = [[Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?], [Scalar::variable(p[6])?, Scalar::variable(p[7])?, Scalar::variable(p[8])?], [Scalar::variable(p[9])?, Scalar::variable(p[10])?, Scalar::variable(p[11])?]];
+        let output = s138_graph(xs, &a1, &a2, n)?;
+        Ok((output, vec![a1[0].clone(), a1[1].clone(), a1[2].clone(), a2[0][0].clone(), a2[0][1].clone(), a2[0][2].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[1][2].clone(), a2[2][0].clone(), a2[2][1].clone(), a2[2][2].clone()]))
+    })
+}
+
+fn s139_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s139_grad([p[0], p[1], p[2], p[3]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s139_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s139_graph(&a0, n)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a0[3].clone()]))
+    })
+}
+
+fn s140_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s140_grad(n, [p[0], p[1]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s140_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?];
+        let output = s140_graph(n, &a1)?;
+        Ok((output, vec![a1[0].clone(), a1[1].clone()]))
+    })
+}
+
+fn s141_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s141_grad(p[0], p[1], p[2], [p[3], p[4]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s141_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let a3 = [Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = s141_graph(&a0, &a1, &a2, &a3, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a3[0].clone(), a3[1].clone()]))
+    })
+}
+
+fn s142_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s142_grad(xs, [p[0], p[1]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s142_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?];
+        let output = s142_graph(xs, &a1)?;
+        Ok((output, vec![a1[0].clone(), a1[1].clone()]))
+    })
+}
+
+fn s143_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s143_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s143_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = s143_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn s144_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s144_grad(p[0], p[1], [p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s144_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = s144_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone()]))
+    })
+}
+
+fn s145_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s145_grad(p[0], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s145_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s145_graph(&a0, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s146_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s146_grad(p[0], [p[1], p[2], p[3], p[4]], p[5], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s146_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let a2 = Scalar::variable(p[5])?;
+        let output = s146_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone(), a2.clone()]))
+    })
+}
+
+fn s147_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s147_grad(p[0], xs, p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s147_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = s147_graph(&a0, xs, &a2)?;
+        Ok((output, vec![a0.clone(), a2.clone()]))
+    })
+}
+
+fn s148_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s148_grad([p[0], p[1]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s148_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?];
+        let output = s148_graph(&a0)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone()]))
+    })
+}
+
+fn s149_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s149_grad(p[0], p[1], p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s149_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = s149_graph(&a0, &a1, &a2)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn s150_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s150_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s150_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s150_graph(&a0, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s151_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s151_grad(n, [p[0], p[1], p[2]], [[p[3], p[4]], [p[5], p[6]], [p[7], p[8]]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s151_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let a2 = [[Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?], [Scalar::variable(p[7])?, Scalar::variable(p[8])?]];
+        let output = s151_graph(n, &a1, &a2)?;
+        Ok((output, vec![a1[0].clone(), a1[1].clone(), a1[2].clone(), a2[0][0].clone(), a2[0][1].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[2][0].clone(), a2[2][1].clone()]))
+    })
+}
+
+fn s152_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s152_grad(p[0], p[1], p[2], [p[3], p[4], p[5], p[6]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s152_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let a3 = [Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?, Scalar::variable(p[6])?];
+        let output = s152_graph(&a0, &a1, &a2, &a3, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a3[0].clone(), a3[1].clone(), a3[2].clone(), a3[3].clone()]))
+    })
+}
+
+fn s153_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s153_grad(p[0], p[1], [p[2], p[3], p[4], p[5]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s153_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?];
+        let output = s153_graph(&a0, &a1, &a2)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a2[3].clone()]))
+    })
+}
+
+fn s154_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s154_grad(p[0], [p[1], p[2]], [[p[3], p[4], p[5]], [p[6], p[7], p[8]], [p[9], p[10], p[11]]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s154_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let a2 = [[Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?], [Scalar::variable(p[6])?, Scalar::variable(p[7])?, Scalar::variable(p[8])?], [Scalar::variable(p[9])?, Scalar::variable(p[10])?, Scalar::variable(p[11])?]];
+        let output = s154_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a2[0][0].clone(), a2[0][1].clone(), a2[0][2].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[1][2].clone(), a2[2][0].clone(), a2[2][1].clone(), a2[2][2].clone()]))
+    })
+}
+
+fn s155_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s155_grad(p[0], p[1], p[2], [p[3], p[4], p[5]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s155_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let a3 = [Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?];
+        let output = s155_graph(&a0, &a1, &a2, &a3, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a3[0].clone(), a3[1].clone(), a3[2].clone()]))
+    })
+}
+
+fn s156_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s156_grad(p[0], n, [p[1], p[2], p[3]], p[4]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s156_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a2 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let a3 = Scalar::variable(p[4])?;
+        let output = s156_graph(&a0, n, &a2, &a3)?;
+        Ok((output, vec![a0.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a3.clone()]))
+    })
+}
+
+fn s157_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s157_grad([p[0], p[1]], [[p[2], p[3], p[4]], [p[5], p[6], p[7]], [p[8], p[9], p[10]]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s157_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?];
+        let a1 = [[Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?], [Scalar::variable(p[5])?, Scalar::variable(p[6])?, Scalar::variable(p[7])?], [Scalar::variable(p[8])?, Scalar::variable(p[9])?, Scalar::variable(p[10])?]];
+        let output = s157_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a1[0][0].clone(), a1[0][1].clone(), a1[0][2].clone(), a1[1][0].clone(), a1[1][1].clone(), a1[1][2].clone(), a1[2][0].clone(), a1[2][1].clone(), a1[2][2].clone()]))
+    })
+}
+
+fn s158_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s158_grad(xs, p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s158_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = s158_graph(xs, &a1, &a2)?;
+        Ok((output, vec![a1.clone(), a2.clone()]))
+    })
+}
+
+fn s159_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s159_grad(p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s159_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = s159_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn s160_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s160_grad(p[0], [p[1], p[2], p[3]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s160_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s160_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
+    })
+}
+
+fn s161_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s161_grad([p[0], p[1], p[2]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s161_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let output = s161_graph(&a0)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone()]))
+    })
+}
+
+fn s162_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s162_grad(p[0], [p[1], p[2], p[3]], [[p[4], p[5]], [p[6], p[7]], [p[8], p[9]]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s162_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let a2 = [[Scalar::variable(p[4])?, Scalar::variable(p[5])?], [Scalar::variable(p[6])?, Scalar::variable(p[7])?], [Scalar::variable(p[8])?, Scalar::variable(p[9])?]];
+        let output = s162_graph(&a0, &a1, &a2, n)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone(), a2[0][0].clone(), a2[0][1].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[2][0].clone(), a2[2][1].clone()]))
+    })
+}
+
+fn s163_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s163_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s163_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s163_graph(&a0, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s164_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s164_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s164_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = s164_graph(&a0, xs, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn s165_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s165_grad(xs, [p[0], p[1], p[2], p[3]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s165_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = s165_graph(xs, &a1)?;
+        Ok((output, vec![a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone()]))
+    })
+}
+
+fn s166_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s166_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s166_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = s166_graph(&a0, &a1)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn s167_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s167_grad([p[0], p[1]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s167_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?];
+        let output = s167_graph(&a0)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone()]))
+    })
+}
+
+fn s168_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s168_grad(p[0], p[1], p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s168_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = s168_graph(&a0, &a1, &a2)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn s169_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(s169_grad(p[0], p[1], n, p[2], [[p[3], p[4], p[5]], [p[6], p[7], p[8]]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn s169_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a3 = Scalar::variable(p[2])?;
+        let a4 = [[Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?], [Scalar::variable(p[6])?, Scalar::variable(p[7])?, Scalar::variable(p[8])?]];
+        let output = s169_graph(&a0, &a1, n, &a3, &a4)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a3.clone(), a4[0][0].clone(), a4[0][1].clone(), a4[0][2].clone(), a4[1][0].clone(), a4[1][1].clone(), a4[1][2].clone()]))
+    })
+}
+
 /// Every generated function with an `f64` result, in file order.
 pub const PROGRAMS: &[Program] = &[
     Program { name: "f000", slots: 2, data: false, count: true, grad: f000_by_grad, graph: f000_by_graph },
@@ -8222,4 +14260,174 @@ pub const PROGRAMS: &[Program] = &[
     Program { name: "f177", slots: 4, data: true, count: false, grad: f177_by_grad, graph: f177_by_graph },
     Program { name: "f178", slots: 5, data: true, count: true, grad: f178_by_grad, graph: f178_by_graph },
     Program { name: "f179", slots: 5, data: true, count: false, grad: f179_by_grad, graph: f179_by_graph },
+    Program { name: "s000", slots: 1, data: true, count: false, grad: s000_by_grad, graph: s000_by_graph },
+    Program { name: "s001", slots: 5, data: false, count: true, grad: s001_by_grad, graph: s001_by_graph },
+    Program { name: "s002", slots: 6, data: false, count: true, grad: s002_by_grad, graph: s002_by_graph },
+    Program { name: "s003", slots: 4, data: true, count: true, grad: s003_by_grad, graph: s003_by_graph },
+    Program { name: "s004", slots: 4, data: false, count: true, grad: s004_by_grad, graph: s004_by_graph },
+    Program { name: "s005", slots: 9, data: true, count: true, grad: s005_by_grad, graph: s005_by_graph },
+    Program { name: "s006", slots: 6, data: false, count: true, grad: s006_by_grad, graph: s006_by_graph },
+    Program { name: "s007", slots: 4, data: false, count: true, grad: s007_by_grad, graph: s007_by_graph },
+    Program { name: "s008", slots: 10, data: true, count: false, grad: s008_by_grad, graph: s008_by_graph },
+    Program { name: "s009", slots: 3, data: true, count: false, grad: s009_by_grad, graph: s009_by_graph },
+    Program { name: "s010", slots: 7, data: true, count: true, grad: s010_by_grad, graph: s010_by_graph },
+    Program { name: "s011", slots: 3, data: true, count: false, grad: s011_by_grad, graph: s011_by_graph },
+    Program { name: "s012", slots: 3, data: false, count: true, grad: s012_by_grad, graph: s012_by_graph },
+    Program { name: "s013", slots: 5, data: true, count: false, grad: s013_by_grad, graph: s013_by_graph },
+    Program { name: "s014", slots: 5, data: true, count: false, grad: s014_by_grad, graph: s014_by_graph },
+    Program { name: "s015", slots: 1, data: true, count: false, grad: s015_by_grad, graph: s015_by_graph },
+    Program { name: "s016", slots: 2, data: true, count: false, grad: s016_by_grad, graph: s016_by_graph },
+    Program { name: "s017", slots: 11, data: true, count: false, grad: s017_by_grad, graph: s017_by_graph },
+    Program { name: "s018", slots: 3, data: true, count: true, grad: s018_by_grad, graph: s018_by_graph },
+    Program { name: "s019", slots: 2, data: true, count: false, grad: s019_by_grad, graph: s019_by_graph },
+    Program { name: "s020", slots: 3, data: false, count: false, grad: s020_by_grad, graph: s020_by_graph },
+    Program { name: "s021", slots: 3, data: true, count: false, grad: s021_by_grad, graph: s021_by_graph },
+    Program { name: "s022", slots: 4, data: true, count: true, grad: s022_by_grad, graph: s022_by_graph },
+    Program { name: "s023", slots: 2, data: false, count: true, grad: s023_by_grad, graph: s023_by_graph },
+    Program { name: "s024", slots: 5, data: true, count: false, grad: s024_by_grad, graph: s024_by_graph },
+    Program { name: "s025", slots: 4, data: false, count: true, grad: s025_by_grad, graph: s025_by_graph },
+    Program { name: "s026", slots: 4, data: false, count: true, grad: s026_by_grad, graph: s026_by_graph },
+    Program { name: "s027", slots: 2, data: true, count: true, grad: s027_by_grad, graph: s027_by_graph },
+    Program { name: "s028", slots: 4, data: false, count: true, grad: s028_by_grad, graph: s028_by_graph },
+    Program { name: "s029", slots: 3, data: false, count: false, grad: s029_by_grad, graph: s029_by_graph },
+    Program { name: "s030", slots: 8, data: true, count: true, grad: s030_by_grad, graph: s030_by_graph },
+    Program { name: "s031", slots: 3, data: false, count: false, grad: s031_by_grad, graph: s031_by_graph },
+    Program { name: "s032", slots: 1, data: true, count: false, grad: s032_by_grad, graph: s032_by_graph },
+    Program { name: "s033", slots: 2, data: false, count: false, grad: s033_by_grad, graph: s033_by_graph },
+    Program { name: "s034", slots: 1, data: false, count: true, grad: s034_by_grad, graph: s034_by_graph },
+    Program { name: "s035", slots: 2, data: true, count: false, grad: s035_by_grad, graph: s035_by_graph },
+    Program { name: "s036", slots: 3, data: true, count: false, grad: s036_by_grad, graph: s036_by_graph },
+    Program { name: "s037", slots: 5, data: false, count: false, grad: s037_by_grad, graph: s037_by_graph },
+    Program { name: "s038", slots: 4, data: true, count: true, grad: s038_by_grad, graph: s038_by_graph },
+    Program { name: "s039", slots: 1, data: true, count: true, grad: s039_by_grad, graph: s039_by_graph },
+    Program { name: "s040", slots: 4, data: true, count: false, grad: s040_by_grad, graph: s040_by_graph },
+    Program { name: "s041", slots: 2, data: true, count: false, grad: s041_by_grad, graph: s041_by_graph },
+    Program { name: "s042", slots: 2, data: true, count: true, grad: s042_by_grad, graph: s042_by_graph },
+    Program { name: "s043", slots: 9, data: true, count: false, grad: s043_by_grad, graph: s043_by_graph },
+    Program { name: "s044", slots: 8, data: true, count: false, grad: s044_by_grad, graph: s044_by_graph },
+    Program { name: "s045", slots: 3, data: true, count: true, grad: s045_by_grad, graph: s045_by_graph },
+    Program { name: "s046", slots: 1, data: false, count: false, grad: s046_by_grad, graph: s046_by_graph },
+    Program { name: "s047", slots: 1, data: true, count: false, grad: s047_by_grad, graph: s047_by_graph },
+    Program { name: "s048", slots: 8, data: true, count: false, grad: s048_by_grad, graph: s048_by_graph },
+    Program { name: "s049", slots: 6, data: true, count: false, grad: s049_by_grad, graph: s049_by_graph },
+    Program { name: "s050", slots: 1, data: false, count: true, grad: s050_by_grad, graph: s050_by_graph },
+    Program { name: "s051", slots: 2, data: true, count: false, grad: s051_by_grad, graph: s051_by_graph },
+    Program { name: "s052", slots: 8, data: false, count: true, grad: s052_by_grad, graph: s052_by_graph },
+    Program { name: "s053", slots: 5, data: true, count: false, grad: s053_by_grad, graph: s053_by_graph },
+    Program { name: "s054", slots: 5, data: true, count: false, grad: s054_by_grad, graph: s054_by_graph },
+    Program { name: "s055", slots: 3, data: true, count: true, grad: s055_by_grad, graph: s055_by_graph },
+    Program { name: "s056", slots: 3, data: false, count: true, grad: s056_by_grad, graph: s056_by_graph },
+    Program { name: "s057", slots: 4, data: true, count: true, grad: s057_by_grad, graph: s057_by_graph },
+    Program { name: "s058", slots: 8, data: false, count: false, grad: s058_by_grad, graph: s058_by_graph },
+    Program { name: "s059", slots: 6, data: true, count: true, grad: s059_by_grad, graph: s059_by_graph },
+    Program { name: "s060", slots: 2, data: false, count: true, grad: s060_by_grad, graph: s060_by_graph },
+    Program { name: "s061", slots: 4, data: false, count: true, grad: s061_by_grad, graph: s061_by_graph },
+    Program { name: "s062", slots: 12, data: false, count: false, grad: s062_by_grad, graph: s062_by_graph },
+    Program { name: "s063", slots: 13, data: false, count: true, grad: s063_by_grad, graph: s063_by_graph },
+    Program { name: "s064", slots: 9, data: false, count: true, grad: s064_by_grad, graph: s064_by_graph },
+    Program { name: "s065", slots: 2, data: true, count: false, grad: s065_by_grad, graph: s065_by_graph },
+    Program { name: "s066", slots: 7, data: false, count: true, grad: s066_by_grad, graph: s066_by_graph },
+    Program { name: "s067", slots: 5, data: false, count: false, grad: s067_by_grad, graph: s067_by_graph },
+    Program { name: "s068", slots: 9, data: false, count: false, grad: s068_by_grad, graph: s068_by_graph },
+    Program { name: "s069", slots: 4, data: false, count: false, grad: s069_by_grad, graph: s069_by_graph },
+    Program { name: "s070", slots: 3, data: false, count: false, grad: s070_by_grad, graph: s070_by_graph },
+    Program { name: "s071", slots: 2, data: false, count: true, grad: s071_by_grad, graph: s071_by_graph },
+    Program { name: "s072", slots: 1, data: false, count: true, grad: s072_by_grad, graph: s072_by_graph },
+    Program { name: "s073", slots: 7, data: true, count: false, grad: s073_by_grad, graph: s073_by_graph },
+    Program { name: "s074", slots: 1, data: false, count: false, grad: s074_by_grad, graph: s074_by_graph },
+    Program { name: "s075", slots: 7, data: false, count: false, grad: s075_by_grad, graph: s075_by_graph },
+    Program { name: "s076", slots: 1, data: false, count: false, grad: s076_by_grad, graph: s076_by_graph },
+    Program { name: "s077", slots: 6, data: false, count: false, grad: s077_by_grad, graph: s077_by_graph },
+    Program { name: "s078", slots: 11, data: false, count: true, grad: s078_by_grad, graph: s078_by_graph },
+    Program { name: "s079", slots: 10, data: true, count: true, grad: s079_by_grad, graph: s079_by_graph },
+    Program { name: "s080", slots: 2, data: false, count: false, grad: s080_by_grad, graph: s080_by_graph },
+    Program { name: "s081", slots: 4, data: true, count: true, grad: s081_by_grad, graph: s081_by_graph },
+    Program { name: "s082", slots: 2, data: true, count: true, grad: s082_by_grad, graph: s082_by_graph },
+    Program { name: "s083", slots: 2, data: true, count: true, grad: s083_by_grad, graph: s083_by_graph },
+    Program { name: "s084", slots: 3, data: true, count: false, grad: s084_by_grad, graph: s084_by_graph },
+    Program { name: "s085", slots: 13, data: true, count: false, grad: s085_by_grad, graph: s085_by_graph },
+    Program { name: "s086", slots: 8, data: true, count: true, grad: s086_by_grad, graph: s086_by_graph },
+    Program { name: "s087", slots: 9, data: true, count: true, grad: s087_by_grad, graph: s087_by_graph },
+    Program { name: "s088", slots: 2, data: false, count: true, grad: s088_by_grad, graph: s088_by_graph },
+    Program { name: "s089", slots: 4, data: true, count: true, grad: s089_by_grad, graph: s089_by_graph },
+    Program { name: "s090", slots: 4, data: false, count: false, grad: s090_by_grad, graph: s090_by_graph },
+    Program { name: "s091", slots: 3, data: false, count: false, grad: s091_by_grad, graph: s091_by_graph },
+    Program { name: "s092", slots: 6, data: false, count: false, grad: s092_by_grad, graph: s092_by_graph },
+    Program { name: "s093", slots: 12, data: false, count: true, grad: s093_by_grad, graph: s093_by_graph },
+    Program { name: "s094", slots: 14, data: true, count: false, grad: s094_by_grad, graph: s094_by_graph },
+    Program { name: "s095", slots: 7, data: true, count: false, grad: s095_by_grad, graph: s095_by_graph },
+    Program { name: "s096", slots: 2, data: true, count: false, grad: s096_by_grad, graph: s096_by_graph },
+    Program { name: "s097", slots: 4, data: true, count: false, grad: s097_by_grad, graph: s097_by_graph },
+    Program { name: "s098", slots: 1, data: false, count: false, grad: s098_by_grad, graph: s098_by_graph },
+    Program { name: "s099", slots: 10, data: false, count: true, grad: s099_by_grad, graph: s099_by_graph },
+    Program { name: "s100", slots: 2, data: true, count: false, grad: s100_by_grad, graph: s100_by_graph },
+    Program { name: "s101", slots: 3, data: true, count: false, grad: s101_by_grad, graph: s101_by_graph },
+    Program { name: "s102", slots: 3, data: false, count: true, grad: s102_by_grad, graph: s102_by_graph },
+    Program { name: "s103", slots: 6, data: true, count: false, grad: s103_by_grad, graph: s103_by_graph },
+    Program { name: "s104", slots: 3, data: false, count: false, grad: s104_by_grad, graph: s104_by_graph },
+    Program { name: "s105", slots: 1, data: true, count: false, grad: s105_by_grad, graph: s105_by_graph },
+    Program { name: "s106", slots: 1, data: false, count: true, grad: s106_by_grad, graph: s106_by_graph },
+    Program { name: "s107", slots: 6, data: true, count: true, grad: s107_by_grad, graph: s107_by_graph },
+    Program { name: "s108", slots: 4, data: true, count: true, grad: s108_by_grad, graph: s108_by_graph },
+    Program { name: "s109", slots: 2, data: false, count: false, grad: s109_by_grad, graph: s109_by_graph },
+    Program { name: "s110", slots: 2, data: false, count: false, grad: s110_by_grad, graph: s110_by_graph },
+    Program { name: "s111", slots: 6, data: false, count: true, grad: s111_by_grad, graph: s111_by_graph },
+    Program { name: "s112", slots: 1, data: true, count: true, grad: s112_by_grad, graph: s112_by_graph },
+    Program { name: "s113", slots: 2, data: true, count: false, grad: s113_by_grad, graph: s113_by_graph },
+    Program { name: "s114", slots: 7, data: true, count: false, grad: s114_by_grad, graph: s114_by_graph },
+    Program { name: "s115", slots: 9, data: true, count: false, grad: s115_by_grad, graph: s115_by_graph },
+    Program { name: "s116", slots: 5, data: true, count: false, grad: s116_by_grad, graph: s116_by_graph },
+    Program { name: "s117", slots: 1, data: true, count: true, grad: s117_by_grad, graph: s117_by_graph },
+    Program { name: "s118", slots: 5, data: true, count: false, grad: s118_by_grad, graph: s118_by_graph },
+    Program { name: "s119", slots: 5, data: false, count: false, grad: s119_by_grad, graph: s119_by_graph },
+    Program { name: "s120", slots: 5, data: true, count: true, grad: s120_by_grad, graph: s120_by_graph },
+    Program { name: "s121", slots: 4, data: false, count: true, grad: s121_by_grad, graph: s121_by_graph },
+    Program { name: "s122", slots: 11, data: false, count: true, grad: s122_by_grad, graph: s122_by_graph },
+    Program { name: "s123", slots: 2, data: false, count: false, grad: s123_by_grad, graph: s123_by_graph },
+    Program { name: "s124", slots: 1, data: true, count: true, grad: s124_by_grad, graph: s124_by_graph },
+    Program { name: "s125", slots: 2, data: true, count: false, grad: s125_by_grad, graph: s125_by_graph },
+    Program { name: "s126", slots: 1, data: true, count: false, grad: s126_by_grad, graph: s126_by_graph },
+    Program { name: "s127", slots: 2, data: false, count: false, grad: s127_by_grad, graph: s127_by_graph },
+    Program { name: "s128", slots: 2, data: true, count: false, grad: s128_by_grad, graph: s128_by_graph },
+    Program { name: "s129", slots: 5, data: false, count: true, grad: s129_by_grad, graph: s129_by_graph },
+    Program { name: "s130", slots: 5, data: true, count: false, grad: s130_by_grad, graph: s130_by_graph },
+    Program { name: "s131", slots: 8, data: false, count: true, grad: s131_by_grad, graph: s131_by_graph },
+    Program { name: "s132", slots: 8, data: false, count: false, grad: s132_by_grad, graph: s132_by_graph },
+    Program { name: "s133", slots: 7, data: true, count: true, grad: s133_by_grad, graph: s133_by_graph },
+    Program { name: "s134", slots: 11, data: false, count: true, grad: s134_by_grad, graph: s134_by_graph },
+    Program { name: "s135", slots: 12, data: true, count: false, grad: s135_by_grad, graph: s135_by_graph },
+    Program { name: "s136", slots: 9, data: false, count: true, grad: s136_by_grad, graph: s136_by_graph },
+    Program { name: "s137", slots: 1, data: true, count: false, grad: s137_by_grad, graph: s137_by_graph },
+    Program { name: "s138", slots: 12, data: true, count: true, grad: s138_by_grad, graph: s138_by_graph },
+    Program { name: "s139", slots: 4, data: false, count: true, grad: s139_by_grad, graph: s139_by_graph },
+    Program { name: "s140", slots: 2, data: false, count: true, grad: s140_by_grad, graph: s140_by_graph },
+    Program { name: "s141", slots: 5, data: true, count: true, grad: s141_by_grad, graph: s141_by_graph },
+    Program { name: "s142", slots: 2, data: true, count: false, grad: s142_by_grad, graph: s142_by_graph },
+    Program { name: "s143", slots: 2, data: true, count: true, grad: s143_by_grad, graph: s143_by_graph },
+    Program { name: "s144", slots: 5, data: true, count: false, grad: s144_by_grad, graph: s144_by_graph },
+    Program { name: "s145", slots: 1, data: false, count: true, grad: s145_by_grad, graph: s145_by_graph },
+    Program { name: "s146", slots: 6, data: true, count: false, grad: s146_by_grad, graph: s146_by_graph },
+    Program { name: "s147", slots: 2, data: true, count: false, grad: s147_by_grad, graph: s147_by_graph },
+    Program { name: "s148", slots: 2, data: false, count: false, grad: s148_by_grad, graph: s148_by_graph },
+    Program { name: "s149", slots: 3, data: false, count: false, grad: s149_by_grad, graph: s149_by_graph },
+    Program { name: "s150", slots: 1, data: true, count: false, grad: s150_by_grad, graph: s150_by_graph },
+    Program { name: "s151", slots: 9, data: false, count: true, grad: s151_by_grad, graph: s151_by_graph },
+    Program { name: "s152", slots: 7, data: true, count: true, grad: s152_by_grad, graph: s152_by_graph },
+    Program { name: "s153", slots: 6, data: false, count: false, grad: s153_by_grad, graph: s153_by_graph },
+    Program { name: "s154", slots: 12, data: true, count: true, grad: s154_by_grad, graph: s154_by_graph },
+    Program { name: "s155", slots: 6, data: true, count: false, grad: s155_by_grad, graph: s155_by_graph },
+    Program { name: "s156", slots: 5, data: false, count: true, grad: s156_by_grad, graph: s156_by_graph },
+    Program { name: "s157", slots: 11, data: false, count: true, grad: s157_by_grad, graph: s157_by_graph },
+    Program { name: "s158", slots: 2, data: true, count: false, grad: s158_by_grad, graph: s158_by_graph },
+    Program { name: "s159", slots: 2, data: false, count: true, grad: s159_by_grad, graph: s159_by_graph },
+    Program { name: "s160", slots: 4, data: false, count: true, grad: s160_by_grad, graph: s160_by_graph },
+    Program { name: "s161", slots: 3, data: false, count: false, grad: s161_by_grad, graph: s161_by_graph },
+    Program { name: "s162", slots: 10, data: false, count: true, grad: s162_by_grad, graph: s162_by_graph },
+    Program { name: "s163", slots: 1, data: true, count: false, grad: s163_by_grad, graph: s163_by_graph },
+    Program { name: "s164", slots: 1, data: true, count: true, grad: s164_by_grad, graph: s164_by_graph },
+    Program { name: "s165", slots: 4, data: true, count: false, grad: s165_by_grad, graph: s165_by_graph },
+    Program { name: "s166", slots: 2, data: false, count: false, grad: s166_by_grad, graph: s166_by_graph },
+    Program { name: "s167", slots: 2, data: false, count: false, grad: s167_by_grad, graph: s167_by_graph },
+    Program { name: "s168", slots: 3, data: false, count: false, grad: s168_by_grad, graph: s168_by_graph },
+    Program { name: "s169", slots: 9, data: false, count: true, grad: s169_by_grad, graph: s169_by_graph },
 ];

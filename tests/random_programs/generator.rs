@@ -92,6 +92,9 @@ enum ParamKind {
     Scalar { mutable: bool },
     /// `w: [f64; K]`: K differentiated scalars.
     Array(usize),
+    /// `m: [[f64; K]; M]` as `Matrix(M, K)`: M * K differentiated scalars, row-major
+    /// (the second family only).
+    Matrix(usize, usize),
     /// `#[param] ps: &[f64]`, always given `len` scalars by the sweep.
     Slice(usize),
     /// `#[param] p: &Layer` (`w: [f64; 2]`, `b: f64`): three differentiated scalars.
@@ -116,6 +119,7 @@ impl Param {
         match self.kind {
             ParamKind::Scalar { .. } => 1,
             ParamKind::Array(k) | ParamKind::Slice(k) => k,
+            ParamKind::Matrix(m, k) => m * k,
             ParamKind::Layer => 3,
             ParamKind::Data | ParamKind::Count | ParamKind::Constant => 0,
         }
@@ -268,6 +272,23 @@ impl Generator {
                 Shape::Method | Shape::Associated => methods.push_str(&text),
                 _ => free.push_str(&text),
             }
+            self.infos.push(info);
+        }
+        // The second family, from its own seed, after the first (whose text it leaves as
+        // it was): bodies in the forms the compiled sweeps cover.
+        let mut rng = Rng(SWEEP_SEED);
+        for index in 0..SWEEP_FUNCTIONS {
+            let params = sweep_signature(&mut rng);
+            let mut function = SweepGen::new(&mut rng, &params);
+            let body = function.body();
+            let info = Info {
+                name: format!("s{index:03}"),
+                params,
+                shape: Shape::Free,
+                cost: function.cost,
+                risky: function.unguarded,
+            };
+            free.push_str(&source(&info, &body));
             self.infos.push(info);
         }
         let mut out = String::new();
@@ -444,6 +465,7 @@ fn source(info: &Info, body: &str) -> String {
             ParamKind::Scalar { mutable: true } => format!("mut {name}: f64"),
             ParamKind::Scalar { mutable: false } => format!("{name}: f64"),
             ParamKind::Array(k) => format!("{name}: [f64; {k}]"),
+            ParamKind::Matrix(m, k) => format!("{name}: [[f64; {k}]; {m}]"),
             ParamKind::Slice(_) => format!("#[param] {name}: &[f64]"),
             ParamKind::Layer => format!("#[param] {name}: &Layer"),
             ParamKind::Data => format!("{name}: &[f64]"),
@@ -498,6 +520,17 @@ fn wrappers(info: &Info) -> String {
                 let items: Vec<String> = (slot..slot + k).map(|s| format!("p[{s}]")).collect();
                 format!("[{}]", items.join(", "))
             }
+            ParamKind::Matrix(m, k) => {
+                let rows: Vec<String> = (0..*m)
+                    .map(|row| {
+                        let items: Vec<String> = (0..*k)
+                            .map(|col| format!("p[{}]", slot + row * k + col))
+                            .collect();
+                        format!("[{}]", items.join(", "))
+                    })
+                    .collect();
+                format!("[{}]", rows.join(", "))
+            }
             ParamKind::Slice(k) => format!("&p[{slot}..{}]", slot + k),
             ParamKind::Layer => format!(
                 "&Layer {{ w: [p[{}], p[{}]], b: p[{}] }}",
@@ -531,6 +564,7 @@ fn wrappers(info: &Info) -> String {
                 match param.kind {
                     ParamKind::Scalar { .. } => format!("flat.push(gradient.{index});"),
                     ParamKind::Array(_) => format!("flat.extend(gradient.{index});"),
+                    ParamKind::Matrix(..) => unreachable!("only with f64s and arrays"),
                     ParamKind::Slice(_) => format!("flat.extend(gradient.{index});"),
                     _ => format!("flat.extend(gradient.{index}.to_flat());"),
                 }
@@ -577,6 +611,23 @@ fn wrappers(info: &Info) -> String {
                 args.push(format!("&{local}"));
                 for item in 0..*k {
                     variables.push(format!("{local}[{item}].clone()"));
+                }
+            }
+            ParamKind::Matrix(m, k) => {
+                let rows: Vec<String> = (0..*m)
+                    .map(|row| {
+                        let items: Vec<String> = (0..*k)
+                            .map(|col| format!("Scalar::variable(p[{}])?", slot + row * k + col))
+                            .collect();
+                        format!("[{}]", items.join(", "))
+                    })
+                    .collect();
+                let _ = writeln!(out, "        let {local} = [{}];", rows.join(", "));
+                args.push(format!("&{local}"));
+                for row in 0..*m {
+                    for col in 0..*k {
+                        variables.push(format!("{local}[{row}][{col}].clone()"));
+                    }
                 }
             }
             ParamKind::Slice(k) => {
@@ -677,6 +728,7 @@ impl<'a> FnGen<'a> {
             let kind = match &param.kind {
                 ParamKind::Scalar { mutable } => VarKind::F64 { mutable: *mutable },
                 ParamKind::Array(k) => VarKind::ParamArray(*k),
+                ParamKind::Matrix(..) => unreachable!("only in the second family"),
                 ParamKind::Slice(k) => VarKind::Slice(*k),
                 ParamKind::Layer => VarKind::Layer,
                 ParamKind::Data => VarKind::Data,
@@ -1415,6 +1467,7 @@ impl<'a> FnGen<'a> {
                 let items: Vec<String> = (0..k).map(|_| self.expr(0).code).collect();
                 format!("[{}]", items.join(", "))
             }
+            ParamKind::Matrix(..) => unreachable!("the second family is called by nobody"),
             ParamKind::Slice(k) => {
                 let k = *k;
                 let names = self.visible_where(|v| matches!(v, VarKind::Slice(l) if *l >= k));
@@ -2451,5 +2504,897 @@ impl<'a> FnGen<'a> {
             }
             None => self.let_statement(false),
         }
+    }
+}
+
+// The second family: bodies in the forms the compiled sweeps of `name_grad` cover (no
+// block or `if` expressions, no `match`, `while`, `loop`, `break`, `continue` or `return`,
+// no closures, folds, calls or `#[param]`s), so that the bit-identity test reaches the
+// sweeps and not only the checked path.
+
+/// The second family's seed, independent of [`SEED`].
+pub const SWEEP_SEED: u64 = 0x5EED_5EE9_0000_0002;
+
+/// How many functions the second family (`s000`, `s001`, ...) has.
+pub const SWEEP_FUNCTIONS: usize = 170;
+
+/// The parameters of a second-family function: `f64`s and arrays by value (at least one),
+/// and maybe `xs: &[f64]` and `n: usize`.
+fn sweep_signature(rng: &mut Rng) -> Vec<Param> {
+    let mut params = Vec::new();
+    let scalars = *rng.pick(&[0, 1, 1, 2, 2, 3]);
+    for index in 0..scalars {
+        params.push(Param {
+            name: format!("x{index}"),
+            kind: ParamKind::Scalar { mutable: false },
+        });
+    }
+    if scalars == 0 || rng.chance(40) {
+        params.push(Param {
+            name: "w".into(),
+            kind: ParamKind::Array(rng.range(2, 4)),
+        });
+    }
+    if rng.chance(20) {
+        params.push(Param {
+            name: "m".into(),
+            kind: ParamKind::Matrix(rng.range(2, 3), rng.range(2, 3)),
+        });
+    }
+    if rng.chance(55) {
+        params.push(Param {
+            name: "xs".into(),
+            kind: ParamKind::Data,
+        });
+    }
+    if rng.chance(50) {
+        params.push(Param {
+            name: "n".into(),
+            kind: ParamKind::Count,
+        });
+    }
+    if rng.chance(40) {
+        for i in (1..params.len()).rev() {
+            let j = rng.below(i + 1);
+            params.swap(i, j);
+        }
+    }
+    params
+}
+
+/// What a name in a second-family body is.
+#[derive(Clone, Debug, PartialEq)]
+enum SKind {
+    /// A differentiated `f64`: a parameter (never mutable) or a local.
+    Tracked { mutable: bool },
+    /// An immutable data `f64`: a data `let` or a loop's `&f64` pattern.
+    Data,
+    /// An `&f64` loop element: an operand of `+ - * /` only.
+    Ref,
+    /// A parameter array `[f64; K]`.
+    Array(usize),
+    /// A parameter array `[[f64; K]; M]`, as `(M, K)`.
+    Matrix(usize, usize),
+    /// A local `let mut a = [0.0; K];`.
+    Local(usize),
+    /// A `usize`: a loop index or an immutable data `let`, below what is known.
+    Index(Bound),
+    /// `n: usize`.
+    Count,
+    /// `xs: &[f64]`.
+    Slice,
+}
+
+#[derive(Clone, Debug)]
+struct SVar {
+    name: String,
+    kind: SKind,
+    /// Known to depend on a differentiated parameter (so `.detach()` applies to it).
+    tracked: bool,
+}
+
+/// An expression of a second-family body.
+struct SExpr {
+    code: String,
+    /// Its type is known to be `f64` (a literal alone is `{float}`).
+    typed: bool,
+    /// Known to depend on a differentiated parameter.
+    tracked: bool,
+}
+
+/// The generator of one second-family body.
+struct SweepGen<'a> {
+    rng: &'a mut Rng,
+    scopes: Vec<Vec<SVar>>,
+    /// Names no longer read (`x` after `let mut v = x;`, so that the sweeps can move it).
+    retired: Vec<String>,
+    lines: Vec<String>,
+    indent: usize,
+    counter: usize,
+    /// How many loops enclose the statement being written.
+    loops: usize,
+    /// Operations per call at the largest data, estimated; and the current trip product.
+    cost: u64,
+    multiplier: u64,
+    /// Some domains are left unguarded in this function.
+    unguarded: bool,
+    raw_left: u32,
+    /// Values that the result should read (dead code is the exception).
+    pending: Vec<String>,
+}
+
+impl<'a> SweepGen<'a> {
+    fn new(rng: &'a mut Rng, params: &[Param]) -> Self {
+        let unguarded = rng.chance(25);
+        let raw_left = if unguarded { rng.range(1, 2) as u32 } else { 0 };
+        let scope = params
+            .iter()
+            .map(|param| SVar {
+                tracked: param.differentiated(),
+                name: param.name.clone(),
+                kind: match param.kind {
+                    ParamKind::Scalar { .. } => SKind::Tracked { mutable: false },
+                    ParamKind::Array(k) => SKind::Array(k),
+                    ParamKind::Matrix(m, k) => SKind::Matrix(m, k),
+                    ParamKind::Data => SKind::Slice,
+                    ParamKind::Count => SKind::Count,
+                    _ => unreachable!("not in the second family"),
+                },
+            })
+            .collect();
+        SweepGen {
+            rng,
+            scopes: vec![scope],
+            retired: Vec::new(),
+            lines: Vec::new(),
+            indent: 1,
+            counter: 0,
+            loops: 0,
+            cost: 0,
+            multiplier: 1,
+            unguarded,
+            raw_left,
+            pending: Vec::new(),
+        }
+    }
+
+    fn body(&mut self) -> String {
+        let acc = self.fresh("acc");
+        let init = self.fresh_value();
+        let annotation = if init.typed { "" } else { ": f64" };
+        self.line(&format!("let mut {acc}{annotation} = {};", init.code));
+        self.declare(&acc, SKind::Tracked { mutable: true }, init.tracked);
+        let count = self.rng.range(2, 6);
+        for _ in 0..count {
+            self.statement(0);
+        }
+        let mut tail = if self.retired.contains(&acc) {
+            self.tracked_leaf()
+        } else {
+            acc.clone()
+        };
+        let pending = std::mem::take(&mut self.pending);
+        for name in pending {
+            let base = name.split('[').next().unwrap_or_default();
+            if self.visible().iter().any(|v| v.name == base) && self.rng.chance(70) {
+                tail = format!("{tail} + {name}");
+            }
+        }
+        if self.rng.chance(40) {
+            let extra = self.expr(1);
+            tail = format!("{tail} * {}", paren(&extra.code));
+        }
+        self.line(&tail);
+        let mut out = String::new();
+        for line in &self.lines {
+            out.push_str(line);
+            out.push('\n');
+        }
+        out
+    }
+
+    fn line(&mut self, text: &str) {
+        self.lines
+            .push(format!("{}{text}", "    ".repeat(self.indent)));
+    }
+
+    fn fresh(&mut self, prefix: &str) -> String {
+        self.counter += 1;
+        format!("{prefix}{}", self.counter)
+    }
+
+    fn declare(&mut self, name: &str, kind: SKind, tracked: bool) {
+        let scope = self.scopes.last_mut().expect("a scope");
+        scope.retain(|v| v.name != name);
+        scope.push(SVar {
+            name: name.to_owned(),
+            kind,
+            tracked,
+        });
+    }
+
+    /// The names in scope, innermost binding of each, without retired ones.
+    fn visible(&self) -> Vec<SVar> {
+        let mut out: Vec<SVar> = Vec::new();
+        for scope in self.scopes.iter().rev() {
+            for var in scope.iter().rev() {
+                if !out.iter().any(|v| v.name == var.name) && !self.retired.contains(&var.name) {
+                    out.push(var.clone());
+                }
+            }
+        }
+        out.reverse();
+        out
+    }
+
+    fn visible_where(&self, test: impl Fn(&SKind) -> bool) -> Vec<SVar> {
+        self.visible()
+            .into_iter()
+            .filter(|v| test(&v.kind))
+            .collect()
+    }
+
+    fn charge(&mut self, ops: u64) {
+        self.cost += ops * self.multiplier;
+    }
+
+    /// An index below `len`: a literal, a loop index or a data `let` known to be below it.
+    fn index(&mut self, len: usize) -> String {
+        let names = self.visible_where(|k| matches!(k, SKind::Index(Bound::Below(b)) if *b <= len));
+        if !names.is_empty() && self.rng.chance(70) {
+            return self.rng.pick(&names).name.clone();
+        }
+        self.rng.below(len).to_string()
+    }
+
+    /// A tracked `f64` operand: a name, a parameter's or a local array's element.
+    fn tracked_leaf(&mut self) -> String {
+        self.tracked_operand().0
+    }
+
+    /// A tracked operand, and whether it is known to depend on a parameter.
+    fn tracked_operand(&mut self) -> (String, bool) {
+        let mut options: Vec<(String, bool)> = Vec::new();
+        for var in self.visible() {
+            match var.kind {
+                SKind::Tracked { .. } => options.push((var.name.clone(), var.tracked)),
+                SKind::Array(k) | SKind::Local(k) => {
+                    let index = self.index(k);
+                    options.push((format!("{}[{index}]", var.name), var.tracked));
+                }
+                SKind::Matrix(m, k) => {
+                    let (row, col) = (self.index(m), self.index(k));
+                    options.push((format!("{}[{row}][{col}]", var.name), true));
+                }
+                _ => {}
+            }
+        }
+        if options.is_empty() {
+            return ("SCALE".into(), false);
+        }
+        self.rng.pick(&options).clone()
+    }
+
+    /// A data operand, or `None` if there is none in scope.
+    fn data_leaf(&mut self, allow_ref: bool) -> Option<String> {
+        let mut options: Vec<String> = Vec::new();
+        for var in self.visible() {
+            match var.kind {
+                SKind::Data => options.push(var.name.clone()),
+                SKind::Ref if allow_ref => options.push(var.name.clone()),
+                SKind::Index(_) => options.push(format!("({} as f64)", var.name)),
+                SKind::Count => options.push("(n as f64)".into()),
+                _ => {}
+            }
+        }
+        let slice = self.visible().iter().any(|v| v.kind == SKind::Slice);
+        for var in self.visible_where(|k| *k == SKind::Index(Bound::DataLen)) {
+            if slice {
+                options.push(format!("xs[{}]", var.name));
+            }
+        }
+        if options.is_empty() {
+            None
+        } else {
+            Some(self.rng.pick(&options).clone())
+        }
+    }
+
+    fn leaf(&mut self, allow_ref: bool) -> SExpr {
+        match self.rng.weighted(&[55, 20, 25]) {
+            0 => {
+                let (code, tracked) = self.tracked_operand();
+                SExpr {
+                    code,
+                    typed: true,
+                    tracked,
+                }
+            }
+            1 => match self.data_leaf(allow_ref) {
+                Some(code) => SExpr {
+                    code,
+                    typed: true,
+                    tracked: false,
+                },
+                None => self.literal(),
+            },
+            _ => self.literal(),
+        }
+    }
+
+    fn literal(&mut self) -> SExpr {
+        SExpr {
+            code: (*self.rng.pick(LITERALS)).to_owned(),
+            typed: false,
+            tracked: false,
+        }
+    }
+
+    /// An expression known to be `f64`, for receivers.
+    fn typed(&mut self, depth: u32) -> SExpr {
+        let e = self.expr(depth);
+        if e.typed {
+            e
+        } else {
+            let (leaf, tracked) = self.tracked_operand();
+            SExpr {
+                code: format!("{leaf} * {}", paren(&e.code)),
+                typed: true,
+                tracked,
+            }
+        }
+    }
+
+    fn expr(&mut self, depth: u32) -> SExpr {
+        self.expr_with(depth, false)
+    }
+
+    fn expr_with(&mut self, depth: u32, allow_ref: bool) -> SExpr {
+        if depth == 0 {
+            return self.leaf(allow_ref);
+        }
+        match self.rng.weighted(&[25, 35, 5, 30, 3]) {
+            0 => self.leaf(allow_ref),
+            1 => {
+                let a = self.expr_with(depth - 1, true);
+                let b = self.expr_with(depth - 1, true);
+                let (b_typed, b_tracked) = (b.typed, b.tracked);
+                let op = *self.rng.pick(&["+", "-", "*", "+", "*", "/"]);
+                self.charge(1);
+                let b = if op == "/" && !self.raw() {
+                    // A guarded divisor.
+                    format!("({} * {} + 1.0)", paren(&b.code), paren(&b.code))
+                } else {
+                    paren(&b.code)
+                };
+                SExpr {
+                    code: format!("{} {op} {b}", paren(&a.code)),
+                    typed: a.typed || b_typed,
+                    tracked: a.tracked || b_tracked,
+                }
+            }
+            2 => {
+                let a = self.expr_with(depth - 1, true);
+                self.charge(1);
+                SExpr {
+                    code: format!("-{}", paren(&a.code)),
+                    typed: a.typed,
+                    tracked: a.tracked,
+                }
+            }
+            3 => self.method(depth),
+            _ => {
+                let a = self.typed(depth - 1);
+                if !a.tracked {
+                    // Plain `f64`s have no `detach`.
+                    return a;
+                }
+                SExpr {
+                    code: format!("{}.detach()", paren(&a.code)),
+                    typed: true,
+                    tracked: false,
+                }
+            }
+        }
+    }
+
+    /// Whether to write this operation without its domain guard.
+    fn raw(&mut self) -> bool {
+        if self.raw_left > 0 && self.rng.chance(35) {
+            self.raw_left -= 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn method(&mut self, depth: u32) -> SExpr {
+        let r = self.typed(depth - 1);
+        let tracked = r.tracked;
+        let r = paren(&r.code);
+        self.charge(2);
+        let code = match self.rng.below(16) {
+            0 => {
+                if self.raw() {
+                    format!("{r}.exp()")
+                } else {
+                    format!("{r}.tanh().exp()")
+                }
+            }
+            1 => {
+                if self.raw() {
+                    format!("{r}.ln()")
+                } else {
+                    format!("({r} * {r} + 1.0).ln()")
+                }
+            }
+            2 => {
+                if self.raw() {
+                    format!("{r}.sqrt()")
+                } else {
+                    format!("({r} * {r} + 0.25).sqrt()")
+                }
+            }
+            3 => {
+                let b = self.expr(depth - 1);
+                if self.raw() {
+                    format!("{r}.powf({})", b.code)
+                } else {
+                    format!("({r}.abs() + 0.5).powf({}.sin())", self.as_typed(b))
+                }
+            }
+            4 => {
+                let k = *self.rng.pick(&["2", "3", "2", "4", "-1", "0"]);
+                format!("{r}.powi({k})")
+            }
+            5 => {
+                if self.raw() {
+                    format!("{r}.recip()")
+                } else {
+                    format!("({r} * {r} + 1.0).recip()")
+                }
+            }
+            6 => format!("{r}.tanh()"),
+            7 => format!("{r}.sin()"),
+            8 => format!("{r}.cos()"),
+            9 => format!("{r}.abs()"),
+            10 | 11 => {
+                let b = self.expr(depth - 1);
+                let method = if self.rng.chance(50) { "max" } else { "min" };
+                format!("{r}.{method}({})", b.code)
+            }
+            12 => {
+                let b = self.expr(depth - 1);
+                format!("{r}.hypot({})", b.code)
+            }
+            13 => {
+                let b = self.expr(depth - 1);
+                format!("{r}.atan2({})", b.code)
+            }
+            14 => {
+                let b = self.expr(depth - 1);
+                let c = self.expr(depth - 1);
+                format!("{r}.mul_add({}, {})", b.code, c.code)
+            }
+            _ => {
+                let method = *self.rng.pick(&["atan", "sinh", "exp_m1", "ln_1p", "cbrt"]);
+                match method {
+                    "sinh" | "exp_m1" if !self.raw() => format!("{r}.tanh().{method}()"),
+                    "ln_1p" if !self.raw() => format!("{r}.abs().{method}()"),
+                    _ => format!("{r}.{method}()"),
+                }
+            }
+        };
+        // Arguments may be tracked too: conservatively, only the receiver counts.
+        SExpr {
+            code,
+            typed: true,
+            tracked,
+        }
+    }
+
+    /// `e` as a receiver: parenthesized, and made `f64` if it is a bare literal.
+    fn as_typed(&mut self, e: SExpr) -> String {
+        if e.typed {
+            paren(&e.code)
+        } else {
+            format!("({} as f64)", paren(&e.code))
+        }
+    }
+
+    fn condition(&mut self) -> String {
+        let op = *self.rng.pick(&[">", "<", ">=", "<="]);
+        let threshold = *self.rng.pick(&["0.5", "0.0", "1.0", "-0.5", "2.0"]);
+        let indices = self.visible_where(|k| matches!(k, SKind::Index(_)));
+        match self.rng.below(4) {
+            0 if !indices.is_empty() => {
+                let i = self.rng.pick(&indices).name.clone();
+                let m = self.rng.range(2, 3);
+                format!("{i} % {m} == {}", self.rng.below(m))
+            }
+            1 => match self.data_leaf(false) {
+                Some(d) => format!("{d} {op} {threshold}"),
+                None => format!("{} {op} {threshold}", self.tracked_leaf()),
+            },
+            _ => format!("{} {op} {threshold}", self.tracked_leaf()),
+        }
+    }
+
+    fn statement(&mut self, nesting: usize) {
+        let can_loop = nesting < 2;
+        let weights = [
+            20,                            // let
+            22,                            // assignment
+            if can_loop { 14 } else { 0 }, // for
+            10,                            // if
+            8,                             // local array
+            8,                             // data let
+            6,                             // copy
+            5,                             // dead code
+        ];
+        match self.rng.weighted(&weights) {
+            0 => self.let_statement(),
+            1 => self.assignment(),
+            2 => self.for_loop(nesting),
+            3 => self.if_statement(nesting),
+            4 => self.local_array(nesting),
+            5 => self.data_let(),
+            6 => self.copy(),
+            _ => self.dead_code(),
+        }
+    }
+
+    /// The initial value of a `let mut`: not a bare name or element, which would make it
+    /// a copy (see [`SweepGen::copy`]).
+    fn fresh_value(&mut self) -> SExpr {
+        for _ in 0..6 {
+            let value = self.expr(2);
+            if paren(&value.code) != value.code || !value.typed {
+                return value;
+            }
+        }
+        let (code, tracked) = self.tracked_operand();
+        SExpr {
+            code: format!("{code} * 0.5"),
+            typed: true,
+            tracked,
+        }
+    }
+
+    /// `let y = e;` of a bare name or element that may change later: a copy the sweeps
+    /// leave to the checked path when the source changes afterwards.
+    fn bare_mutable(&self, value: &SExpr) -> bool {
+        let base = value.code.split('[').next().unwrap_or_default();
+        paren(&value.code) == value.code
+            && self.visible().iter().any(|v| {
+                v.name == base
+                    && matches!(v.kind, SKind::Tracked { mutable: true } | SKind::Local(_))
+            })
+    }
+
+    /// A value for an immutable `let`: anything but a copy of what may change.
+    fn let_value(&mut self) -> SExpr {
+        let value = self.expr(2);
+        if self.bare_mutable(&value) {
+            self.fresh_value()
+        } else {
+            value
+        }
+    }
+
+    fn let_statement(&mut self) {
+        let name = self.fresh("t");
+        let mutable = self.rng.chance(40);
+        let value = if mutable {
+            self.fresh_value()
+        } else {
+            self.let_value()
+        };
+        let annotation = if value.typed { "" } else { ": f64" };
+        let keyword = if mutable { "let mut" } else { "let" };
+        self.line(&format!("{keyword} {name}{annotation} = {};", value.code));
+        let kind = if mutable || value.tracked {
+            SKind::Tracked { mutable }
+        } else {
+            SKind::Data
+        };
+        self.declare(&name, kind, value.tracked);
+        if self.loops == 0 {
+            self.pending.push(name);
+        }
+    }
+
+    /// `t = e;`, `t op= e;` or `a[i] op= e;`.
+    fn assignment(&mut self) {
+        let mut targets: Vec<String> = self
+            .visible_where(|k| *k == SKind::Tracked { mutable: true })
+            .into_iter()
+            .map(|v| v.name)
+            .collect();
+        for var in self.visible() {
+            if let SKind::Local(k) = var.kind {
+                let index = self.index(k);
+                targets.push(format!("{}[{index}]", var.name));
+            }
+        }
+        if targets.is_empty() {
+            return self.let_statement();
+        }
+        let target = self.rng.pick(&targets).clone();
+        let value = self.expr(2);
+        self.charge(1);
+        let op = *self.rng.pick(&["=", "+=", "+=", "-=", "*=", "/="]);
+        let value = match op {
+            "/=" => format!("({} * {} + 1.0)", paren(&value.code), paren(&value.code)),
+            // A self-read keeps plain assignments from discarding what came before.
+            "=" if self.rng.chance(60) => format!("{target} * 0.5 + {}", paren(&value.code)),
+            _ => value.code,
+        };
+        self.line(&format!("{target} {op} {value};"));
+    }
+
+    fn for_loop(&mut self, nesting: usize) {
+        let slice = self.visible().iter().any(|v| v.kind == SKind::Slice);
+        let count = self.visible().iter().any(|v| v.kind == SKind::Count);
+        // Loop variables come from a small pool: sibling loops reuse them.
+        let used: Vec<String> = self.visible().into_iter().map(|v| v.name).collect();
+        let index = ["i", "j", "k"]
+            .iter()
+            .find(|name| !used.iter().any(|u| u == *name))
+            .map(|name| (*name).to_owned());
+        let element = ["u", "z", "y"]
+            .iter()
+            .find(|name| !used.iter().any(|u| u == *name))
+            .map(|name| (*name).to_owned());
+        let (Some(i), Some(u)) = (index, element) else {
+            return self.let_statement();
+        };
+        let take = if count && self.rng.chance(30) {
+            ".take(n)"
+        } else {
+            ""
+        };
+        let rev = if self.rng.chance(25) { ".rev()" } else { "" };
+        let mut bound: Vec<(String, SKind)> = Vec::new();
+        let (header, trip) = match self.rng.below(6) {
+            0 if count => {
+                bound.push((i.clone(), SKind::Index(Bound::None)));
+                (format!("for {i} in 0..n {{"), MAX_COUNT)
+            }
+            1 if slice => {
+                let (pattern, kind) = if self.rng.chance(60) {
+                    (format!("&{u}"), SKind::Data)
+                } else {
+                    (u.clone(), SKind::Ref)
+                };
+                bound.push((u.clone(), kind));
+                (
+                    format!("for {pattern} in xs.iter(){take}{rev} {{"),
+                    MAX_DATA_LEN,
+                )
+            }
+            2 if slice => {
+                let (pattern, kind) = if self.rng.chance(60) {
+                    (format!("&{u}"), SKind::Data)
+                } else {
+                    (u.clone(), SKind::Ref)
+                };
+                bound.push((i.clone(), SKind::Index(Bound::DataLen)));
+                bound.push((u.clone(), kind));
+                (
+                    format!("for ({i}, {pattern}) in xs.iter().enumerate(){take}{rev} {{"),
+                    MAX_DATA_LEN,
+                )
+            }
+            3 if slice => {
+                let v = self.fresh("v");
+                bound.push((u.clone(), SKind::Data));
+                bound.push((v.clone(), SKind::Data));
+                (
+                    format!("for (&{u}, &{v}) in xs.iter().zip(xs.iter().skip(1)) {{"),
+                    MAX_DATA_LEN,
+                )
+            }
+            _ => {
+                let k = self.rng.range(2, 4);
+                bound.push((i.clone(), SKind::Index(Bound::Below(k))));
+                (format!("for {i} in 0..{k} {{"), k as u64)
+            }
+        };
+        self.line(&header);
+        self.indent += 1;
+        self.scopes.push(Vec::new());
+        for (name, kind) in bound {
+            self.declare(&name, kind, false);
+        }
+        let saved = self.multiplier;
+        self.multiplier *= trip;
+        self.loops += 1;
+        let count = self.rng.range(1, 3);
+        for _ in 0..count {
+            self.statement(nesting + 1);
+        }
+        self.loops -= 1;
+        self.multiplier = saved;
+        self.scopes.pop();
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    fn if_statement(&mut self, nesting: usize) {
+        let arms = self.rng.range(1, 3);
+        for arm in 0..arms {
+            let condition = self.condition();
+            if arm == 0 {
+                self.line(&format!("if {condition} {{"));
+            } else {
+                self.line(&format!("}} else if {condition} {{"));
+            }
+            self.branch(nesting);
+        }
+        if self.rng.chance(50) {
+            self.line("} else {");
+            self.branch(nesting);
+        }
+        self.line("}");
+    }
+
+    fn branch(&mut self, nesting: usize) {
+        self.indent += 1;
+        self.scopes.push(Vec::new());
+        let saved = self.pending.len();
+        let count = self.rng.range(1, 2);
+        for _ in 0..count {
+            if nesting < 2 {
+                self.statement(nesting + 1);
+            } else {
+                self.assignment();
+            }
+        }
+        self.pending.truncate(saved);
+        self.scopes.pop();
+        self.indent -= 1;
+    }
+
+    fn local_array(&mut self, nesting: usize) {
+        let name = self.fresh("a");
+        let len = self.rng.range(2, 4);
+        self.line(&format!("let mut {name} = [0.0f64; {len}];"));
+        self.declare(&name, SKind::Local(len), false);
+        if self.rng.chance(60) {
+            let used: Vec<String> = self.visible().into_iter().map(|v| v.name).collect();
+            let Some(i) = ["i", "j", "k"]
+                .iter()
+                .find(|n| !used.iter().any(|u| u == *n))
+                .map(|n| (*n).to_owned())
+            else {
+                return;
+            };
+            self.line(&format!("for {i} in 0..{len} {{"));
+            self.indent += 1;
+            self.scopes.push(Vec::new());
+            self.declare(&i, SKind::Index(Bound::Below(len)), false);
+            let saved = self.multiplier;
+            self.multiplier *= len as u64;
+            self.loops += 1;
+            let value = self.expr(2);
+            let op = if self.rng.chance(50) { "=" } else { "+=" };
+            self.charge(1);
+            self.line(&format!("{name}[{i}] {op} {};", value.code));
+            if nesting < 1 && self.rng.chance(30) {
+                self.statement(nesting + 2);
+            }
+            self.loops -= 1;
+            self.multiplier = saved;
+            self.scopes.pop();
+            self.indent -= 1;
+            self.line("}");
+        } else {
+            for _ in 0..self.rng.range(1, 2) {
+                let index = self.rng.below(len);
+                let value = self.expr(2);
+                self.line(&format!("{name}[{index}] = {};", value.code));
+            }
+        }
+        if self.loops == 0 {
+            let index = self.rng.below(len);
+            self.pending.push(format!("{name}[{index}]"));
+        }
+    }
+
+    fn data_let(&mut self) {
+        let name = self.fresh("c");
+        let indices = self.visible_where(|k| matches!(k, SKind::Index(_)));
+        if !indices.is_empty() && self.rng.chance(40) {
+            let i = self.rng.pick(&indices).name.clone();
+            let m = self.rng.range(2, 3);
+            self.line(&format!("let {name} = {i} % {m};"));
+            self.declare(&name, SKind::Index(Bound::Below(m)), false);
+            return;
+        }
+        let Some(d) = self.data_leaf(false) else {
+            return self.let_statement();
+        };
+        let scale = *self.rng.pick(LITERALS);
+        let op = *self.rng.pick(&["*", "+", "-"]);
+        self.line(&format!("let {name} = {d} {op} {scale};"));
+        self.declare(&name, SKind::Data, false);
+    }
+
+    /// `let y = x;` of an immutable value, or `let mut v = x;` then reassigned (with `x`
+    /// retired afterwards about half the time).
+    fn copy(&mut self) {
+        let sources: Vec<String> = self
+            .visible_where(|k| matches!(k, SKind::Tracked { .. }))
+            .into_iter()
+            .map(|v| v.name)
+            .collect();
+        if sources.is_empty() {
+            return self.let_statement();
+        }
+        let source = self.rng.pick(&sources).clone();
+        let name = self.fresh("v");
+        let (immutable_source, tracked) = self
+            .visible()
+            .iter()
+            .find(|v| v.name == source)
+            .map(|v| (v.kind == SKind::Tracked { mutable: false }, v.tracked))
+            .unwrap_or_default();
+        // In a loop, where the copy runs again, only `let y = x;` of an immutable `x`,
+        // and now and then a `let mut` (which the sweeps leave to the checked path).
+        if self.loops > 0 && !immutable_source && self.rng.chance(75) {
+            return self.let_statement();
+        }
+        if immutable_source && (self.loops > 0 || self.rng.chance(40)) {
+            self.line(&format!("let {name} = {source};"));
+            self.declare(&name, SKind::Tracked { mutable: false }, tracked);
+        } else {
+            self.line(&format!("let mut {name} = {source};"));
+            self.declare(&name, SKind::Tracked { mutable: true }, tracked);
+            // Retired only outside loops, where the copy runs once.
+            if self.loops == 0 && self.rng.chance(80) {
+                self.retired.push(source);
+            }
+            let value = self.expr(1);
+            let op = *self.rng.pick(&["=", "+=", "*="]);
+            let value = if op == "=" {
+                format!("{name} * {}", paren(&value.code))
+            } else {
+                value.code
+            };
+            self.charge(1);
+            self.line(&format!("{name} {op} {value};"));
+        }
+        if self.loops == 0 {
+            self.pending.push(name);
+        }
+    }
+
+    fn dead_code(&mut self) {
+        let name = self.fresh("_dead");
+        let x = self.tracked_leaf();
+        self.charge(3);
+        match self.rng.below(3) {
+            0 => self.line(&format!("let {name} = ({x} * {x} * 1e-200).sqrt();")),
+            1 => self.line(&format!("let {name} = ({x} * 1e-200).sqrt();")),
+            _ => {
+                let value = self.let_value();
+                let annotation = if value.typed { "" } else { ": f64" };
+                self.line(&format!("let {name}{annotation} = {};", value.code));
+            }
+        }
+    }
+}
+
+/// `code` in parentheses unless it is a name, an element or a literal.
+fn paren(code: &str) -> String {
+    let simple = code
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '[' | ']'))
+        && !code.contains("..");
+    if simple && !code.starts_with('-') {
+        code.to_owned()
+    } else {
+        format!("({code})")
     }
 }
