@@ -32,12 +32,39 @@
 #        RUNS=3 SIZES="250 1000 5000" CONSUMERS="grad all" BENCH=1 FROM_CLEAN=1 KEEP=0 \
 #            scripts/compile-time.sh
 #
-# Baseline measured on 2026-12-01 at commit 22e7be9 (the library crates autodiff,
-# autodiff-runtime and autodiff-macros as at 22e7be9, unmodified; benches/gradients.rs as at
-# f1ad246, i.e. with the softmax_iris and mlp_batch cases), Rust 1.95.0, shared 2-core AMD
-# EPYC virtual machine, medians of 3 runs, wall seconds:
+# Baseline measured on 2026-12-01 at commit 22e7be9: the library crates (autodiff,
+# autodiff-runtime, autodiff-macros) and Cargo.lock exactly as at 22e7be9, unmodified;
+# benches/gradients.rs with the softmax_iris and mlp_batch cases (as at f1ad246). Rust
+# 1.95.0, a shared 2-core AMD EPYC virtual machine on which other sessions were building at
+# the same time (load average 3 to 8), so the wall numbers are inflated and noisy; the CPU
+# column is the steadier one to compare against. Medians of 3 runs, seconds:
 #
-#   (filled in from the run below)
+#   measurement                                         wall      cpu
+#   bench target, from clean (all dependencies)       297.45   221.48   (a)
+#   bench target, touched benches/gradients.rs         12.91    12.96   (a)
+#   scratch grad,    250 operations, debug              1.52     0.99   (b)
+#   scratch grad,    250 operations, release           13.54     7.11   (b)
+#   scratch grad,  1,000 operations, debug              5.29     2.62   (b)
+#   scratch grad,  1,000 operations, release           13.95     6.78   (b)
+#   scratch grad,  5,000 operations, debug             31.40    20.73   (c)
+#   scratch grad,  5,000 operations, release           89.53    83.82   (c)
+#   scratch all,     250 operations, debug              1.44     1.42   (a)
+#   scratch all,     250 operations, release           11.30     7.83   (a)
+#   scratch all,   1,000 operations, debug              5.36     3.54   (a)
+#   scratch all,   1,000 operations, release           26.30    19.82   (a)
+#   scratch all,   5,000 operations, debug             40.18    26.80   (a)
+#   scratch all,   5,000 operations, release          895.35   671.45   (a)
+#
+#   (a) one run of this script at 69c0c26 (load average 3.2 to 4.5 at the start), whose one
+#       consumer was the `all` consumer here; (b) CONSUMERS=grad BENCH=0 at fc3084a (load 8.2
+#       at the start; that run was then stopped by a SIGTERM from outside during the 5,000
+#       release builds); (c) SIZES=5000 CONSUMERS=grad BENCH=0 at d04ad90 (load 6.5 at the
+#       start, 2.0 at the end). Earlier the same day, under lighter load, the first
+#       from-clean bench build of this worktree took 86 s wall.
+#
+# Most of the `all` consumer's release time is `name_graph`, not `name_grad`: at 1,000
+# operations a consumer calling only `name_graph` took 13.7 CPU s against 6.7 for one
+# calling only `name_grad` (one nice'd run each).
 #
 # The generated code inlines every backend call of a body with at most 256 of them and
 # calls them out of line above that (OUTLINED_ABOVE in autodiff-macros/src/rewrite.rs): the
