@@ -44,7 +44,8 @@ pub mod __private {
     pub use crate::generated::*;
     pub use crate::operation::Reads;
     pub use crate::sweep::{
-        finite, gradient_into, kept_reads, reads, slopes, sweep, value, zeros_like, Stack, Zero,
+        finite, gradient_into, kept_reads, propagates, reads, slopes, sweep, value, zeros_like,
+        Stack, Zero,
     };
     pub use crate::trace::{op, trace, Backend, Gradients, Handles, Id, Outlined, Primal, Trace};
 }

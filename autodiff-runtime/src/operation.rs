@@ -244,6 +244,39 @@ impl ScalarOperation {
         Reads { operands, value }
     }
 
+    /// Whether a non-finite operand in `slot` always makes the result non-finite, whatever
+    /// the other operands hold (`inf * 0` is NaN, `inf + -inf` is NaN). A compiled sweep
+    /// checks such an operand through the result instead of on its own: one check where
+    /// the trace makes two. False where some value absorbs it: `x / inf` is 0,
+    /// `exp(-inf)` is 0, `tanh(inf)` is 1, `max(-inf, 1)` is 1, `powi(inf, 0)` is 1.
+    /// A test tries every operation at infinities and NaN: the table is exact.
+    #[inline(always)]
+    pub const fn propagates(self, slot: usize) -> bool {
+        match self {
+            Self::Add | Self::Subtract | Self::Multiply | Self::MulAdd | Self::Hypot => slot < 3,
+            Self::Divide | Self::Log => slot == 0,
+            Self::Negate
+            | Self::Abs
+            | Self::Sqrt
+            | Self::Cbrt
+            | Self::Ln
+            | Self::Ln1p
+            | Self::Log2
+            | Self::Log10
+            | Self::Sin
+            | Self::Cos
+            | Self::Tan
+            | Self::Asin
+            | Self::Acos
+            | Self::Sinh
+            | Self::Cosh
+            | Self::Asinh
+            | Self::Acosh
+            | Self::Atanh => slot == 0,
+            _ => false,
+        }
+    }
+
     /// The derivative of a unary operation: the common ones inline, the rest through
     /// [`local_derivative`](Self::local_derivative).
     #[inline(always)]

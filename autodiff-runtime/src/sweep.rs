@@ -15,9 +15,16 @@ use crate::operation::{Reads, ScalarOperation};
 use crate::parameters::Parameters;
 
 /// The values a forward half keeps for its reverse half, last in, first out.
+///
+/// Both buffers are kept initialized to their length, with a count of the part in use:
+/// a push is a store and an increment, and growing is a cold call, so that a sweep's
+/// loop keeps its numbers in registers (a call that may run in the loop would make it
+/// save them around every iteration).
 #[derive(Debug, Default)]
 pub struct Stack {
     words: Vec<u64>,
+    /// How many of `words` are kept.
+    top: usize,
     /// Branch flags, 64 to a word: a loop of branches keeps a bit per iteration.
     flags: Vec<u64>,
     /// How many flags are kept.
@@ -26,7 +33,7 @@ pub struct Stack {
 
 thread_local! {
     static STACK: RefCell<Stack> = const {
-        RefCell::new(Stack { words: Vec::new(), flags: Vec::new(), taken: 0 })
+        RefCell::new(Stack { words: Vec::new(), top: 0, flags: Vec::new(), taken: 0 })
     };
 }
 
@@ -38,41 +45,58 @@ pub fn sweep<R>(run: impl FnOnce(&mut Stack) -> Option<R>) -> Option<R> {
     STACK
         .try_with(|cell| {
             let mut stack = cell.try_borrow_mut().ok()?;
-            let (base, taken) = (stack.words.len(), stack.taken);
+            let (top, taken) = (stack.top, stack.taken);
             let result = run(&mut stack);
-            stack.words.truncate(base);
+            stack.top = top;
             stack.taken = taken;
-            stack.flags.truncate(taken.div_ceil(64));
             result
         })
         .ok()
         .flatten()
 }
 
+/// Doubles `buffer` (at least to `least` words), zeros in the new part.
+#[cold]
+#[inline(never)]
+fn grow(buffer: &mut Vec<u64>, least: usize) {
+    let len = buffer.len().saturating_mul(2).max(least).max(64);
+    buffer.resize(len, 0);
+}
+
 impl Stack {
     /// Keeps `value`.
     #[inline(always)]
     pub fn push(&mut self, value: f64) {
-        self.words.push(value.to_bits());
+        if self.top >= self.words.len() {
+            grow(&mut self.words, self.top + 1);
+        }
+        if let Some(slot) = self.words.get_mut(self.top) {
+            *slot = value.to_bits();
+            self.top += 1;
+        }
     }
 
     /// The last value kept (0 on an empty stack, which a sweep never pops).
     #[inline(always)]
     pub fn pop(&mut self) -> f64 {
-        f64::from_bits(self.words.pop().unwrap_or(0))
+        let Some(top) = self.top.checked_sub(1) else {
+            return 0.0;
+        };
+        self.top = top;
+        f64::from_bits(self.words.get(top).copied().unwrap_or(0))
     }
 
     /// Keeps which way a branch went.
     #[inline(always)]
     pub fn push_flag(&mut self, flag: bool) {
-        let bit = self.taken % 64;
-        if bit == 0 {
-            self.flags.push(0);
+        let (index, bit) = (self.taken / 64, self.taken % 64);
+        if index >= self.flags.len() {
+            grow(&mut self.flags, index + 1);
         }
-        if let Some(word) = self.flags.last_mut() {
+        if let Some(word) = self.flags.get_mut(index) {
             *word = (*word & !(1 << bit)) | u64::from(flag) << bit;
+            self.taken += 1;
         }
-        self.taken += 1;
     }
 
     /// The last branch kept.
@@ -82,13 +106,8 @@ impl Stack {
             return false;
         };
         self.taken = taken;
-        let bit = taken % 64;
-        let word = if bit == 0 {
-            self.flags.pop()
-        } else {
-            self.flags.last().copied()
-        };
-        word.is_some_and(|word| word >> bit & 1 == 1)
+        let word = self.flags.get(taken / 64).copied().unwrap_or(0);
+        word >> (taken % 64) & 1 == 1
     }
 
     /// Keeps what `reads` (from [`kept_reads`], a constant) says: operand values, then
@@ -154,6 +173,12 @@ pub const fn kept_reads(
     reads.operands[1] = reads.operands[1] && !kept[1];
     reads.operands[2] = reads.operands[2] && !kept[2];
     reads
+}
+
+/// Whether `op` carries a non-finite operand in `slot` into its result
+/// ([`ScalarOperation::propagates`]), for generated code's constants.
+pub const fn propagates(op: ScalarOperation, slot: usize) -> bool {
+    op.propagates(slot)
 }
 
 /// The value of `op` on `operands`, as the tape computes it.
@@ -333,6 +358,47 @@ mod tests {
         }
     }
 
+    /// An operand the table says propagates gives a non-finite result at every infinity
+    /// and NaN, whatever the other operands are (non-finite ones included); one it says
+    /// does not is absorbed somewhere.
+    #[test]
+    fn propagation_table_holds_at_every_non_finite_operand() {
+        let bad = [f64::INFINITY, f64::NEG_INFINITY, f64::NAN];
+        let others = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            -2.5,
+            1e308,
+            -1e308,
+            5e-324,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        for op in ALL {
+            for slot in 0..op.arity() {
+                let mut absorbed = false;
+                for &x in &bad {
+                    for &p in &others {
+                        for &q in &others {
+                            let mut operands = [p, q, 0.5];
+                            operands[slot] = x;
+                            for exponent in [0, 1, 2, -1] {
+                                if value(op, operands, exponent).is_finite() {
+                                    absorbed = true;
+                                }
+                            }
+                        }
+                    }
+                }
+                assert_eq!(op.propagates(slot), !absorbed, "{op} slot {slot}");
+            }
+        }
+    }
+
     #[test]
     fn saved_values_come_back_in_order() {
         let mut stack = Stack::default();
@@ -345,19 +411,19 @@ mod tests {
         stack.save(product, [2.0, 3.0, 0.0], 6.0);
         stack.save(tanh, [0.5, 0.0, 0.0], 0.5f64.tanh());
         stack.save(square, [4.0, 4.0, 0.0], 16.0);
-        assert_eq!(stack.words.len(), 4);
+        assert_eq!(stack.top, 4);
         stack.save(ratio, [5.0, 5.0, 0.0], 1.0);
-        assert_eq!(stack.words.len(), 6);
+        assert_eq!(stack.top, 6);
         assert_eq!(stack.restore(ratio, true, [0.0; 3]), ([5.0, 5.0, 0.0], 1.0));
         assert_eq!(stack.restore(square, true, [0.0; 3]).0, [4.0, 4.0, 0.0]);
         assert_eq!(stack.restore(tanh, false, [0.0; 3]).1, 0.5f64.tanh());
         assert_eq!(stack.restore(product, false, [0.0; 3]).0, [2.0, 3.0, 0.0]);
-        assert!(stack.words.is_empty());
+        assert_eq!(stack.top, 0);
         let flags: Vec<bool> = (0..200).map(|i| i % 3 == 0 || i % 7 == 1).collect();
         for &flag in &flags {
             stack.push_flag(flag);
         }
-        assert_eq!(stack.flags.len(), 4);
+        assert_eq!(stack.taken, 200);
         for &flag in flags.iter().rev() {
             assert_eq!(stack.pop_flag(), flag);
         }
@@ -368,6 +434,6 @@ mod tests {
         stack.push_flag(false);
         assert!(!stack.pop_flag());
         assert!(stack.pop_flag());
-        assert!(stack.flags.is_empty());
+        assert_eq!(stack.taken, 0);
     }
 }

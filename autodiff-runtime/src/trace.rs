@@ -413,8 +413,12 @@ pub struct Outlined<'b, B>(pub &'b B);
 /// Plain `f64`s, no graph: compiled sweeps convert their data through it with the
 /// trace's own `constant`, so that a type error in the user's data reads the same (and
 /// is reported once) on both paths.
+///
+/// `Primal::<false>` does not check that a constant is finite: for data that the
+/// operation reading it carries into a result checked anyway (see
+/// [`ScalarOperation::propagates`](crate::ScalarOperation::propagates)).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Primal;
+pub struct Primal<const CHECKED: bool = true>;
 
 /// Builds graphs of [`Scalar`]s: the backend of `name_graph`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -522,11 +526,11 @@ macro_rules! backend {
             )*
         }
 
-        impl Backend for Primal {
+        impl<const CHECKED: bool> Backend for Primal<CHECKED> {
             type Value = f64;
             #[inline(always)]
             fn constant(&self, value: f64) -> Result<f64> {
-                match value.is_finite() {
+                match !CHECKED || value.is_finite() {
                     true => Ok(value),
                     false => Err(ScalarAutodiffError::NonFiniteLeaf {
                         operation: ScalarOperation::Constant,

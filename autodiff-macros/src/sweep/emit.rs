@@ -11,7 +11,8 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use super::ir::{Op, Operand, Place, Program, Stmt, Value, Var};
+use super::checks::{self, reader};
+use super::ir::{Data, Op, Operand, Place, Program, Stmt, Value, Var};
 use super::lower::{lower, temp};
 use super::names::Names;
 use crate::signature::Param;
@@ -27,10 +28,11 @@ pub(crate) fn sweeps(
     if params.iter().any(|param| param.mutability.is_some()) {
         return None;
     }
-    let program = lower(graph_body, params)?;
+    let mut program = lower(graph_body, params)?;
     if !copies_are_safe(&program) {
         return None;
     }
+    checks::place(&mut program);
     let block: syn::Block = syn::parse2(graph_body.clone()).ok()?;
     let names = Names::of(&block, params);
     let mut emit = Emit {
@@ -200,9 +202,23 @@ impl Emit<'_> {
                     }
                 }
             }
-            Stmt::For { pat, iter, body } => {
+            Stmt::For {
+                pat,
+                iter,
+                body,
+                after,
+            } => {
                 let body = self.forward_block(body, true)?;
-                quote!(for #pat in #iter { #body })
+                // The running sums the loop left unchecked.
+                let sums = after.iter().map(|&var| &self.program.vars[var].primal);
+                quote! {
+                    for #pat in #iter { #body }
+                    #(
+                        if !#sums.is_finite() {
+                            return #none;
+                        }
+                    )*
+                }
             }
         })
     }
@@ -210,12 +226,26 @@ impl Emit<'_> {
     fn forward_value(&mut self, value: &Value, in_loop: bool) -> Option<TokenStream> {
         let mut out = TokenStream::new();
         for op in &value.ops {
-            out.extend(self.forward_op(op, in_loop)?);
+            // If the one operation reading this result carries a non-finite value from
+            // its slot into a result checked later, this one needs no check of its own.
+            let carried = match reader(value, op.id) {
+                _ if matches!(value.result, Operand::Temp(root) if root == op.id) => {
+                    value.unchecked.clone()
+                }
+                Some((reader, slot)) => {
+                    let reader = op_path(reader);
+                    quote!(::autodiff::__private::propagates(#reader, #slot))
+                }
+                None => quote!(false),
+            };
+            out.extend(self.forward_op(op, &carried, in_loop)?);
         }
         Some(out)
     }
 
-    fn forward_op(&mut self, op: &Op, in_loop: bool) -> Option<TokenStream> {
+    /// One operation: its operands, its value, checked finite unless `carried` (a
+    /// constant: a later check sees it); then what the reverse sweep needs of it.
+    fn forward_op(&mut self, op: &Op, carried: &TokenStream, in_loop: bool) -> Option<TokenStream> {
         let private = quote!(::autodiff::__private);
         let none = quote!(::core::option::Option::None);
         let code = op_path(op);
@@ -223,7 +253,15 @@ impl Emit<'_> {
         let mut out = TokenStream::new();
         let mut operands = Vec::new();
         for (slot, operand) in op.operands.iter().enumerate() {
-            let primal = self.primal(operand, in_loop)?;
+            let primal = match operand {
+                // Data the operation carries into its result is checked there.
+                Operand::Data(data) => data_value(
+                    data,
+                    quote!(!#private::propagates(#code, #slot)),
+                    &quote!(return #none),
+                ),
+                _ => self.primal(operand, in_loop)?,
+            };
             let local = operand_ident(op.id, slot);
             out.extend(quote!(let #local: f64 = #primal;));
             operands.push(quote!(#local));
@@ -234,7 +272,7 @@ impl Emit<'_> {
         let exponent = op.exponent.clone().unwrap_or_else(|| quote!(0));
         out.extend(quote! {
             let #result: f64 = #private::value(#code, [#(#operands),*], #exponent);
-            if !#result.is_finite() {
+            if !const { #carried } && !#result.is_finite() {
                 return #none;
             }
         });
@@ -303,9 +341,13 @@ impl Emit<'_> {
                 quote!(#temp)
             }
             Operand::Place(place) => self.place_primal(place, in_loop)?,
-            // A constant is checked by the trace's own conversion (`Data::expr`); a
-            // detached value is a checked result already.
-            Operand::Data(data) => data.expr.clone(),
+            // A constant is checked by the trace's own conversion; a detached value is a
+            // checked result already.
+            Operand::Data(data) => data_value(
+                data,
+                quote!(true),
+                &quote!(return ::core::option::Option::None),
+            ),
         })
     }
 
@@ -392,7 +434,9 @@ impl Emit<'_> {
                 };
                 quote!(if #taken { #then } else { #otherwise })
             }
-            Stmt::For { pat, iter, body } => {
+            Stmt::For {
+                pat, iter, body, ..
+            } => {
                 let body = self.reverse_block(body, true)?;
                 quote! {
                     for #pat in ::core::iter::IntoIterator::into_iter(#iter).rev() { #body }
@@ -443,7 +487,10 @@ impl Emit<'_> {
             for (slot, &kept) in kept.iter().enumerate() {
                 let value = match (kept, op.operands.get(slot)) {
                     (true, Some(Operand::Place(place))) => self.place_primal(place, true)?,
-                    (true, Some(Operand::Data(data))) => data.again.clone(),
+                    // Checked by the forward sweep already.
+                    (true, Some(Operand::Data(data))) => {
+                        data_value(data, quote!(false), &quote!(0.0))
+                    }
                     _ => {
                         known.push(quote!(0.0));
                         continue;
@@ -496,6 +543,22 @@ impl Emit<'_> {
         let adjoint = self.var(place).adjoint.clone();
         let indices = self.indices(place, in_loop)?;
         Some(quote!(#adjoint #([#indices])*))
+    }
+}
+
+/// A data operand's `f64`: through the trace's conversion on plain values, checking
+/// finiteness if `checked` (a constant expression), `fail` if that fails.
+fn data_value(data: &Data, checked: TokenStream, fail: &TokenStream) -> TokenStream {
+    let raw = &data.raw;
+    let Some(convert) = &data.convert else {
+        return raw.clone();
+    };
+    let value = Ident::new("__value", Span::mixed_site());
+    quote! {
+        match #convert(&::autodiff::__private::Primal::<{ #checked }>, #raw) {
+            ::core::result::Result::Ok(#value) => #value,
+            ::core::result::Result::Err(_) => #fail,
+        }
     }
 }
 

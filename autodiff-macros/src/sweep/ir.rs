@@ -50,13 +50,13 @@ pub(crate) enum Operand {
 /// A data operand.
 #[derive(Clone)]
 pub(crate) struct Data {
-    /// The data as written (what decides whether the reverse sweep may recompute it).
+    /// The data as written, primal reads made plain (what decides whether the reverse
+    /// sweep may recompute it).
     pub(crate) raw: TokenStream,
-    /// An `f64` expression for it: the trace's own conversion, `constant(.., raw)`, on
-    /// plain values (a failed one gives up the sweep).
-    pub(crate) expr: TokenStream,
-    /// The same for the reverse sweep, which recomputes what the forward sweep checked.
-    pub(crate) again: TokenStream,
+    /// The trace's conversion of `raw` to a constant (`constant`), called on plain values
+    /// so that a type error reads the same on both paths; `None` for an `f64` that is a
+    /// checked value already (a detached one).
+    pub(crate) convert: Option<TokenStream>,
 }
 
 /// One recorded operation.
@@ -76,6 +76,20 @@ pub(crate) struct Op {
 pub(crate) struct Value {
     pub(crate) ops: Vec<Op>,
     pub(crate) result: Operand,
+    /// A constant condition under which the result needs no finiteness check of its own
+    /// (a later check sees it): set by [`checks`](super::checks).
+    pub(crate) unchecked: TokenStream,
+}
+
+impl Value {
+    /// A value whose result is checked where it is computed.
+    pub(crate) fn new(ops: Vec<Op>, result: Operand) -> Value {
+        Value {
+            ops,
+            result,
+            unchecked: quote::quote!(false),
+        }
+    }
 }
 
 /// A statement of the body.
@@ -101,6 +115,8 @@ pub(crate) enum Stmt {
         pat: TokenStream,
         iter: TokenStream,
         body: Vec<Stmt>,
+        /// Variables checked finite after the loop rather than in it.
+        after: Vec<VarId>,
     },
 }
 

@@ -74,13 +74,13 @@ pub(crate) fn lower(graph_body: &TokenStream, params: &[Param]) -> Option<Progra
                     };
                     let var = *var;
                     stmts.extend(branch);
-                    Value {
-                        ops: Vec::new(),
-                        result: Operand::Place(Place {
+                    Value::new(
+                        Vec::new(),
+                        Operand::Place(Place {
                             var,
                             indices: Vec::new(),
                         }),
-                    }
+                    )
                 }
                 _ => lower.result(tail)?,
             }
@@ -199,14 +199,13 @@ impl Lower {
         let zero = quote!(0.0f64);
         let start = Stmt::Let {
             var,
-            value: Value {
-                ops: Vec::new(),
-                result: Operand::Data(Data {
-                    raw: zero.clone(),
-                    expr: zero.clone(),
-                    again: zero,
+            value: Value::new(
+                Vec::new(),
+                Operand::Data(Data {
+                    raw: zero,
+                    convert: None,
                 }),
-            },
+            ),
         };
         let branch = self.if_value(branch, &place)?;
         Some(vec![start, branch])
@@ -390,6 +389,7 @@ impl Lower {
                     pat,
                     iter,
                     body: body?,
+                    after: Vec::new(),
                 })
             }
             Expr::While(_) | Expr::Loop(_) | Expr::Match(_) | Expr::Break(_) => None,
@@ -495,14 +495,11 @@ impl Lower {
             Expr::MethodCall(call) if is_backend(&call.receiver) => {
                 let mut ops = Vec::new();
                 let result = self.backend_op(call, &mut ops)?;
-                Some(Value { ops, result })
+                Some(Value::new(ops, result))
             }
             Expr::Call(call) if path_ends(&call.func, "constant") => {
                 let data = self.constant(call)?;
-                Some(Value {
-                    ops: Vec::new(),
-                    result: data,
-                })
+                Some(Value::new(Vec::new(), data))
             }
             _ => None,
         }
@@ -511,7 +508,7 @@ impl Lower {
     fn value(&mut self, expr: &Expr) -> Option<Value> {
         let mut ops = Vec::new();
         let result = self.operand(expr, &mut ops)?;
-        Some(Value { ops, result })
+        Some(Value::new(ops, result))
     }
 
     fn next_op(&mut self) -> usize {
@@ -564,20 +561,8 @@ impl Lower {
             return None;
         }
         let raw = self.plain(&call.args[1].to_token_stream())?;
-        let func = &call.func;
-        let none = quote!(::core::option::Option::None);
-        let value = Ident::new("value", Span::mixed_site());
-        let expr = quote! {
-            match #func(&::autodiff::__private::Primal, #raw) {
-                ::core::result::Result::Ok(#value) => #value,
-                ::core::result::Result::Err(_) => return #none,
-            }
-        };
-        let again = quote!(::core::result::Result::unwrap_or(
-            #func(&::autodiff::__private::Primal, #raw),
-            0.0,
-        ));
-        Some(Operand::Data(Data { raw, expr, again }))
+        let convert = Some(call.func.to_token_stream());
+        Some(Operand::Data(Data { raw, convert }))
     }
 
     /// A tracked place: a tracked name, indexed by data as far as it goes.
@@ -615,9 +600,8 @@ impl Lower {
             }
             let primal = self.primal(&operand);
             return Some(Operand::Data(Data {
-                raw: primal.clone(),
-                expr: primal.clone(),
-                again: primal,
+                raw: primal,
+                convert: None,
             }));
         }
         let arity = match name.as_str() {

@@ -1,9 +1,10 @@
 //! `name_grad`'s fast path: the body as a compiled forward sweep and reverse sweep.
 //!
 //! `lower` reads the rewritten body (the very code the trace runs) into the analysed form
-//! of `ir`, with `names` telling which data the reverse sweep may recompute; `emit` writes
-//! the two sweeps from it. A body outside the forms `lower` knows keeps the trace alone.
+//! of `ir`, with `names` telling which data the reverse sweep may recompute and `checks`
+//! where the forward sweep checks its numbers; `emit` writes the two sweeps from it. A body outside the forms `lower` knows keeps the trace alone.
 
+mod checks;
 mod emit;
 mod ir;
 mod lower;
