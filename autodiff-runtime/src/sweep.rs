@@ -19,22 +19,21 @@ use crate::parameters::Parameters;
 /// Both buffers are kept initialized to their length, with a count of the part in use:
 /// a push is a store and an increment, and growing is a cold call, so that a sweep's
 /// loop keeps its numbers in registers (a call that may run in the loop would make it
-/// save them around every iteration).
+/// save them around every iteration). Boxed slices rather than `Vec`s, and no `Option`
+/// helpers: in a debug build each of those is a function call per push.
 #[derive(Debug, Default)]
 pub struct Stack {
-    words: Vec<u64>,
+    words: Box<[f64]>,
     /// How many of `words` are kept.
     top: usize,
     /// Branch flags, 64 to a word: a loop of branches keeps a bit per iteration.
-    flags: Vec<u64>,
+    flags: Box<[u64]>,
     /// How many flags are kept.
     taken: usize,
 }
 
 thread_local! {
-    static STACK: RefCell<Stack> = const {
-        RefCell::new(Stack { words: Vec::new(), top: 0, flags: Vec::new(), taken: 0 })
-    };
+    static STACK: RefCell<Stack> = RefCell::new(Stack::default());
 }
 
 /// Runs `run` on this thread's stack and leaves the stack as it found it (its capacity
@@ -55,12 +54,14 @@ pub fn sweep<R>(run: impl FnOnce(&mut Stack) -> Option<R>) -> Option<R> {
         .flatten()
 }
 
-/// Doubles `buffer` (at least to `least` words), zeros in the new part.
+/// `buffer` doubled (at least to `least` items), zeros in the new part.
 #[cold]
 #[inline(never)]
-fn grow(buffer: &mut Vec<u64>, least: usize) {
+fn grow<T: Copy + Default>(buffer: &mut Box<[T]>, least: usize) {
     let len = buffer.len().saturating_mul(2).max(least).max(64);
-    buffer.resize(len, 0);
+    let mut grown = vec![T::default(); len];
+    grown[..buffer.len()].copy_from_slice(buffer);
+    *buffer = grown.into_boxed_slice();
 }
 
 impl Stack {
@@ -70,8 +71,8 @@ impl Stack {
         if self.top >= self.words.len() {
             grow(&mut self.words, self.top + 1);
         }
-        if let Some(slot) = self.words.get_mut(self.top) {
-            *slot = value.to_bits();
+        if self.top < self.words.len() {
+            self.words[self.top] = value;
             self.top += 1;
         }
     }
@@ -79,11 +80,11 @@ impl Stack {
     /// The last value kept (0 on an empty stack, which a sweep never pops).
     #[inline(always)]
     pub fn pop(&mut self) -> f64 {
-        let Some(top) = self.top.checked_sub(1) else {
+        if self.top == 0 || self.top > self.words.len() {
             return 0.0;
-        };
-        self.top = top;
-        f64::from_bits(self.words.get(top).copied().unwrap_or(0))
+        }
+        self.top -= 1;
+        self.words[self.top]
     }
 
     /// Keeps which way a branch went.
@@ -93,8 +94,9 @@ impl Stack {
         if index >= self.flags.len() {
             grow(&mut self.flags, index + 1);
         }
-        if let Some(word) = self.flags.get_mut(index) {
-            *word = (*word & !(1 << bit)) | u64::from(flag) << bit;
+        if index < self.flags.len() {
+            let word = &mut self.flags[index];
+            *word = (*word & !(1 << bit)) | (flag as u64) << bit;
             self.taken += 1;
         }
     }
@@ -102,12 +104,11 @@ impl Stack {
     /// The last branch kept.
     #[inline(always)]
     pub fn pop_flag(&mut self) -> bool {
-        let Some(taken) = self.taken.checked_sub(1) else {
+        if self.taken == 0 || (self.taken - 1) / 64 >= self.flags.len() {
             return false;
-        };
-        self.taken = taken;
-        let word = self.flags.get(taken / 64).copied().unwrap_or(0);
-        word >> (taken % 64) & 1 == 1
+        }
+        self.taken -= 1;
+        self.flags[self.taken / 64] >> (self.taken % 64) & 1 == 1
     }
 
     /// Keeps what `reads` (from [`kept_reads`], a constant) says: operand values, then
