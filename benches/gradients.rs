@@ -1267,5 +1267,49 @@ fn models(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, scalar_cases, chain, models, softmax_models);
+/// The first call on a fresh thread against a warm one: each sample spawns a thread and
+/// times one call of `mlp_batch_grad` in it, the very first (an empty value stack, which
+/// grows as the forward sweep pushes) or the second (the stack the first one left).
+/// Spawning is not timed.
+fn first_call(c: &mut Criterion) {
+    use std::time::{Duration, Instant};
+    let (xs, labels) = mlp_batch_data();
+    let (w1, b1, w2, b2) = mlp_batch_start();
+    let mut group = c.benchmark_group("first_call_mlp_batch");
+    for (variant, warm) in [("first", false), ("warm", true)] {
+        group.bench_function(variant, |bench| {
+            bench.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let (xs, labels) = (&xs, &labels);
+                    total += std::thread::scope(|scope| {
+                        scope
+                            .spawn(move || {
+                                let call = || mlp_batch_grad(w1, b1, w2, b2, xs, labels);
+                                if warm {
+                                    black_box(call().ok());
+                                }
+                                let start = Instant::now();
+                                black_box(call().ok());
+                                start.elapsed()
+                            })
+                            .join()
+                            .expect("a call does not panic")
+                    });
+                }
+                total
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    scalar_cases,
+    chain,
+    models,
+    softmax_models,
+    first_call
+);
 criterion_main!(benches);
