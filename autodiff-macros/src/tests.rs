@@ -957,13 +957,13 @@ fn if_values_get_compiled_sweeps() {
 
 #[test]
 fn bodies_outside_the_sweeps_keep_the_trace() {
-    // An early return, a composed call, a fold and a copy whose source is read again
-    // still run on the trace alone (and give the same bits).
+    // An early return, a composed call and a copy whose source is read again still run
+    // on the trace alone (and give the same bits).
     assert!(!compiled(quote! {
         fn early(x: f64) -> f64 { if x > 0.0 { return x * 2.0; } x.exp() }
     }));
     assert!(!compiled(quote! {
-        fn folded(w: [f64; 3]) -> f64 { w.iter().sum() }
+        fn composed(x: f64) -> f64 { helper(x) * 2.0 }
     }));
     assert!(!compiled(quote! {
         fn reread(x: f64, n: usize) -> f64 {
@@ -971,5 +971,32 @@ fn bodies_outside_the_sweeps_keep_the_trace() {
             for _ in 0..n { v = v * x; }
             v
         }
+    }));
+}
+
+#[test]
+fn folds_and_loops_over_tracked_arrays_get_compiled_sweeps() {
+    assert!(compiled(quote! {
+        fn loss(w: [[f64; 4]; 3], b: [f64; 3], xs: &[[f64; 4]], labels: &[usize]) -> f64 {
+            let mut total = 0.0;
+            for (x, &label) in xs.iter().zip(labels) {
+                let mut z = [0.0; 3];
+                for k in 0..3 {
+                    z[k] = w[k].iter().zip(x).map(|(wj, xj)| wj * xj).sum::<f64>() + b[k];
+                }
+                let mut m = f64::NEG_INFINITY;
+                for &zk in z.iter() {
+                    m = m.max(zk.detach());
+                }
+                total += m + z.iter().map(|zk| (zk - m).exp()).sum::<f64>().ln() - z[label];
+            }
+            total
+        }
+    }));
+    assert!(compiled(quote! {
+        fn product(w: [f64; 3]) -> f64 { 2.0 * w.iter().map(|v| v * v).product::<f64>() }
+    }));
+    assert!(compiled(quote! {
+        fn folded(w: [f64; 3]) -> f64 { w.iter().sum() }
     }));
 }

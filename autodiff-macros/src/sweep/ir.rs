@@ -23,6 +23,9 @@ pub(crate) struct Var {
     pub(crate) top_level: bool,
     /// Declared `mut` or assigned.
     pub(crate) mutable: bool,
+    /// An array's length at each level, outermost first, where the macro knows them
+    /// (from a parameter's type or a local's `[0.0; N]`).
+    pub(crate) lengths: Vec<TokenStream>,
 }
 
 /// An index into [`Program::vars`].

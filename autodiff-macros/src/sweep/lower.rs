@@ -26,14 +26,17 @@ pub(crate) fn lower(graph_body: &TokenStream, params: &[Param]) -> Option<Progra
         depth: 0,
         names,
         pending: Vec::new(),
+        spilled: std::collections::HashMap::new(),
+        spills: 0,
     };
     for param in params {
         let name = param.ident.clone()?;
         match param.kind {
             Kind::Data => lower.bind(&name, None),
             Kind::Scalar | Kind::Array if param.mutability.is_none() => {
-                let depth = signature::array_lengths(&param.ty).len();
-                let var = lower.declare(&name, true, depth, quote!());
+                let lengths = signature::array_lengths(&param.ty);
+                let var = lower.declare(&name, true, lengths.len(), quote!());
+                lower.vars[var].lengths = lengths.iter().map(|len| len.to_token_stream()).collect();
                 lower.bind(
                     &name,
                     Some(Place {
@@ -129,6 +132,20 @@ struct Lower {
     names: Names,
     /// Statements the statement being lowered needs first (an `if` value it reads).
     pending: Vec<Stmt>,
+    /// Results of operations moved into locals of their own (see [`Lower::spill`]).
+    spilled: std::collections::HashMap<usize, Place>,
+    /// How many spills there were (a `detach` around one cannot be followed).
+    spills: usize,
+}
+
+/// A fold being lowered: `let mut total = Fold::new(); for .. { total.add(__backend, item)?; }`.
+struct Fold {
+    /// The rewrite's name of the accumulator (`total`).
+    name: String,
+    /// The variable holding the running result.
+    var: VarId,
+    /// `add` for a sum, `mul` for a product.
+    method: Ident,
 }
 
 impl Lower {
@@ -143,6 +160,7 @@ impl Lower {
             depth,
             top_level: self.depth == 0,
             mutable: false,
+            lengths: Vec::new(),
         });
         id
     }
@@ -302,8 +320,10 @@ impl Lower {
             let zero = zeros(&array)?;
             let depth = array_depth(&array);
             let init = self.plain(&array.to_token_stream())?;
+            let lengths = lengths(&zero);
             let var = self.declare(&name, false, depth, zero);
             self.vars[var].mutable = mutable;
+            self.vars[var].lengths = lengths;
             let place = Place {
                 var,
                 indices: Vec::new(),
@@ -368,30 +388,7 @@ impl Lower {
             }
             Expr::Block(block) if block.label.is_none() => self.compound(&block.block),
             Expr::If(branch) => self.branch(branch),
-            Expr::ForLoop(lp) if lp.label.is_none() => {
-                let iter = lp.expr.to_token_stream();
-                if !self.names.steady(&iter)
-                    || !reversible(&lp.expr)
-                    || self.mentions_tracked(&iter)
-                {
-                    return None;
-                }
-                let pat = lp.pat.to_token_stream();
-                let mut bound = Vec::new();
-                pattern_names(&lp.pat, &mut bound);
-                self.scopes
-                    .push(bound.iter().map(|name| (name.to_string(), None)).collect());
-                self.loops += 1;
-                let body = self.block(&lp.body);
-                self.loops -= 1;
-                self.scopes.pop();
-                Some(Stmt::For {
-                    pat,
-                    iter,
-                    body: body?,
-                    after: Vec::new(),
-                })
-            }
+            Expr::ForLoop(lp) if lp.label.is_none() => self.for_loop(lp, None),
             Expr::While(_) | Expr::Loop(_) | Expr::Match(_) | Expr::Break(_) => None,
             Expr::Continue(_) | Expr::Return(_) | Expr::ForLoop(_) | Expr::Block(_) => None,
             _ => {
@@ -403,6 +400,103 @@ impl Lower {
                 })
             }
         }
+    }
+
+    /// `for pat in iter { .. }`; for a fold, the body's last statement adds its item to
+    /// the fold's variable (`total.add(__backend, item)?;`).
+    fn for_loop(&mut self, lp: &syn::ExprForLoop, fold: Option<&Fold>) -> Option<Stmt> {
+        // Over a tracked array: the same chain over its indices.
+        let (iter, element) = match self.tracked_iter(&lp.expr, &lp.pat)? {
+            Some((iter, element)) => (iter, Some(element)),
+            None => (lp.expr.to_token_stream(), None),
+        };
+        if !self.names.steady(&iter) || !reversible(&lp.expr) || self.mentions_tracked(&iter) {
+            return None;
+        }
+        let pat = lp.pat.to_token_stream();
+        let mut bound = Vec::new();
+        pattern_names(&lp.pat, &mut bound);
+        let mut scope: Vec<(String, Option<Place>)> =
+            bound.iter().map(|name| (name.to_string(), None)).collect();
+        scope.extend(element.map(|(name, place)| (name.to_string(), Some(place))));
+        self.scopes.push(scope);
+        self.loops += 1;
+        let body = match fold {
+            None => self.block(&lp.body),
+            Some(fold) => self.fold_body(&lp.body, fold),
+        };
+        self.loops -= 1;
+        self.scopes.pop();
+        Some(Stmt::For {
+            pat,
+            iter,
+            body: body?,
+            after: Vec::new(),
+        })
+    }
+
+    /// `R.iter()` of a tracked array `R` at the root of a loop's iterator chain (through
+    /// `zip`, `enumerate`, `rev`, `skip`, `take`): `Some` of the chain over `R`'s indices
+    /// instead, `0..len`, and the pattern's name for the element, now bound to the index,
+    /// with the element's place. `Some(None)` for a chain over data; `None` for one this
+    /// cannot follow.
+    #[allow(clippy::type_complexity)]
+    fn tracked_iter(
+        &mut self,
+        iter: &Expr,
+        pat: &Pat,
+    ) -> Option<Option<(TokenStream, (Ident, Place))>> {
+        // The adapters from the outside in, down to the root.
+        let mut chain = Vec::new();
+        let mut root = iter;
+        while let Expr::MethodCall(call) = strip_parens(root) {
+            chain.push(call);
+            if call.method == "iter" && call.args.is_empty() {
+                break;
+            }
+            root = &call.receiver;
+        }
+        let Some(innermost) = chain.last().filter(|call| call.method == "iter") else {
+            return Some(None);
+        };
+        let receiver = strip_reference(&innermost.receiver);
+        if !self.mentions_tracked(&receiver.to_token_stream()) {
+            return Some(None);
+        }
+        let mut place = self.place(receiver)?;
+        let var = &self.vars[place.var];
+        let len = var.lengths.get(place.indices.len())?.clone();
+        // Where the element sits in the item, as tuple positions from the outside in.
+        let mut path = Vec::new();
+        for call in chain.iter().rev().skip(1) {
+            match call.method.to_string().as_str() {
+                "zip" => path.insert(0, 0),
+                "enumerate" => path.insert(0, 1),
+                "rev" | "skip" | "take" => {}
+                _ => return None,
+            }
+        }
+        let mut element = pat;
+        for &at in &path {
+            let Pat::Tuple(tuple) = element else {
+                return None;
+            };
+            element = tuple.elems.iter().nth(at)?;
+        }
+        let name = match element {
+            Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
+                ident.ident.clone()
+            }
+            _ => return None,
+        };
+        place.indices.push(quote!(#name));
+        // The chain with `(0..len)` for `R.iter()`.
+        let mut rebuilt = quote!((0..(#len)));
+        for call in chain.iter().rev().skip(1) {
+            let (method, args) = (&call.method, &call.args);
+            rebuilt = quote!(#rebuilt.#method(#args));
+        }
+        Some(Some((rebuilt, (name, place))))
     }
 
     fn assign(&mut self, place: Place, value: Value) -> Option<Stmt> {
@@ -508,6 +602,7 @@ impl Lower {
     fn value(&mut self, expr: &Expr) -> Option<Value> {
         let mut ops = Vec::new();
         let result = self.operand(expr, &mut ops)?;
+        let result = self.respill(result);
         Some(Value::new(ops, result))
     }
 
@@ -535,23 +630,202 @@ impl Lower {
                 }
             }
             Expr::Path(_) | Expr::Index(_) => self.place(expr).map(Operand::Place),
-            // An `if` value read before any operation of the expression: it can run first,
-            // into a local of its own, without reordering what the trace records.
-            Expr::If(branch) if ops.is_empty() => {
-                let name = Ident::new("__branch", Span::mixed_site());
-                let stmts = self.if_local(&name, branch)?;
-                let Some(Stmt::Let { var, .. }) = stmts.first() else {
-                    return None;
-                };
-                let var = *var;
-                self.pending.extend(stmts);
-                Some(Operand::Place(Place {
-                    var,
-                    indices: Vec::new(),
-                }))
+            // An `if` value or a fold runs first, as statements, into a local of its own;
+            // what the expression recorded before it moves into locals too, so that
+            // nothing is reordered.
+            Expr::Block(block) if block.label.is_none() => {
+                self.spill(ops)?;
+                self.hoisted(|lower| lower.fold(&block.block))
+            }
+            Expr::If(branch) => {
+                self.spill(ops)?;
+                self.hoisted(|lower| {
+                    let name = Ident::new("__branch", Span::mixed_site());
+                    let stmts = lower.if_local(&name, branch)?;
+                    let Some(Stmt::Let { var, .. }) = stmts.first() else {
+                        return None;
+                    };
+                    let var = *var;
+                    lower.pending.extend(stmts);
+                    Some(Operand::Place(Place {
+                        var,
+                        indices: Vec::new(),
+                    }))
+                })
             }
             _ => None,
         }
+    }
+
+    /// Moves the operations recorded so far into `let`s of their own, one per result
+    /// still to be read, in order, so that statements can run before the rest of the
+    /// expression without reordering what the trace records; those results are read from
+    /// the new locals from then on. (Each result is read once, and the operations are in
+    /// evaluation order, so each result's operations are the run of them ending at it.)
+    fn spill(&mut self, ops: &mut Vec<Op>) -> Option<()> {
+        if ops.is_empty() {
+            return Some(());
+        }
+        if ops.iter().any(|op| !op.live) {
+            return None;
+        }
+        let read: std::collections::HashSet<usize> = ops
+            .iter()
+            .flat_map(|op| &op.operands)
+            .filter_map(|operand| match operand {
+                Operand::Temp(id) => Some(*id),
+                _ => None,
+            })
+            .collect();
+        self.spills += 1;
+        let mut run = Vec::new();
+        for op in ops.drain(..) {
+            let id = op.id;
+            run.push(op);
+            if !read.contains(&id) {
+                let name = Ident::new("__spilled", Span::mixed_site());
+                let var = self.declare(&name, false, 0, quote!(0.0f64));
+                let value = Value::new(std::mem::take(&mut run), Operand::Temp(id));
+                self.pending.push(Stmt::Let { var, value });
+                let place = Place {
+                    var,
+                    indices: Vec::new(),
+                };
+                self.spilled.insert(id, place);
+            }
+        }
+        run.is_empty().then_some(())
+    }
+
+    /// Runs `lower` (which lowers statements to run before the expression, into
+    /// `pending`) with the statements already pending set aside, so that none of them
+    /// lands inside the new ones (in a branch, in a loop); they stay first.
+    fn hoisted<T>(&mut self, lower: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
+        let before = std::mem::take(&mut self.pending);
+        let result = lower(self);
+        let new = std::mem::replace(&mut self.pending, before);
+        self.pending.extend(new);
+        result
+    }
+
+    /// An operand, read from its spilled local if it was moved into one.
+    fn respill(&self, operand: Operand) -> Operand {
+        match operand {
+            Operand::Temp(id) => match self.spilled.get(&id) {
+                Some(place) => Operand::Place(place.clone()),
+                None => Operand::Temp(id),
+            },
+            _ => operand,
+        }
+    }
+
+    /// The rewrite of `.sum()` or `.product()` over an iterator:
+    /// `{ let mut total = Fold::new(); for pat in iter { ..; total.add(__backend, item)?; }
+    /// total.sum(__backend)? }`. Lowered as a variable starting at `-0.0` (or `1.0`)
+    /// that every item is added to (multiplied by): the trace's fold starts at the first
+    /// item instead, but `-0.0 + x` and `1.0 * x` are `x` bit for bit, the slope to the
+    /// item is exactly 1 (or the running product, which is 1 then), and what the start
+    /// receives goes nowhere, so every result and every contribution is the same.
+    fn fold(&mut self, block: &Block) -> Option<Operand> {
+        let [SynStmt::Local(start), SynStmt::Expr(Expr::ForLoop(lp), _), SynStmt::Expr(end, None)] =
+            &block.stmts[..]
+        else {
+            return None;
+        };
+        let Pat::Ident(total) = &start.pat else {
+            return None;
+        };
+        let Expr::Call(new) = &*start.init.as_ref()?.expr else {
+            return None;
+        };
+        if !path_ends(&new.func, "new") || !new.args.is_empty() || lp.label.is_some() {
+            return None;
+        }
+        let Expr::Try(end) = end else {
+            return None;
+        };
+        let Expr::MethodCall(end) = &*end.expr else {
+            return None;
+        };
+        let (method, first) = match end.method.to_string().as_str() {
+            "sum" => ("add", quote!(-0.0f64)),
+            "product" => ("mul", quote!(1.0f64)),
+            _ => return None,
+        };
+        let name = total.ident.to_string();
+        if !matches!(&*end.receiver, Expr::Path(path) if path.path.is_ident(&name)) {
+            return None;
+        }
+        let var = self.declare(&total.ident, false, 0, quote!(0.0f64));
+        self.vars[var].mutable = true;
+        let start = Value::new(
+            Vec::new(),
+            Operand::Data(Data {
+                raw: first,
+                convert: None,
+            }),
+        );
+        let fold = Fold {
+            name,
+            var,
+            method: Ident::new(method, Span::call_site()),
+        };
+        let lowered = self.for_loop(lp, Some(&fold))?;
+        self.pending.push(Stmt::Let { var, value: start });
+        self.pending.push(lowered);
+        Some(Operand::Place(Place {
+            var,
+            indices: Vec::new(),
+        }))
+    }
+
+    /// A fold's loop body: its statements, then `total.add(__backend, item)?;` as
+    /// `total = total + item` on the fold's variable.
+    fn fold_body(&mut self, block: &Block, fold: &Fold) -> Option<Vec<Stmt>> {
+        let (last, rest) = block.stmts.split_last()?;
+        let SynStmt::Expr(Expr::Try(step), Some(_)) = last else {
+            return None;
+        };
+        let Expr::MethodCall(step) = &*step.expr else {
+            return None;
+        };
+        let receiver_is_total =
+            matches!(&*step.receiver, Expr::Path(path) if path.path.is_ident(&fold.name));
+        if !receiver_is_total || step.method != fold.method || step.args.len() != 2 {
+            return None;
+        }
+        let item = step.args.iter().nth(1)?;
+        self.scopes.push(Vec::new());
+        self.depth += 1;
+        let stmts = self.stmts(rest).and_then(|mut stmts| {
+            let mut ops = Vec::new();
+            let item = self.operand(item, &mut ops)?;
+            let item = self.respill(item);
+            stmts.append(&mut self.pending);
+            let id = self.next_op();
+            let total = Operand::Place(Place {
+                var: fold.var,
+                indices: Vec::new(),
+            });
+            ops.push(Op {
+                id,
+                method: fold.method.clone(),
+                operands: vec![total, item],
+                exponent: None,
+                live: true,
+            });
+            stmts.push(Stmt::Assign {
+                place: Place {
+                    var: fold.var,
+                    indices: Vec::new(),
+                },
+                value: Value::new(ops, Operand::Temp(id)),
+            });
+            Some(stmts)
+        });
+        self.depth -= 1;
+        self.scopes.pop();
+        stmts
     }
 
     /// `constant(__backend, data)`: the data, with its primal reads made plain, converted
@@ -593,9 +867,13 @@ impl Lower {
         let name = method.to_string();
         let args: Vec<&Expr> = call.args.iter().collect();
         if name == "detach" && args.len() == 1 {
-            let first = ops.len();
+            let (first, spills) = (ops.len(), self.spills);
             let operand = self.operand(args[0], ops)?;
-            for op in &mut ops[first..] {
+            if self.spills != spills {
+                return None;
+            }
+            let operand = self.respill(operand);
+            for op in ops.iter_mut().skip(first) {
                 op.live = false;
             }
             let primal = self.primal(&operand);
@@ -627,7 +905,7 @@ impl Lower {
             if self.place_depth(&operand) != Some(0) {
                 return None;
             }
-            operands.push(operand);
+            operands.push(self.respill(operand));
         }
         let id = self.next_op();
         ops.push(Op {
@@ -736,6 +1014,14 @@ impl VisitMut for PrimalReads<'_> {
             }
         }
         syn::visit_mut::visit_expr_mut(self, expr);
+    }
+}
+
+fn strip_parens(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Paren(paren) => strip_parens(&paren.expr),
+        Expr::Group(group) => strip_parens(&group.expr),
+        _ => expr,
     }
 }
 
@@ -856,6 +1142,17 @@ pub(crate) fn pattern_names(pat: &Pat, out: &mut Vec<Ident>) {
 
 /// Whether `iter` is an iterator the reverse half can walk backwards (`.rev()`), as
 /// written: a range, a data slice or array, or these adapters of one.
+/// The lengths of a zeros array `[[0.0f64; A]; B]`: `[B, A]`.
+fn lengths(zero: &TokenStream) -> Vec<TokenStream> {
+    let mut out = Vec::new();
+    let mut expr = syn::parse2::<Expr>(zero.clone()).ok();
+    while let Some(Expr::Repeat(repeat)) = expr {
+        out.push(repeat.len.to_token_stream());
+        expr = Some(*repeat.expr);
+    }
+    out
+}
+
 fn reversible(iter: &Expr) -> bool {
     match iter {
         Expr::Range(range) => range.start.is_some() && range.end.is_some(),
