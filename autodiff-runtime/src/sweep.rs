@@ -178,6 +178,7 @@ pub const fn kept_reads(
 
 /// Whether `op` carries a non-finite operand in `slot` into its result
 /// ([`ScalarOperation::propagates`]), for generated code's constants.
+#[inline(always)]
 pub const fn propagates(op: ScalarOperation, slot: usize) -> bool {
     op.propagates(slot)
 }

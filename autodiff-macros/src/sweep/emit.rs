@@ -40,6 +40,8 @@ pub(crate) fn sweeps(
         names: &names,
         hoisted: Vec::new(),
         loops: false,
+        arms: 0,
+        direct: std::collections::HashSet::new(),
     };
     let forward = emit.forward_block(&program.body, false)?;
     let output = emit.forward_value(&program.output, false)?;
@@ -126,6 +128,12 @@ struct Emit<'a> {
     hoisted: Vec<TokenStream>,
     /// Whether anything uses the stack.
     loops: bool,
+    /// How many branch arms are around the statement being written: outside loops and
+    /// branches, an operation's operand and result locals stay in scope for the reverse
+    /// sweep, which reads them where they are.
+    arms: usize,
+    /// Operations whose locals the reverse sweep reads where they are.
+    direct: std::collections::HashSet<usize>,
 }
 
 impl Emit<'_> {
@@ -183,8 +191,11 @@ impl Emit<'_> {
                 otherwise,
                 flag,
             } => {
-                let then = self.forward_block(then, in_loop)?;
-                let otherwise = self.forward_block(otherwise, in_loop)?;
+                self.arms += 1;
+                let then = self.forward_block(then, in_loop);
+                let otherwise = self.forward_block(otherwise, in_loop);
+                self.arms -= 1;
+                let (then, otherwise) = (then?, otherwise?);
                 let taken = flag_ident(*flag);
                 if in_loop {
                     self.loops = true;
@@ -255,11 +266,36 @@ impl Emit<'_> {
         for (slot, operand) in op.operands.iter().enumerate() {
             let primal = match operand {
                 // Data the operation carries into its result is checked there.
-                Operand::Data(data) => data_value(
-                    data,
-                    quote!(!#private::propagates(#code, #slot)),
-                    &quote!(return #none),
-                ),
+                // (Unchecked conversion, then the table's check: no constant expression
+                // for rustc to evaluate per operand.)
+                // In a loop, the check is the conversion's own, decided by the compiler.
+                Operand::Data(Data {
+                    raw,
+                    convert: Some(convert),
+                }) if in_loop && !is_float_literal(raw) => {
+                    let value = Ident::new("__value", Span::mixed_site());
+                    quote! {
+                        match #convert(
+                            &#private::Primal::<{ !#private::propagates(#code, #slot) }>,
+                            #raw,
+                        ) {
+                            ::core::result::Result::Ok(#value) => #value,
+                            ::core::result::Result::Err(_) => return #none,
+                        }
+                    }
+                }
+                Operand::Data(data) if data.convert.is_some() && !is_float_literal(&data.raw) => {
+                    let value = data_value(data, false, &quote!(return #none));
+                    let constant = Ident::new("__constant", Span::mixed_site());
+                    quote! {{
+                        let #constant: f64 = #value;
+                        if !#private::propagates(#code, #slot) && !#constant.is_finite() {
+                            return #none;
+                        }
+                        #constant
+                    }}
+                }
+                Operand::Data(data) => data_value(data, false, &quote!(return #none)),
                 _ => self.primal(operand, in_loop)?,
             };
             let local = operand_ident(op.id, slot);
@@ -270,9 +306,10 @@ impl Emit<'_> {
             operands.push(quote!(0.0));
         }
         let exponent = op.exponent.clone().unwrap_or_else(|| quote!(0));
+        let carried_here = constant_in_loops(carried.clone(), in_loop);
         out.extend(quote! {
             let #result: f64 = #private::value(#code, [#(#operands),*], #exponent);
-            if !const { #carried } && !#result.is_finite() {
+            if !#carried_here && !#result.is_finite() {
                 return #none;
             }
         });
@@ -295,11 +332,13 @@ impl Emit<'_> {
             if op.exponent.as_ref().is_some_and(|e| !self.names.steady(e)) {
                 return None;
             }
-        } else {
+        } else if self.arms > 0 {
             let keep = keep_ident(op.id);
             self.hoisted
                 .push(quote!(let mut #keep: ([f64; 3], f64, i32) = ([0.0; 3], 0.0, 0);));
             out.extend(quote!(#keep = ([#(#operands),*], #result, #exponent);));
+        } else {
+            self.direct.insert(op.id);
         }
         Some(out)
     }
@@ -343,11 +382,9 @@ impl Emit<'_> {
             Operand::Place(place) => self.place_primal(place, in_loop)?,
             // A constant is checked by the trace's own conversion; a detached value is a
             // checked result already.
-            Operand::Data(data) => data_value(
-                data,
-                quote!(true),
-                &quote!(return ::core::option::Option::None),
-            ),
+            Operand::Data(data) => {
+                data_value(data, true, &quote!(return ::core::option::Option::None))
+            }
         })
     }
 
@@ -488,9 +525,7 @@ impl Emit<'_> {
                 let value = match (kept, op.operands.get(slot)) {
                     (true, Some(Operand::Place(place))) => self.place_primal(place, true)?,
                     // Checked by the forward sweep already.
-                    (true, Some(Operand::Data(data))) => {
-                        data_value(data, quote!(false), &quote!(0.0))
-                    }
+                    (true, Some(Operand::Data(data))) => data_value(data, false, &quote!(0.0)),
                     _ => {
                         known.push(quote!(0.0));
                         continue;
@@ -516,23 +551,50 @@ impl Emit<'_> {
                 let #slopes = #private::slopes(#code, [#(#tracked),*], #operands, #result, #exponent);
             }
         } else {
-            let keep = keep_ident(op.id);
             let exponent = Ident::new("__exponent", Span::mixed_site());
+            let kept = match self.direct.contains(&op.id) {
+                true => {
+                    let mut locals: Vec<TokenStream> = (0..op.operands.len())
+                        .map(|slot| {
+                            let local = operand_ident(op.id, slot);
+                            quote!(#local)
+                        })
+                        .collect();
+                    while locals.len() < 3 {
+                        locals.push(quote!(0.0));
+                    }
+                    let (value, power) = (
+                        temp(op.id),
+                        op.exponent.clone().unwrap_or_else(|| quote!(0)),
+                    );
+                    quote!(([#(#locals),*], #value, #power))
+                }
+                false => {
+                    let keep = keep_ident(op.id);
+                    quote!(#keep)
+                }
+            };
             quote! {
-                let (#operands, #result, #exponent) = #keep;
+                let (#operands, #result, #exponent) = #kept;
                 let #slopes = #private::slopes(#code, [#(#tracked),*], #operands, #result, #exponent);
             }
         };
+        // Destructured, not indexed: no bounds check per slope in a debug build.
+        let named: Vec<Ident> = (0..3)
+            .map(|slot| Ident::new(&format!("__slope_{slot}"), Span::mixed_site()))
+            .collect();
+        out.extend(quote!(let [#(#named),*] = #slopes;));
         for (slot, operand) in op.operands.iter().enumerate() {
             match operand {
                 Operand::Data(_) => {}
                 Operand::Temp(id) => {
-                    let name = upstream_ident(*id);
-                    out.extend(quote!(let #name: f64 = #upstream * #slopes[#slot];));
+                    let (name, slope) = (upstream_ident(*id), &named[slot]);
+                    out.extend(quote!(let #name: f64 = #upstream * #slope;));
                 }
                 Operand::Place(place) => {
                     let adjoint = self.place_adjoint(place, in_loop)?;
-                    out.extend(quote!(#adjoint += #upstream * #slopes[#slot];));
+                    let slope = &named[slot];
+                    out.extend(quote!(#adjoint += #upstream * #slope;));
                 }
             }
         }
@@ -548,18 +610,44 @@ impl Emit<'_> {
 
 /// A data operand's `f64`: through the trace's conversion on plain values, checking
 /// finiteness if `checked` (a constant expression), `fail` if that fails.
-fn data_value(data: &Data, checked: TokenStream, fail: &TokenStream) -> TokenStream {
+fn data_value(data: &Data, checked: bool, fail: &TokenStream) -> TokenStream {
     let raw = &data.raw;
     let Some(convert) = &data.convert else {
         return raw.clone();
     };
+    // A float literal is a finite `f64` (rustc refuses one that overflows).
+    if is_float_literal(raw) {
+        return raw.clone();
+    }
     let value = Ident::new("__value", Span::mixed_site());
+    // Through `Result::ok`: one shared copy of the error's drop, not one per constant.
     quote! {
-        match #convert(&::autodiff::__private::Primal::<{ #checked }>, #raw) {
-            ::core::result::Result::Ok(#value) => #value,
-            ::core::result::Result::Err(_) => #fail,
+        match ::core::result::Result::ok(
+            #convert(&::autodiff::__private::Primal::<#checked>, #raw),
+        ) {
+            ::core::option::Option::Some(#value) => #value,
+            ::core::option::Option::None => #fail,
         }
     }
+}
+
+/// A condition over the operation table: evaluated by the compiler inside loops, where a
+/// debug build would evaluate it on every iteration; a plain expression elsewhere, where
+/// it runs once per call and a constant block per operation would cost compile time.
+fn constant_in_loops(condition: TokenStream, in_loop: bool) -> TokenStream {
+    match in_loop {
+        true => quote!(const { #condition }),
+        false => quote!((#condition)),
+    }
+}
+
+/// An `f64` float literal (`1.5`, `2e-3`, `0.5f64`).
+fn is_float_literal(raw: &TokenStream) -> bool {
+    matches!(
+        syn::parse2::<syn::Expr>(raw.clone()),
+        Ok(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Float(float), .. }))
+            if matches!(float.suffix(), "" | "f64")
+    )
 }
 
 fn op_path(op: &Op) -> TokenStream {
