@@ -78,18 +78,22 @@ pub use autodiff_runtime::*;
 /// operand's contribution into its adjoint. It calls the runtime's own value and slope
 /// functions and adds the same contributions in the same order as `name_graph` followed by
 /// `backward`, so the value and every gradient component are the same bits. The sweeps
-/// decide no error: at the first non-finite value, or a non-finite gradient, they give up
-/// and the checked path (the graph on this thread's tape, with its validated pass) runs
-/// the call and returns exactly its result or its typed error.
+/// decide no error: when a value or a gradient component is not finite, they give up and
+/// the checked path (the graph on this thread's tape, with its validated pass) runs the
+/// call and returns exactly its result or its typed error. They check a value where no
+/// later check would see it: an operand that the operation carries into a non-finite
+/// result (`inf * 0` is NaN) is seen by that result's check, and a running sum in a loop
+/// is checked once after the loop; a value that a condition or other plain code reads is
+/// checked at once, so plain code never sees a number the tape would have refused.
 ///
 /// The sweeps cover straight-line code, `let`/`let mut` and compound assignments, `if` /
-/// `else if` / `else` statements, `for` loops over ranges and over data slices (with
-/// `.iter()`, `.zip`, `.enumerate`, `.rev`, `.skip`, `.take`), `f64` and array
-/// parameters, local arrays indexed by loop variables, and `.detach()`. Other bodies
-/// (early `return`, `break`, `while`, folds, calls of other differentiable functions,
-/// `#[param]` parameters, methods, a `let mut v = x;` whose `x` is read again later,
-/// bodies over 256 operations) run on the checked path
-/// alone: same results, at the speed of the tape.
+/// `else if` / `else` as statements and values, `for` loops over ranges, data slices and
+/// tracked arrays (with `.iter()`, `.zip`, `.enumerate`, `.rev`, `.skip`, `.take`), folds
+/// (`.sum()` and `.product()` of an iterator, with `.map`), `f64` and array parameters,
+/// local arrays indexed by loop variables, and `.detach()`. Other bodies (early `return`,
+/// `break`, `while`, `.fold(..)`, calls of other differentiable functions, `#[param]`
+/// parameters, methods, a `let mut v = x;` whose `x` is read again later, bodies over 256
+/// operations) run on the checked path alone: same results, at the speed of the tape.
 ///
 /// # What the body may contain
 ///

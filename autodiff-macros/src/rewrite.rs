@@ -331,6 +331,11 @@ pub(crate) fn is_long(body: &TokenStream) -> bool {
     operations_on(&backend(), body.clone()) > OUTLINED_ABOVE
 }
 
+/// How many operations a rewritten body records, as written (a loop's body once).
+pub(crate) fn operations(body: &TokenStream) -> usize {
+    operations_on(&backend(), body.clone())
+}
+
 /// How many operations `tokens` call on the backend `ident` (`ident.op(..)`), at any depth.
 fn operations_on(ident: &Ident, tokens: TokenStream) -> usize {
     let mut stack = vec![tokens];

@@ -178,7 +178,9 @@ pub const fn kept_reads(
 
 /// Whether `op` carries a non-finite operand in `slot` into its result
 /// ([`ScalarOperation::propagates`]), for generated code's constants.
-#[inline(always)]
+// Not `inline(always)`: outside loops generated code calls it at run time, and a debug
+// build would paste the whole table at every call; optimized builds inline and fold it.
+#[inline]
 pub const fn propagates(op: ScalarOperation, slot: usize) -> bool {
     op.propagates(slot)
 }
