@@ -43,6 +43,9 @@ const DEFAULT_CASES: usize = 20_000;
 /// The sweep's own seed, independent of the generator's.
 const DEFAULT_SEED: u64 = 0x00B1_750F_5EED;
 
+/// Mixed into the seed for the third family's inputs.
+const HARSH_STREAM: u64 = 0xC4EC_0000_0000_0003;
+
 /// The largest `n` passed (the generator's loop costs assume it).
 const MAX_COUNT: usize = 6;
 /// The longest `xs` passed.
@@ -245,6 +248,51 @@ fn input(rng: &mut Rng) -> f64 {
     }
 }
 
+/// Numbers the third family's inputs hit more often: overflowing, underflowing, zero, and
+/// (for data only) not finite.
+const EXTREME: &[f64] = &[
+    0.0,
+    -0.0,
+    1e308,
+    -1e308,
+    f64::MAX,
+    5e-324,
+    -5e-324,
+    f64::MIN_POSITIVE,
+    1e154,
+    -1e154,
+    1e-300,
+    710.0,
+];
+
+/// A differentiated input of the third family: mostly [`input`], often an extreme finite
+/// number (a non-finite parameter only fails as a leaf, which [`input`] covers).
+fn harsh_parameter(rng: &mut Rng) -> f64 {
+    match rng.below(100) {
+        0..=91 => input(rng),
+        _ => EXTREME[rng.below(EXTREME.len())],
+    }
+}
+
+/// A data input of the third family: mostly [`input`], often extreme or not finite, which
+/// the sweeps' deferred checks must still catch where the trace refuses the constant.
+fn harsh_data(rng: &mut Rng) -> f64 {
+    match rng.below(100) {
+        0..=69 => input(rng),
+        70..=84 => EXTREME[rng.below(EXTREME.len())],
+        85..=89 => f64::NAN,
+        90..=94 => f64::INFINITY,
+        _ => f64::NEG_INFINITY,
+    }
+}
+
+/// Whether a function is of the generator's third family (`c000`, ...), whose bodies aim at
+/// the checks the forward sweep defers. Its cases draw from a stream of their own, so the
+/// other functions' cases are the same as before the family was added.
+fn harsh(program: &Program) -> bool {
+    program.name.starts_with('c')
+}
+
 /// The inputs of one case.
 #[derive(Clone, Debug)]
 struct Case {
@@ -255,10 +303,24 @@ struct Case {
 
 impl Case {
     fn random(program: &Program, rng: &mut Rng) -> Self {
-        let p = (0..program.slots).map(|_| input(rng)).collect();
+        Self::drawn(program, rng, input, input)
+    }
+
+    /// A third-family case: more extreme numbers, non-finite data.
+    fn harsh(program: &Program, rng: &mut Rng) -> Self {
+        Self::drawn(program, rng, harsh_parameter, harsh_data)
+    }
+
+    fn drawn(
+        program: &Program,
+        rng: &mut Rng,
+        parameter: fn(&mut Rng) -> f64,
+        datum: fn(&mut Rng) -> f64,
+    ) -> Self {
+        let p = (0..program.slots).map(|_| parameter(rng)).collect();
         let xs = if program.data {
             let len = rng.below(MAX_DATA_LEN + 1);
-            (0..len).map(|_| input(rng)).collect()
+            (0..len).map(|_| datum(rng)).collect()
         } else {
             Vec::new()
         };
@@ -367,7 +429,10 @@ fn grad_and_graph_agree_bit_for_bit_on_random_programs() {
     let cases = env_number("AUTODIFF_BITS_CASES", DEFAULT_CASES).max(programs.len());
     let seed: u64 = env_number("AUTODIFF_BITS_SEED", DEFAULT_SEED);
     let mut rng = Rng(seed);
+    let mut harsh_rng = Rng(seed ^ HARSH_STREAM);
     let (mut finished, mut failed) = (0usize, 0usize);
+    // The third family's cases: finished and failed (agreeing).
+    let (mut harsh_finished, mut harsh_failed) = (0usize, 0usize);
     // Failures by kind and operation.
     let mut kinds: Vec<(String, usize)> = Vec::new();
     let mut zero_gradient = 0usize;
@@ -380,9 +445,19 @@ fn grad_and_graph_agree_bit_for_bit_on_random_programs() {
     for index in 0..cases {
         let slot = index % programs.len();
         let program = &programs[slot];
-        let case = Case::random(program, &mut rng);
+        let case = if harsh(program) {
+            Case::harsh(program, &mut harsh_rng)
+        } else {
+            Case::random(program, &mut rng)
+        };
         let (grad, graph) = run(program, &case);
         if grad.facts() == graph.facts() {
+            if harsh(program) {
+                match &grad {
+                    Outcome::Finished { .. } => harsh_finished += 1,
+                    Outcome::Failed(_) => harsh_failed += 1,
+                }
+            }
             match &grad {
                 Outcome::Finished { gradient, .. } => {
                     finished += 1;
@@ -469,6 +544,11 @@ fn grad_and_graph_agree_bit_for_bit_on_random_programs() {
          all-zero gradient), {failed} failed: {kinds:?}",
         programs.len(),
         started.elapsed()
+    );
+    println!(
+        "of which the third family's ({} functions): {harsh_finished} finished, {harsh_failed} \
+         failed",
+        programs.iter().filter(|program| harsh(program)).count()
     );
     assert!(
         mismatches.is_empty(),

@@ -9060,6 +9060,3079 @@ fn s169(x0: f64, x1: f64, n: usize, x2: f64, m: [[f64; 3]; 2]) -> f64 {
     acc1
 }
 
+#[differentiable]
+fn c000(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x1 * x0;
+    let d1: [f64; 4] = [-1.5, 5e-324, 1e308, f64::INFINITY];
+    let mut s2: f64 = 0.0;
+    for &u in d1.iter().take(n) {
+        s2 += (x0 + (d1[n % 4])) * d1[n % 4];
+    }
+    if s2 > 0.5 {
+        acc += w[1].asinh();
+    } else {
+        acc -= w[0];
+    }
+    for (i, &u) in xs.iter().enumerate() {
+        let mut s3: f64 = x1 * 1e300;
+        for (j, &z) in xs.iter().enumerate() {
+            if d1[j % 4] <= 0.0 {
+                s3 /= w[1];
+            } else {
+                s3 = ((w[0].cos()).tanh()) - s3;
+            }
+        }
+        acc += s3;
+    }
+    let mut s4: f64 = w[1] * 0.5;
+    for (i, &u) in xs.iter().enumerate() {
+        s4 *= ((x0.abs()) * 300.0).exp();
+        if n > 2 {
+            s4 = s4.max(w[0]);
+        }
+    }
+    acc = acc.max(s4) + x0;
+    let mut p5: f64 = w[1] + 1.5;
+    for (i, &u) in xs.iter().enumerate() {
+        p5 *= 1e154;
+        p5 = w[1].mul_add((w[1] * (-0.0)), p5);
+    }
+    acc - (p5.max(1.0))
+}
+
+#[differentiable]
+fn c001(x0: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x0 * x0;
+    let mut p1: f64 = x0 + 1.5;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        p1 = p1 * u + ((x0.abs() + 0.5).sqrt());
+    }
+    let mut p2: f64 = 1.0;
+    for (i, &u) in xs.iter().enumerate() {
+        p2 = p2 * u + (x0 + x0);
+        p2 *= x0;
+    }
+    let mut s3: f64 = 1.0;
+    for (i, &u) in xs.iter().enumerate() {
+        let e4 = (x0 / 0.5).ln();
+        s3 = (s3 + xs[i]).sin() + u;
+        s3 = s3.cosh() + s3 * x0;
+    }
+    acc - (p1.max(1.0)) - (p2.recip()) + s3
+}
+
+#[differentiable]
+fn c002(x0: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x0 * 0.5;
+    let d1: [f64; 4] = [0.75, 3.0, 1e154, 0.5];
+    let mut s2: f64 = 1.0;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        s2 = d1[n % 4] - s2 * x0;
+        let g3 = s2.exp();
+        acc += g3 * x0;
+        let g4 = s2.exp();
+        acc += g4 * x0;
+    }
+    let mut s5: f64 = 1.0;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        let e6 = (x0.abs() + 0.5).sqrt();
+        s5 -= x0;
+    }
+    let mut p7: f64 = 1.0;
+    for &u in d1.iter().take(n) {
+        p7 = p7 * p7 + (x0.acos());
+        if p7 > 1.0 {
+            acc += x0;
+        }
+    }
+    acc + (s2.powi(0)) * s5 - p7
+}
+
+#[differentiable]
+fn c003(n: usize, x0: f64, x1: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x0.asinh();
+    let mut s1: f64 = x1 * 0.5;
+    for (i, &u) in xs.iter().enumerate() {
+        s1 *= xs[i];
+        s1 = (s1 * -1.0).exp() * x0;
+    }
+    for i in 0..n {
+        let mut s2: f64 = 0.0;
+        for (j, &z) in xs.iter().enumerate() {
+            s2 -= 3.0;
+            acc += x1 / (s2 + 0.5);
+            acc *= (x0.max(x1));
+        }
+        acc = acc.max(s2);
+    }
+    acc * (s1.min(x1))
+}
+
+#[differentiable]
+fn c004(x0: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x0 + x0;
+    let mut s1: f64 = x0 * 2.0;
+    for &u in xs.iter() {
+        s1 /= u;
+        s1 = s1.powi(0) * x0;
+    }
+    let mut s2: f64 = x0.exp_m1();
+    for &u in xs.iter().rev() {
+        let mut s3: f64 = x0.powi(2);
+        for (j, &z) in xs.iter().enumerate() {
+            if n > 2 {
+                s3 *= (x0.min(x0 * u));
+            } else {
+                s3 = s3 / z + s3 * x0;
+            }
+            s2 = (x0 + x0) - s2;
+        }
+        s2 = s2.max(s3);
+    }
+    for i in 0..4 {
+        acc += (x0 * x0) / (n as f64);
+    }
+    acc + s1 + (s2.exp2().tanh())
+}
+
+#[differentiable]
+fn c005(x0: f64, x1: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x0 * x0;
+    let mut s1: f64 = 0.0;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        s1 -= (-x0);
+    }
+    let mut s2: f64 = x0 * 2.0;
+    for &u in xs.iter() {
+        s2 += u;
+        s2 = s2.tanh() + x1;
+    }
+    if s2 > 0.5 {
+        acc += x1.max(x1);
+    } else {
+        acc -= x0;
+    }
+    for &u in xs.iter() {
+        let e3: f64 = (x0 / x1) * u;
+        acc += e3.tanh();
+    }
+    let mut s4: f64 = 0.0;
+    for i in 0..4 {
+        s4 /= (x0.hypot(((i + 1) as f64)));
+    }
+    if s4 > 0.5 {
+        acc += x1;
+    } else {
+        acc -= x1;
+    }
+    acc + s1
+}
+
+#[differentiable]
+fn c006(n: usize, x1: f64, x0: f64) -> f64 {
+    let mut acc: f64 = x0 * -1.0;
+    let mut e1: f64 = (-x1).ln();
+    acc += e1.tanh() + e1;
+    let mut s2: f64 = ((n as f64)) * x1;
+    for i in 0..n {
+        let e3 = (x1.abs()) * 0.0;
+        s2 = s2.cosh() + s2 * x1;
+        acc = acc.max(s2);
+    }
+    acc += s2.detach() * x0;
+    (acc).tanh()
+}
+
+#[differentiable]
+fn c007(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x0 * 0.5;
+    let mut s1: f64 = (x1.tanh() * 0.5).asin();
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        if v <= 0.0 {
+            s1 = s1.exp() * (x2.abs());
+        } else {
+            s1 = (x0.tanh().exp()) - s1;
+        }
+        s1 *= ((x1 + v) / ((x2.sqrt()) * (x2.sqrt()) + 1.0));
+    }
+    let mut e2: f64 = (x0.atan()).atan();
+    acc += e2.tanh() + e2;
+    let mut s3: f64 = 0.0;
+    for (i, &u) in xs.iter().enumerate() {
+        let e4 = ((-x0) * 300.0).exp();
+        for (&z, &q) in xs.iter().zip(xs.iter().skip(1)) {
+            s3 = s3.cosh() + s3 * z;
+        }
+        s3 = s3 * u + u;
+    }
+    let mut s5: f64 = 1.0;
+    for i in 0..3 {
+        let e6 = (x0.atan2(x1)).exp();
+        for &z in xs.iter().skip(1) {
+            s5 /= ((e6.abs() + 1.5).acosh());
+        }
+        s5 *= ((x0.tanh() * 0.5).acos());
+    }
+    acc - s1 * (s3.exp2().tanh()) - (s5.exp2().tanh())
+}
+
+#[differentiable]
+fn c008(x0: f64, x1: f64) -> f64 {
+    let mut acc: f64 = x1 * x0;
+    let mut s1: f64 = x0 * -1.0;
+    for i in 0..3 {
+        s1 *= ((i + 1) as f64);
+        s1 = s1.max(x1);
+    }
+    if s1 > 0.5 {
+        acc += (x0.abs() + 0.5).ln();
+    } else {
+        acc -= x1;
+    }
+    let mut s2: f64 = 1.0;
+    for i in 0..2 {
+        let e3 = (i as f64) - x0;
+        let g4 = s2.exp();
+        acc += g4 * e3;
+    }
+    (acc - (s2.tanh())).tanh()
+}
+
+#[differentiable]
+fn c009(x0: f64, x1: f64) -> f64 {
+    let mut acc: f64 = x1.atan2(3.0);
+    let mut s1: f64 = x1 * 2.0;
+    for i in 0..4 {
+        s1 += ((i + 1) as f64);
+        s1 = s1.min(x1) + x1;
+    }
+    let d2: [f64; 5] = [1.0, -1e308, 2.0, -1e308, 1.0];
+    for i in 0..2 {
+        acc += ((x1.hypot(x0)) * d2[0]).tanh();
+        acc += x1;
+    }
+    let mut p3: f64 = x0 * 2.0;
+    for i in 0..3 {
+        p3 *= x0.exp();
+    }
+    acc + s1 * (p3.exp())
+}
+
+#[differentiable]
+fn c010(w: [f64; 3], xs: &[f64], n: usize, x0: f64) -> f64 {
+    let mut acc: f64 = w[1] * 2.0;
+    let mut s1: f64 = w[0].min(5e-324);
+    let mut s2: f64 = 0.0;
+    let mut s3: f64 = w[2] * 0.5;
+    for i in 0..n {
+        s2 = s2 * s3 + w[1];
+        s2 -= x0 / s2;
+    }
+    acc += s3.detach() * x0;
+    let d4: [f64; 4] = [-1.5, -1.5, 1.0, 0.0];
+    for (i, &u) in xs.iter().enumerate() {
+        acc = d4[i % 4] - acc * (w[1] * xs[i]);
+    }
+    let mut s5: f64 = 0.0;
+    for i in 0..n {
+        let e6 = (x0.abs() + 0.5).log2();
+        s5 = -s5 + ((x0.sin()) * ((w[2].abs() + 1.5).acosh()));
+    }
+    acc += s5.detach() * x0;
+    acc * (s1.exp())
+}
+
+#[differentiable]
+fn c011(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64]) -> f64 {
+    let mut acc: f64 = w[2] * 0.5;
+    let d1: [f64; 5] = [-0.25, 2.0, -0.25, 1e-300, -1.5];
+    for &u in xs.iter() {
+        acc += ((w[2] + x1) * d1[0]).tanh();
+        acc /= w[2];
+    }
+    let mut e2: f64 = (w[1].mul_add(0.0, w[0])) + d1[0];
+    if d1[0] >= 2.0 {
+        e2 = w[2].tanh().exp_m1();
+    }
+    acc += e2 * ((w[1].tanh() * 0.5).acos());
+    let mut s3: f64 = x2 * 2.0;
+    for (i, &u) in xs.iter().enumerate() {
+        s3 *= (w[2] * 300.0).exp();
+        s3 = (s3 * s3).recip() + x2;
+    }
+    acc += s3;
+    acc
+}
+
+#[differentiable]
+fn c012(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
+    let mut acc: f64 = w[2].ln();
+    let mut e1: f64 = ((w[0].tanh()) - 1.0) * 1e308;
+    if x0 >= 1.0 {
+        e1 = w[1] + w[2];
+    }
+    acc += e1 * ((1e-300) * w[1]);
+    for &u in xs.iter() {
+        acc /= u;
+    }
+    acc
+}
+
+#[differentiable]
+fn c013(x0: f64, x1: f64, n: usize) -> f64 {
+    let mut acc: f64 = (x0.abs() + 0.5).sqrt();
+    for i in 0..4 {
+        acc /= ((i + 1) as f64);
+    }
+    let d1: [f64; 4] = [0.5, 2.0, 2.0, 0.0];
+    let mut s2: f64 = 1.0;
+    for i in 0..n {
+        s2 = d1[i % 4] - s2 * (x1 * x0);
+        acc = acc.max(s2);
+        s2 += (x0.min((i as f64)));
+    }
+    acc + s2
+}
+
+#[differentiable]
+fn c014(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x1 / (x0 * x0 + 1.0);
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        let mut s1: f64 = -x0;
+        for j in 0..n {
+            s1 = x0.mul_add(((x1.max(x0)).acosh()), s1);
+            acc += x0 / (s1 + 0.5);
+        }
+        acc += s1;
+    }
+    let mut s2: f64 = -x0;
+    let mut s3: f64 = x1 / (x0 * x0 + 1.0);
+    for i in 0..4 {
+        s3 += x0;
+        if n > 2 {
+            s3 /= ((n as f64));
+        }
+        s2 += (-x0);
+    }
+    if s3 > 0.5 {
+        acc += (x1.tanh() * 0.5).acos();
+    } else {
+        acc -= x1;
+    }
+    (acc).tanh()
+}
+
+#[differentiable]
+fn c015(x0: f64, xs: &[f64], x1: f64, n: usize) -> f64 {
+    let mut acc: f64 = x1.mul_add(x1, x0);
+    let mut p1: f64 = x1 * 2.0;
+    for &u in xs.iter() {
+        p1 = p1.hypot(p1 * 1e200) + (x1.acos());
+        p1 = p1.tanh() + x1;
+        if u <= -0.5 {
+            p1 = p1.atan() * x1;
+        } else {
+            p1 /= (x1.asinh());
+        }
+    }
+    for i in 0..n {
+        let mut s2: f64 = x0 * 0.5;
+        for &z in xs.iter() {
+            s2 += 0.5;
+            if (n as f64) < -0.5 {
+                s2 /= ((-x1).powi(0));
+            } else {
+                s2 *= x1;
+            }
+            acc = acc.cosh() + acc * x0;
+        }
+        acc = acc.max(s2);
+    }
+    let mut s3: f64 = 0.0;
+    for &u in xs.iter().skip(1) {
+        acc += x0 / (s3 + 0.5);
+        s3 *= x1;
+    }
+    let mut s4: f64 = x0 * 0.5;
+    for &u in xs.iter().skip(1) {
+        s4 /= u;
+        if x0 < 0.5 {
+            s4 = s4.min(x0) + x0;
+        }
+    }
+    acc += s4;
+    acc + (p1.min(x1)) + s3
+}
+
+#[differentiable]
+fn c016(xs: &[f64], x0: f64, x1: f64, n: usize, x2: f64) -> f64 {
+    let mut acc: f64 = ((n as f64)) + x1;
+    let mut s1: f64 = 1.0;
+    let mut s2: f64 = x0 / x1;
+    let mut s3: f64 = (x2.tanh() * 0.5).acos();
+    for &u in xs.iter() {
+        if x2 < 2.0 {
+            s3 = s3 * (x0.atan2(u)) + ((x2.atan()) * 0.25);
+        } else {
+            s3 *= x1;
+        }
+        if x0 >= 0.5 {
+            s3 += ((n as f64));
+        } else {
+            s3 /= (x1.tanh().cosh());
+        }
+        acc = acc.max(s2);
+        if u >= 0.5 {
+            s2 += (-((x0.tanh() * 0.5).asin()));
+        }
+        if u <= 1.0 {
+            s1 -= x1;
+        } else {
+            s1 = s1.powi(0) + (-0.0);
+        }
+    }
+    let mut s4: f64 = x1.exp();
+    for (i, &u) in xs.iter().enumerate() {
+        s4 = xs[i] - s4;
+        s4 /= ((x2.tanh()) + ((x1.abs() + 0.5).log(2.0)));
+    }
+    acc + (s1.exp()) * (s2.tanh()) - (s3.tanh()) + s4
+}
+
+#[differentiable]
+fn c017(xs: &[f64], x0: f64, x1: f64) -> f64 {
+    let mut acc: f64 = x0 * -1.0;
+    let d1: [f64; 5] = [0.5, f64::NAN, f64::MAX, 1e154, 1e154];
+    let mut s2: f64 = 1.0;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        s2 = d1[0] - s2 * (x0.atan());
+    }
+    for &u in xs.iter().skip(1) {
+        let e3: f64 = (x0 * x1) * d1[0];
+        acc += e3.max(x0);
+        acc += e3 * x0;
+    }
+    let mut s4: f64 = 1.0;
+    let mut s5: f64 = x1 + x0;
+    for (i, &u) in xs.iter().enumerate() {
+        s5 += xs[i];
+        s5 = s5 / (x0.cbrt()) + s5 * x0;
+        if s5 > 1.0 {
+            acc += x1;
+        }
+        s4 -= x0;
+        if u < 1.0 {
+            s4 *= (((x1.exp()) * (x1.exp()) + 1.0).recip());
+        }
+    }
+    acc += s4;
+    let d6: [f64; 4] = [2.0, 0.75, 3.0, 0.0];
+    let mut s7: f64 = -x0;
+    for &u in xs.iter() {
+        s7 += ((x0 - x1) * d6[0]).tanh();
+    }
+    acc + s2 + s5 - (s7.min(x0))
+}
+
+#[differentiable]
+fn c018(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x0.atan2(x1);
+    let mut s1: f64 = ((n as f64)) + x0;
+    let mut s2: f64 = 0.0;
+    let mut s3: f64 = 1.0;
+    for (i, &u) in xs.iter().enumerate() {
+        s3 *= (((i + 1) as f64));
+        s3 = s3.hypot(((x1.max(10.0)) - xs[i]));
+        if n > 3 {
+            s3 = s3.min(x1) - (x1.mul_add((n as f64), ((i + 1) as f64)));
+        } else {
+            s3 = s3.exp() * (x0 - x1);
+        }
+        s1 = s1.mul_add(x1, xs[i]);
+        s2 += s3.tanh() * x0;
+    }
+    acc += s1;
+    acc += s2.detach() * x1;
+    let mut s4: f64 = x1 * 0.5;
+    for &u in xs.iter() {
+        s4 /= (n as f64);
+        if x0 >= 0.0 {
+            s4 = s4.powi(0) * x1;
+        }
+    }
+    let mut s5: f64 = 0.0;
+    for (i, &u) in xs.iter().enumerate() {
+        if xs[i] < 2.0 {
+            s5 = s5.hypot(((x0.tanh().exp2()) / x1));
+        } else {
+            s5 = (s5 * ((x0 / 10.0).abs().ln_1p())).abs().sqrt() - ((x1.abs() + 0.5).powf(0.5));
+        }
+    }
+    for i in 0..n {
+        acc += (x0.tan()) / ((i + 1) as f64);
+    }
+    (acc * (s4.exp()) + s5).tanh()
+}
+
+#[differentiable]
+fn c019(x0: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = (w[0].tanh() * 0.5).asin();
+    let e1: f64 = (w[0] + ((n as f64))) * 1e308;
+    for &u in xs.iter() {
+        acc += e1 * u;
+    }
+    let e2: f64 = (w[0] / w[1]) + (n as f64);
+    let f3 = e2 * ((n as f64));
+    let f3 = f3.tanh() + f3;
+    acc += f3;
+    (acc).tanh()
+}
+
+#[differentiable]
+fn c020(x0: f64, x1: f64, w: [f64; 2], xs: &[f64]) -> f64 {
+    let mut acc: f64 = w[1].sqrt();
+    let mut s1: f64 = w[0] * 0.5;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        s1 = s1 * (0.5 + x1) * 1e300;
+        if v < 1.0 {
+            s1 = w[0] / s1;
+        }
+    }
+    let mut p2: f64 = w[0] * 2.0;
+    for &u in xs.iter().skip(1) {
+        p2 = p2.exp() + (x0.atan2(0.25));
+    }
+    acc += p2.detach() * w[0];
+    for &u in xs.iter().rev() {
+        let mut s3: f64 = 1.0;
+        for (j, &z) in xs.iter().enumerate() {
+            s3 *= (x1 + z);
+            acc = acc * (1e-3) + ((j as f64));
+        }
+        acc += s3;
+    }
+    acc - s1
+}
+
+#[differentiable]
+fn c021(x0: f64, w: [f64; 3], xs: &[f64]) -> f64 {
+    let mut acc: f64 = w[2] * 2.0;
+    let d1: [f64; 4] = [0.75, 1.0, f64::MAX, 2.0];
+    for &u in xs.iter().skip(1) {
+        acc *= d1[0];
+    }
+    let mut e2: f64 = x0 * 1e300;
+    for &u in xs.iter() {
+        acc += e2 * (x0.tanh().tan());
+    }
+    acc
+}
+
+#[differentiable]
+fn c022(x0: f64, x1: f64, n: usize) -> f64 {
+    let mut acc: f64 = x1.max((n as f64));
+    for i in 0..n {
+        let mut s1: f64 = x1 * 2.0;
+        for j in 0..n {
+            s1 *= (x0.min(((i + 1) as f64)));
+            s1 *= x1;
+        }
+        if s1 > 1.0 {
+            acc += x1;
+        }
+    }
+    let mut e2: f64 = (x0 * x1) + (n as f64);
+    acc = acc - e2;
+    let mut s3: f64 = 1.0;
+    for i in 0..3 {
+        let e4 = ((x0.tanh()) * 300.0).exp();
+        if ((i + 1) as f64) <= 0.5 {
+            s3 = s3 / (x0 + e4) + s3 * (-(x0.mul_add(x1, x1)));
+        }
+        if s3 > 1.0 {
+            acc += e4;
+        }
+    }
+    let e5: f64 = (x0.log(x1)) * (-1.0);
+    acc += e5.exp();
+    acc += e5 * (x0.cos());
+    acc + s3
+}
+
+#[differentiable]
+fn c023(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = -x0;
+    let mut s1: f64 = 1.0;
+    for (i, &u) in xs.iter().enumerate() {
+        let mut s2: f64 = 0.0;
+        for (&z, &q) in xs.iter().zip(xs.iter().skip(1)) {
+            s2 *= x1;
+            let g3 = s2.exp();
+            acc += g3 * x0;
+            s1 /= ((x1.powf(u)).tanh().exp_m1());
+        }
+        s1 -= s2 * u;
+    }
+    let mut s4: f64 = x1 * -1.0;
+    for i in 0..n {
+        s4 += (n as f64);
+        s4 = (s4 * s4).recip() + x1;
+    }
+    let mut s5: f64 = 0.0;
+    for &u in xs.iter().rev() {
+        let e6 = -(x0.sin());
+        acc += s5.tanh();
+    }
+    acc = acc.max(s5) + x1;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        let mut s7: f64 = 0.0;
+        for (j, &z) in xs.iter().enumerate() {
+            s7 += (x0 + x0);
+            s7 += ((x1 * x1 + 1.0).recip());
+            acc += (x1.asinh());
+        }
+        acc = acc.max(s7);
+    }
+    acc + (s1.max(1.0)) - s4
+}
+
+#[differentiable]
+fn c024(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = 1e308 + x0;
+    for &u in xs.iter().skip(1) {
+        let e1: f64 = ((x0.abs().ln_1p()) * 300.0).exp();
+    }
+    let mut s2: f64 = x2.mul_add(0.5, (n as f64));
+    for i in 0..n {
+        let mut s3: f64 = x2.tanh().exp();
+        for j in 0..2 {
+            acc = acc.max(s3);
+            s2 = (s2 * (x1.powi(2))).abs().sqrt() - x1;
+        }
+        s2 += s3.tanh();
+    }
+    let d4: [f64; 4] = [0.5, -1.5, 0.5, f64::NEG_INFINITY];
+    for i in 0..n {
+        acc *= d4[i % 4];
+    }
+    acc + (s2.atan())
+}
+
+#[differentiable]
+fn c025(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = w[0].max(x1);
+    for (i, &u) in xs.iter().enumerate() {
+        let e1: f64 = (w[1].cbrt()) / u;
+    }
+    let mut s2: f64 = 0.0;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        s2 = ((w[1] * w[1] + 1.0).recip()) - s2;
+        if x1 > 2.0 {
+            s2 += w[1];
+        } else {
+            s2 = w[0].mul_add(u, s2);
+        }
+    }
+    let mut s3: f64 = x1 * 0.5;
+    for (i, &u) in xs.iter().enumerate() {
+        let mut s4: f64 = (x0.tanh() * 0.5).asin();
+        for (j, &z) in xs.iter().enumerate() {
+            s4 *= (w[1] * (w[1] * u));
+        }
+        s3 = s3 * 1e154 + s4;
+    }
+    for i in 0..n {
+        acc += x0 / ((n as f64) - 1.0);
+    }
+    (acc * (s3.tanh())).tanh()
+}
+
+#[differentiable]
+fn c026(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x0 * 1e300;
+    let mut s1: f64 = x2 * -1.0;
+    for &u in xs.iter() {
+        s1 -= ((x0.abs() + 0.5).log(3.0)) / u;
+        if u > 2.0 {
+            s1 = x2.atan2(s1);
+        }
+    }
+    let mut s2: f64 = 1.0;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        s2 *= x0;
+    }
+    acc * (s1.recip()) * (s2.powi(0))
+}
+
+#[differentiable]
+fn c027(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x0 * 1e300;
+    for (i, &u) in xs.iter().enumerate() {
+        acc = acc / xs[i] + (x1.abs().ln_1p());
+    }
+    for i in 0..n {
+        let e1: f64 = x1;
+        if e1 > 0.5 {
+            acc += (x2 * x0);
+        }
+    }
+    let mut s2: f64 = 0.0;
+    for i in 0..2 {
+        let mut s3: f64 = x0.hypot(2.0);
+        for (j, &z) in xs.iter().enumerate() {
+            s3 -= ((x1 * ((n as f64))) + (((j + 1) as f64)));
+            s2 /= x2;
+        }
+        s2 += s3.exp() * (((x0.abs() + 0.5).ln()).atan2(x1));
+    }
+    let d4: [f64; 5] = [3.0, f64::MAX, 0.5, 0.5, -1.5];
+    for &u in d4.iter().take(n) {
+        acc += (x2.hypot((n as f64))) * d4[n % 5];
+        for &z in xs.iter().take(n) {
+            acc += ((d4[n % 5]) * x1);
+        }
+        if (n as f64) <= -0.5 {
+            acc *= ((x0.tanh()).sin());
+        } else {
+            acc = x0.mul_add(((n as f64)), acc);
+        }
+    }
+    acc * (s2.powi(0))
+}
+
+#[differentiable]
+fn c028(w: [f64; 2], x1: f64, x0: f64, n: usize, xs: &[f64]) -> f64 {
+    let mut acc: f64 = w[1].sinh();
+    let e1: f64 = (n as f64) - (w[0].asin());
+    acc += e1.min(1.0) * ((n as f64));
+    let mut s2: f64 = (-1.0) + w[1];
+    let mut s3: f64 = w[0] + w[0];
+    let mut s4: f64 = x1 - 2.0;
+    for &u in xs.iter() {
+        s2 = s2 * s2 + x1;
+        s4 *= (-(u + x0));
+        s4 += s3 * x1;
+        s4 -= w[1] / s3;
+    }
+    acc += s4.detach() * w[0];
+    let mut p5: f64 = x0 + 1.5;
+    for &u in xs.iter() {
+        p5 *= (u / (x1 * x1 + 1.0)).exp();
+        p5 = ((x1.tanh().tan()).abs().ln_1p()).mul_add(((n as f64)), p5);
+        p5 = p5.hypot(((x1.abs() + 0.5).log(10.0)));
+    }
+    acc += p5.detach() * w[1];
+    acc + (s3.exp())
+}
+
+#[differentiable]
+fn c029(x0: f64, x1: f64, n: usize) -> f64 {
+    let mut acc: f64 = x1.exp();
+    for i in 0..n {
+        let e1: f64 = x0 / (n as f64);
+        acc = acc - e1;
+    }
+    let mut s2: f64 = x1 * -1.0;
+    for i in 0..n {
+        let mut s3: f64 = 1.0;
+        for j in 0..n {
+            if n > 4 {
+                s3 = -s3 + ((n as f64));
+            } else {
+                s3 = s3.cosh() + s3 * (x1.tanh());
+            }
+            if x0 < 0.5 {
+                s3 += ((n as f64));
+            }
+        }
+        if s3 > 1.0 {
+            s2 += ((n as f64));
+        }
+    }
+    let mut s4: f64 = x0.atanh();
+    for i in 0..3 {
+        let mut s5: f64 = 1.0;
+        for j in 0..n {
+            s5 = (x1.mul_add(x0.abs().ln_1p(), x0 * 2.0)) * 0.25;
+            s4 += ((x1.cosh()).powi(0));
+        }
+        s4 = s4 * (((((i + 1) as f64)) + x1).powi(0)) + s5;
+    }
+    acc + (s2.atan()) * (s4.powi(0))
+}
+
+#[differentiable]
+fn c030(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x2.acos();
+    for &u in xs.iter().take(n) {
+        let mut s1: f64 = 1.0;
+        for j in 0..n {
+            if x0 > -0.5 {
+                s1 = s1 * x2 + ((x2.hypot(x1)) / u);
+            } else {
+                s1 -= (x1 + x0);
+            }
+            s1 += x0;
+            acc += (x2 + x1);
+        }
+        acc += s1;
+    }
+    for i in 0..n {
+        let e2: f64 = (x0.sqrt()) * (n as f64);
+        acc += e2.atan() + x0;
+    }
+    let mut s3: f64 = x0.mul_add(5e-324, 100.0);
+    for &u in xs.iter() {
+        let e4 = (x2 - x1) + u;
+        s3 = s3.mul_add((((n as f64)) + (e4.tanh().exp_m1())), x2);
+        for &z in xs.iter() {
+            s3 = s3.atan() * x2;
+        }
+    }
+    acc - (s3.exp2().tanh())
+}
+
+#[differentiable]
+fn c031(x0: f64, x1: f64, x2: f64) -> f64 {
+    let mut acc: f64 = (x0.abs() + 0.5).sqrt();
+    let mut s1: f64 = 1.0;
+    for i in 0..4 {
+        let e2 = (x0.sin()) + ((i + 1) as f64);
+        if (i as f64) >= 1.0 {
+            s1 = -s1 + e2;
+        } else {
+            s1 += ((x0.cos()) + x1);
+        }
+        acc += s1.detach() * e2;
+    }
+    let mut s3: f64 = (1e-3) + x1;
+    let mut s4: f64 = x2.sqrt();
+    let mut s5: f64 = x0 * 2.0;
+    for i in 0..2 {
+        s5 += (x0.exp2());
+        if x1 >= 2.0 {
+            s5 -= (((x0.abs() + 0.5).ln()).tanh().tan());
+        } else {
+            s5 = s5.mul_add((x2.tanh().exp_m1()), ((x2 - (((i + 1) as f64))).max(1.5)));
+        }
+        s3 = s3 * ((x0 + x0) / (x2.tanh().exp_m1())) + x0;
+        s3 += x1;
+        s4 /= (((i + 1) as f64));
+        s4 -= x2;
+        s4 = (s4 * ((x1 * x1 + 1.0).recip())).abs().sqrt() - x2;
+    }
+    if s3 > 0.5 {
+        acc += x1.sin();
+    } else {
+        acc -= x1;
+    }
+    acc += s4.detach() * x1;
+    acc += s5;
+    acc + s1
+}
+
+#[differentiable]
+fn c032(x0: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = (x0.abs() + 0.5).powf(0.5);
+    for i in 0..2 {
+        let mut s1: f64 = x0 * 1e300;
+        for &z in xs.iter().take(n) {
+            if x0 >= -0.5 {
+                s1 *= (x0 * x0);
+            } else {
+                s1 += (x0.powi(-2));
+            }
+        }
+        acc -= s1 * (((i + 1) as f64));
+    }
+    let mut s2: f64 = x0.max(x0);
+    for (i, &u) in xs.iter().enumerate() {
+        s2 *= xs[i];
+        s2 += ((x0.abs() + 0.5).log(0.5));
+    }
+    let e3: f64 = (x0 + x0).tanh().exp2();
+    acc += e3.exp();
+    for (i, &u) in xs.iter().enumerate() {
+        let e4: f64 = ((x0 + x0) * 300.0).exp() * x0;
+        acc += e4.min(x0) + x0;
+        acc += e4 * x0;
+    }
+    acc + (s2.exp())
+}
+
+#[differentiable]
+fn c033(x0: f64, x1: f64) -> f64 {
+    let mut acc: f64 = x0.tanh().exp2();
+    let mut s1: f64 = x1.max(2.0);
+    for i in 0..4 {
+        let e2 = ((x0.abs() + 0.5).log(10.0)) + (((i + 1) as f64));
+        acc = acc.max(s1);
+        s1 += (e2 + e2);
+    }
+    for i in 0..3 {
+        let mut s3: f64 = (x0.tanh() * 0.5).asin();
+        for j in 0..2 {
+            if ((j + 1) as f64) <= 0.0 {
+                s3 *= x0;
+            } else {
+                s3 = s3 * ((x0 * x0).atan()) + (((j + 1) as f64));
+            }
+            acc += x1;
+        }
+        if s3 > 1.0 {
+            acc += ((((i + 1) as f64)) + x0);
+        }
+    }
+    for i in 0..2 {
+        let mut s4: f64 = 1.0;
+        for j in 0..4 {
+            s4 = x1.mul_add(x1, s4);
+        }
+        acc -= s4 * (x0.asinh());
+    }
+    let mut s5: f64 = (x1.abs() + 0.5).ln();
+    for i in 0..2 {
+        s5 += (((x1.tanh() * 0.5).atanh()) + ((i as f64)));
+        acc = acc.max(s5);
+    }
+    acc - (s5.recip())
+}
+
+#[differentiable]
+fn c034(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x0.exp_m1();
+    let mut s1: f64 = 0.0;
+    for i in 0..2 {
+        s1 = (s1 + (x2.sin())).sin() + (((i + 1) as f64));
+    }
+    if s1 > 0.5 {
+        acc += x2;
+    } else {
+        acc -= x1;
+    }
+    let mut s2: f64 = x2 * 1e300;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        s2 += u;
+        s2 = x2 / s2;
+    }
+    acc += s2.detach() * x2;
+    let mut s3: f64 = x0 * 0.5;
+    for &u in xs.iter() {
+        s3 *= ((x0.tan()) * 300.0).exp();
+        s3 = (s3 * s3).recip() + x1;
+    }
+    let mut s4: f64 = -x1;
+    let mut s5: f64 = 0.0;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        if s4 > 1.0 {
+            acc += x2;
+        }
+        s4 = s4.recip() + x1;
+        for (j, &z) in xs.iter().enumerate() {
+            s4 -= (x1 * x0);
+        }
+        s4 = s4.max((x0.ln_1p()));
+    }
+    acc += s4.detach() * x2;
+    acc
+}
+
+#[differentiable]
+fn c035(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x1.tanh();
+    let e1: f64 = if (n as f64) <= 1.0 { x1 * ((n as f64)) } else { x2 - x0 };
+    if (n as f64) >= 0.5 {
+        acc += e1;
+    }
+    for i in 0..2 {
+        let mut s2: f64 = x1.powi(3);
+        for (&z, &q) in xs.iter().zip(xs.iter().skip(1)) {
+            s2 = x1 - s2;
+        }
+        acc = acc * x2 + s2;
+    }
+    acc
+}
+
+#[differentiable]
+fn c036(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
+    let mut acc: f64 = w[2] + w[0];
+    for &u in xs.iter() {
+        let e1: f64 = (w[2].recip()) * (w[2].recip()) * 1e300;
+        acc += w[0] / e1;
+    }
+    let mut e2: f64 = ((w[0].cosh()) - 1.0) * 1e308;
+    if w[1] >= -0.5 {
+        acc += e2;
+    } else {
+        acc -= (w[1] / (1e-3));
+    }
+    acc
+}
+
+#[differentiable]
+fn c037(n: usize, x0: f64, x1: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x1.exp_m1();
+    let d1: [f64; 5] = [3.0, 1.0, -1e308, 0.75, 1.0];
+    let mut s2: f64 = 1.0;
+    for i in 0..n {
+        s2 = d1[0] - s2 * (-x0);
+        if i % 2 == 0 {
+            s2 = s2.tanh() + ((x0 - (d1[i % 5])).min(x1.tanh()));
+        }
+    }
+    acc += s2;
+    let mut s3: f64 = x1 * 1e300;
+    for i in 0..n {
+        s3 /= d1[n % 5];
+        s3 = s3.max(x1);
+    }
+    acc += s3.detach() * x1;
+    let mut s4: f64 = 0.0;
+    for i in 0..2 {
+        let e5 = d1[n % 5] - (x0 + x1);
+        if (n as f64) < 1.0 {
+            s4 -= e5;
+        } else {
+            s4 = s4.cosh() + s4 * ((x1.hypot(x0)).exp_m1());
+        }
+        s4 /= x1;
+    }
+    acc + (s4.atan())
+}
+
+#[differentiable]
+fn c038(x0: f64, x1: f64, x2: f64, w: [f64; 2], n: usize) -> f64 {
+    let mut acc: f64 = w[1].tanh().sinh();
+    for i in 0..n {
+        let mut s1: f64 = w[1].powi(0);
+        for j in 0..n {
+            s1 = s1 * x1 + (w[1].tanh().exp_m1());
+            s1 = s1.tanh() + x1;
+        }
+        acc += s1.exp() * x0;
+    }
+    for i in 0..n {
+        let e2: f64 = ((x0 * ((n as f64))).abs() + 0.5).sqrt();
+        let f3 = e2 + w[1];
+        acc += f3;
+    }
+    let e4: f64 = (x2.abs().ln_1p()).sin();
+    acc += e4.tanh() + e4;
+    for i in 0..3 {
+        let mut e5: f64 = (x2.sinh()) / (n as f64);
+        acc = acc - e5;
+    }
+    acc
+}
+
+#[differentiable]
+fn c039(x0: f64, x1: f64, w: [f64; 2], n: usize) -> f64 {
+    let mut acc: f64 = ((n as f64)) / (x0 * x0 + 1.0);
+    let mut p1: f64 = x0 + 1.5;
+    for i in 0..n {
+        p1 = p1 * ((i + 1) as f64) + (x0.max(w[1]));
+    }
+    let d2: [f64; 5] = [-0.25, f64::MIN_POSITIVE, -0.25, f64::MIN_POSITIVE, f64::MAX];
+    let mut s3: f64 = w[1] * 0.5;
+    for &u in d2.iter().take(n) {
+        s3 += (((x0.abs() + 0.5).ln()) * d2[n % 5]).tanh();
+    }
+    acc + (p1.exp2().tanh())
+}
+
+#[differentiable]
+fn c040(x0: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x0.tanh();
+    let mut s1: f64 = 1.0;
+    let mut s2: f64 = 0.0;
+    for (i, &u) in xs.iter().enumerate() {
+        s2 = (s2 * x0).abs().sqrt() - xs[i];
+        s1 += s1 * x0;
+    }
+    let mut s3: f64 = x0.tanh().tan();
+    for i in 0..4 {
+        s3 = s3.cosh() + s3 * ((x0.abs() + 0.5).log(2.0));
+        acc += s3.detach() * x0;
+    }
+    let mut p4: f64 = 1.0;
+    for (i, &u) in xs.iter().enumerate() {
+        p4 *= 1e154;
+    }
+    acc + s1 + (p4.exp())
+}
+
+#[differentiable]
+fn c041(x0: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = w[2].mul_add(x0, w[1]);
+    let mut s1: f64 = w[1].tanh().sinh();
+    for i in 0..n {
+        let e2 = (x0.tanh()) + ((i + 1) as f64);
+        if (i as f64) >= -0.5 {
+            s1 = (s1 * w[1]).abs().sqrt() - w[1];
+        }
+    }
+    let mut s3: f64 = x0 * w[1];
+    let mut s4: f64 = x0 * ((n as f64));
+    for &u in xs.iter() {
+        s3 -= w[0] / s3;
+        s3 = (s3 + w[0]).sin() + ((((n as f64)) + w[2]).cos());
+        acc += s3.detach() * x0;
+        for j in 0..n {
+            s4 = s4.mul_add(u, (x0.min((j as f64))));
+        }
+        s4 /= w[2];
+        s3 -= w[2] / s4;
+    }
+    (acc * (s1.tanh()) + (s3.atan()) + (s4.recip())).tanh()
+}
+
+#[differentiable]
+fn c042(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x0.abs().ln_1p();
+    let mut p1: f64 = x0 * 2.0;
+    for (i, &u) in xs.iter().enumerate() {
+        p1 = p1 * u + (x0.atan());
+        if p1 > 1.0 {
+            acc += x0;
+        }
+        p1 += (x0.hypot(u));
+    }
+    let d2: [f64; 4] = [-1.5, 0.5, -0.25, 1e308];
+    let mut s3: f64 = 1.0;
+    for i in 0..n {
+        s3 += ((x1 * x1 + 1.0).recip()) * d2[n % 4];
+    }
+    if s3 > 0.5 {
+        acc += x1.max(0.25);
+    } else {
+        acc -= x0;
+    }
+    acc * p1
+}
+
+#[differentiable]
+fn c043(xs: &[f64], x0: f64, w: [f64; 3]) -> f64 {
+    let mut acc: f64 = w[2] * 1e300;
+    let mut s1: f64 = w[0] / w[2];
+    for (i, &u) in xs.iter().enumerate() {
+        for &z in xs.iter() {
+            s1 *= w[1];
+        }
+    }
+    let mut s2: f64 = w[0] / (-0.0);
+    for &u in xs.iter() {
+        let e3 = w[0].powf(u);
+        s2 = w[1] / s2;
+        s2 = s2.mul_add(x0, ((x0.abs() + 1.5).acosh()));
+    }
+    if s2 > 0.5 {
+        acc += x0 / w[0];
+    } else {
+        acc -= w[2];
+    }
+    let mut p4: f64 = 1.0;
+    for &u in xs.iter().rev() {
+        p4 = p4 * u + (w[1].log2());
+    }
+    acc = acc.max(p4) + w[2];
+    acc - s1
+}
+
+#[differentiable]
+fn c044(x1: f64, n: usize, x0: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x1.recip();
+    let mut s1: f64 = x0 + x1;
+    for &u in xs.iter() {
+        let e2 = -x1;
+        if n > 3 {
+            s1 *= x1;
+        }
+        s1 += x1;
+    }
+    let mut s3: f64 = 0.0;
+    for i in 0..2 {
+        for (j, &z) in xs.iter().enumerate() {
+            s3 = s3.hypot((x0.atan()));
+        }
+        s3 = x0.mul_add((x1 * x0), s3);
+    }
+    acc = acc.max(s3) + x0;
+    for &u in xs.iter() {
+        let mut s4: f64 = 0.0;
+        for &z in xs.iter().skip(1) {
+            s4 = x0.atan2(s4);
+        }
+        acc -= s4 * ((n as f64));
+    }
+    acc + (s1.tanh())
+}
+
+#[differentiable]
+fn c045(xs: &[f64], w: [f64; 3], x1: f64, x0: f64) -> f64 {
+    let mut acc: f64 = w[1].cbrt();
+    let mut e1: f64 = ((w[1].min(w[0])) - 1.0) * 1e308;
+    acc += e1.detach() * (x0.cbrt());
+    let mut s2: f64 = w[0] * -1.0;
+    for (i, &u) in xs.iter().enumerate() {
+        s2 = s2 * (w[0] + u) * 1e300;
+        s2 = s2.tanh() + w[2];
+    }
+    acc += s2.detach() * w[2];
+    let mut s3: f64 = (w[2].abs() + 0.5).sqrt();
+    let mut s4: f64 = 1.0;
+    for i in 0..4 {
+        s4 = s4.mul_add(w[2], (x1.atan2((i as f64))));
+        s4 = s4.min(x1) - ((x1.asinh()).min(((i + 1) as f64)));
+        acc += s4.tanh();
+    }
+    acc * (s3.tanh()) * s4
+}
+
+#[differentiable]
+fn c046(x0: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x0.tanh();
+    let mut s1: f64 = 1.0;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        s1 = v * u;
+    }
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        let mut s2: f64 = 0.0;
+        for &z in xs.iter() {
+            s2 *= ((x0.abs()).tanh());
+        }
+        acc += s2.tanh();
+    }
+    acc
+}
+
+#[differentiable]
+fn c047(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x0.exp2();
+    let mut s1: f64 = 1.0;
+    let mut s2: f64 = 0.0;
+    let mut s3: f64 = x2 * -1.0;
+    for i in 0..4 {
+        let e4 = x1 * (n as f64);
+        s3 = -s3 + ((x2.atan()) / (e4.atan2(e4)));
+        s2 += s3 * x1;
+        s3 += s2.tanh() * x2;
+        s1 += s3.tanh() * x2;
+    }
+    let mut s5: f64 = x1 * 2.0;
+    for i in 0..n {
+        s5 += (n as f64);
+        if i % 2 == 1 {
+            s5 = s5.max(x2);
+        }
+    }
+    acc += s5;
+    let d6: [f64; 5] = [2.0, -0.25, -0.25, 3.0, f64::NAN];
+    for i in 0..2 {
+        acc += ((x2.tanh() * 0.5).asin()) / d6[(i + n) % 5];
+    }
+    acc + s1 * s2 - s3
+}
+
+#[differentiable]
+fn c048(xs: &[f64], x0: f64, x1: f64, n: usize) -> f64 {
+    let mut acc: f64 = x0.atan2(x1);
+    let mut s1: f64 = x0 * 1e300;
+    for (i, &u) in xs.iter().enumerate() {
+        s1 /= ((i + 1) as f64);
+        s1 = x0.atan2(s1);
+    }
+    let mut p2: f64 = x0 * 2.0;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        p2 = p2 * p2 + (x1.tanh());
+        if n > 3 {
+            p2 -= x1;
+        } else {
+            p2 = p2.cosh() + p2 * u;
+        }
+    }
+    let mut s3: f64 = -x0;
+    for i in 0..4 {
+        for (j, &z) in xs.iter().enumerate() {
+            s3 *= x1;
+        }
+        s3 = s3.min(x0) - x1;
+    }
+    (acc + (s1.atan()) * s3).tanh()
+}
+
+#[differentiable]
+fn c049(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x1 + ((n as f64));
+    let mut p1: f64 = 1.0;
+    for &u in xs.iter().take(n) {
+        p1 += (((x1.abs() + 0.5).log2()) * u * 100.0).exp();
+    }
+    for i in 0..3 {
+        acc += (x1 + x0) / (((i + 1) as f64) - 1.0);
+    }
+    (acc + p1).tanh()
+}
+
+#[differentiable]
+fn c050(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x1 - ((n as f64));
+    for &u in xs.iter() {
+        let e1: f64 = (x1.exp_m1()) * 1e308;
+        acc += e1.min(1.0) * ((n as f64));
+    }
+    let d2: [f64; 3] = [-0.25, 0.75, -0.0];
+    let mut s3: f64 = x0.powi(0);
+    for i in 0..2 {
+        s3 += (d2[0] * x0) * d2[(i + n) % 3];
+        if s3 > 1.0 {
+            acc += x0;
+        }
+    }
+    acc += s3;
+    let mut p4: f64 = x0 + 1.5;
+    for i in 0..n {
+        p4 = p4 * (x1.max(1e154)) * (x1.max(1e154)) * 1e50;
+    }
+    let mut s5: f64 = x0 * 1e300;
+    for i in 0..n {
+        s5 = d2[n % 3] - s5 * x0;
+        s5 = s5.max(x1);
+    }
+    (acc - p4 + s5).tanh()
+}
+
+#[differentiable]
+fn c051(xs: &[f64], x1: f64, x0: f64) -> f64 {
+    let mut acc: f64 = (x0 * x0 + 1.0).recip();
+    let mut p1: f64 = x1 * 2.0;
+    for &u in xs.iter().rev() {
+        p1 *= (-x0).exp();
+    }
+    let mut s2: f64 = 0.0;
+    for &u in xs.iter().rev() {
+        for (&z, &q) in xs.iter().zip(xs.iter().skip(1)) {
+            s2 = s2.hypot((x0.max(x1)));
+        }
+        s2 -= ((x0.tanh()) * ((x0.tanh() * 0.5).atanh()));
+    }
+    acc + (p1.tanh()) * s2
+}
+
+#[differentiable]
+fn c052(w: [f64; 2], n: usize, x0: f64) -> f64 {
+    let mut acc: f64 = x0.tanh();
+    let d1: [f64; 3] = [1.0, 1.0, 0.0];
+    let mut s2: f64 = w[1].powi(-2);
+    for i in 0..3 {
+        s2 += (w[0].abs().ln_1p()) / d1[n % 3];
+        for &z in d1.iter().take(n) {
+            s2 = x0 * z;
+        }
+        s2 = x0 * (w[1].cbrt());
+    }
+    acc = acc.max(s2) + w[0];
+    let mut s3: f64 = x0 * 0.5;
+    for i in 0..n {
+        s3 = s3 * ((x0.abs() + 0.5).log10()) * 1e300;
+        s3 = (s3 * -1.0).exp() * w[0];
+    }
+    for i in 0..n {
+        let mut e4: f64 = (x0 - 1.0) * 1e308;
+        e4 = w[1] * -1.0;
+        acc += e4 * (w[1].tanh().exp2());
+    }
+    acc - s3
+}
+
+#[differentiable]
+fn c053(x0: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x0 * -1.0;
+    let d1: [f64; 5] = [0.75, f64::MIN_POSITIVE, 1e308, 1e154, -1.5];
+    let mut s2: f64 = 0.0;
+    for i in 0..n {
+        s2 *= d1[n % 5];
+    }
+    let d3: [f64; 4] = [1.0, -1.5, 3.0, f64::NEG_INFINITY];
+    let mut s4: f64 = 0.0;
+    for &u in xs.iter() {
+        s4 = d3[n % 4] - s4 * x0;
+    }
+    acc + s2 + (s4.recip())
+}
+
+#[differentiable]
+fn c054(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = (x1 * x1 + 1.0).recip();
+    let mut s1: f64 = x1 * x1;
+    for &u in xs.iter().take(n) {
+        let mut s2: f64 = x0 * u;
+        for &z in xs.iter().skip(1) {
+            s2 = s2.hypot((((x1.abs() + 0.5).powf(0.5)).max(10.0)));
+            s2 = x0 / s2;
+        }
+        s1 = s1 * x1 + s2;
+    }
+    acc += s1.detach() * x1;
+    let mut p3: f64 = w[1] + 1.5;
+    for i in 0..n {
+        p3 *= (w[1].acosh()).exp();
+    }
+    let e4: f64 = ((w[1] + ((n as f64))).abs() + 0.5).powf(0.5);
+    if w[1] <= 0.5 {
+        acc += e4;
+    }
+    let mut s5: f64 = 0.0;
+    for &u in xs.iter().take(n) {
+        s5 -= x0;
+    }
+    acc + (p3.exp()) + (s5.exp2().tanh())
+}
+
+#[differentiable]
+fn c055(n: usize, x0: f64, x2: f64, xs: &[f64], x1: f64) -> f64 {
+    let mut acc: f64 = x1 / x0;
+    let mut s1: f64 = 10.0 * x1;
+    for &u in xs.iter().skip(1) {
+        if u <= 0.0 {
+            s1 = s1.hypot(x0);
+        } else {
+            s1 += (-x1);
+        }
+    }
+    let mut s2: f64 = x2 * 0.5;
+    for &u in xs.iter().skip(1) {
+        s2 *= (x0 * 300.0).exp();
+        if x2 <= 0.0 {
+            s2 = s2.tanh() + x1;
+        }
+    }
+    (acc * (s1.recip()) * (s2.recip())).tanh()
+}
+
+#[differentiable]
+fn c056(x0: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x0 * x0;
+    let mut s1: f64 = x0 * 2.0;
+    for &u in xs.iter().rev() {
+        s1 /= u;
+        if x0 <= 2.0 {
+            s1 = (s1 * -1.0).exp() * x0;
+        }
+    }
+    let e2: f64 = (x0 - 1.0) * 1e308;
+    let e3: f64 = e2;
+    if x0 < -0.5 {
+        acc += e3;
+    }
+    let mut p4: f64 = 1.0;
+    for &u in xs.iter() {
+        p4 *= 1e154;
+    }
+    acc - s1 + e2 * (p4.atan())
+}
+
+#[differentiable]
+fn c057(x0: f64, x1: f64, n: usize) -> f64 {
+    let mut acc: f64 = x0.atan2(x1);
+    let e1: f64 = (x0.tanh().exp_m1()).ln();
+    let mut s2: f64 = 0.0;
+    for i in 0..3 {
+        let mut s3: f64 = x1.cos();
+        for j in 0..4 {
+            s3 = s3.recip() + (e1.mul_add(((j + 1) as f64), ((i + 1) as f64)));
+            acc += e1 / (s3 + 0.5);
+            s2 *= (x0.abs().ln_1p());
+        }
+        s2 = s2.max(s3);
+    }
+    acc = acc.max(s2) + e1;
+    acc
+}
+
+#[differentiable]
+fn c058(x1: f64, x0: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x1 / x0;
+    let mut s1: f64 = 0.0;
+    for (i, &u) in xs.iter().enumerate() {
+        let mut s2: f64 = 0.0;
+        for j in 0..2 {
+            s2 = x0.atan2(s2);
+            s2 += x1;
+            s1 += (((i + 1) as f64));
+        }
+        s1 = s1 * 1.5 + s2;
+    }
+    let e3: f64 = (x0 - 1.0) * 1e308;
+    let e3 = e3 + (x0 * x1);
+    acc += e3;
+    for &u in xs.iter().skip(1) {
+        acc += x1 / u;
+    }
+    (acc + (s1.min(x1))).tanh()
+}
+
+#[differentiable]
+fn c059(x0: f64, x1: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x1.tanh();
+    let mut p1: f64 = x0 + 1.5;
+    for (i, &u) in xs.iter().enumerate() {
+        p1 = p1 * (x0 + x0) * (x0 + x0) * 1e50;
+        acc += p1.detach() * x1;
+    }
+    acc += p1;
+    let mut s2: f64 = 1.0;
+    for &u in xs.iter().rev() {
+        let e3 = (x1 * x0) * 1e308;
+        if e3 >= 0.5 {
+            s2 *= ((x1 + u) + (x0.asinh()));
+        } else {
+            s2 = s2.hypot(x0);
+        }
+    }
+    let mut p4: f64 = x1 + 1.5;
+    for &u in xs.iter() {
+        p4 = p4 * (x1 * u) * (x1 * u) * 1e50;
+    }
+    for (i, &u) in xs.iter().enumerate() {
+        let e5: f64 = (-x1) * (-x1) * 1e300;
+        acc += e5.powi(0) * x0;
+        acc += e5 * x0;
+    }
+    acc - (s2.tanh()) + (p4.min(x0))
+}
+
+#[differentiable]
+fn c060(x0: f64, w: [f64; 2], n: usize) -> f64 {
+    let mut acc: f64 = x0.hypot(1e300);
+    for i in 0..n {
+        let e1: f64 = w[0].atan2((x0 * x0 + 1.0).recip());
+        for j in 0..n {
+            acc += e1 * (((i + 1) as f64));
+        }
+    }
+    let d2: [f64; 4] = [0.75, -1e308, 0.75, -1.5];
+    let mut s3: f64 = 0.0;
+    for &u in d2.iter().take(n) {
+        s3 += (x0 * d2[n % 4]).tanh();
+    }
+    let mut p4: f64 = x0 * 2.0;
+    for &u in d2.iter().take(n) {
+        p4 = p4 * d2[n % 4] + (x0 / w[0]);
+    }
+    acc * (s3.atan())
+}
+
+#[differentiable]
+fn c061(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x0 * -1.0;
+    let mut s1: f64 = x0 * 2.0;
+    for (i, &u) in xs.iter().enumerate() {
+        s1 = s1 * (x1.max(0.5)) * 1e300;
+        s1 = (s1 * s1).recip() + x0;
+    }
+    for i in 0..n {
+        let mut s2: f64 = x0 * x0;
+        for j in 0..3 {
+            s2 *= x1;
+            acc += x1;
+        }
+        acc = acc.max(s2);
+    }
+    acc * s1
+}
+
+#[differentiable]
+fn c062(x0: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x0.powi(0);
+    for &u in xs.iter() {
+        acc /= u;
+    }
+    let mut s1: f64 = x0 * -1.0;
+    for &u in xs.iter().skip(1) {
+        s1 /= u;
+        s1 = x0 / s1;
+    }
+    acc += s1.detach() * x0;
+    acc
+}
+
+#[differentiable]
+fn c063(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = (x0.abs() + 0.5).sqrt();
+    let mut s1: f64 = x0 * 1e300;
+    for (i, &u) in xs.iter().enumerate() {
+        s1 -= (x0 * 1.5) / u;
+        s1 = x0 / s1;
+    }
+    acc += s1;
+    let mut s2: f64 = (x1.abs() + 0.5).log(-1.0);
+    for &u in xs.iter().rev() {
+        let e3 = (x1 / u) * (x0.max(100.0));
+        s2 = s2.cosh() + s2 * e3;
+        let g4 = s2.exp();
+        acc += g4 * x0;
+    }
+    let mut s5: f64 = x0 + x1;
+    for i in 0..n {
+        let e6 = (x0.atan()) + ((i as f64));
+        acc += s5.detach() * x1;
+        s5 = (s5 + (e6 - ((x0.tanh() * 0.5).acos()))).sin() + x1;
+    }
+    acc + (s2.exp()) + s5
+}
+
+#[differentiable]
+fn c064(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x1 * 0.5;
+    let mut s1: f64 = x0 * 2.0;
+    for (i, &u) in xs.iter().enumerate() {
+        s1 *= ((i + 1) as f64);
+        s1 = x0.atan2(s1);
+    }
+    let mut s2: f64 = 1.0;
+    for i in 0..4 {
+        let e3 = (x0.exp()) * 1e308;
+        s2 -= e3;
+        s2 = s2.mul_add(x1, x1);
+    }
+    let d4: [f64; 4] = [3.0, 3.0, 0.5, 1e308];
+    let mut s5: f64 = 0.0;
+    for i in 0..n {
+        s5 = d4[n % 4] - s5 * (100.0 - x1);
+    }
+    acc - (s1.min(x1)) - (s5.min(x1))
+}
+
+#[differentiable]
+fn c065(x1: f64, x0: f64, w: [f64; 2], n: usize) -> f64 {
+    let mut acc: f64 = w[1] / x1;
+    let mut s1: f64 = x1.exp();
+    for i in 0..n {
+        if n > 1 {
+            s1 *= ((n as f64));
+        } else {
+            s1 += (((n as f64)) - w[1]);
+        }
+        s1 = w[0].mul_add((x1.tanh().cosh()), s1);
+    }
+    if s1 > 0.5 {
+        acc += w[1].tanh().exp2();
+    } else {
+        acc -= w[1];
+    }
+    for i in 0..3 {
+        let e2: f64 = (n as f64) - x0;
+        acc += e2 * e2;
+    }
+    acc
+}
+
+#[differentiable]
+fn c066(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = w[1] * 0.5;
+    let e1: f64 = ((x2.tanh().sinh()).abs() + 0.5).log10();
+    for &u in xs.iter().rev() {
+        acc += (w[2].tanh().tan()) / u;
+    }
+    for (i, &u) in xs.iter().enumerate() {
+        let mut e2: f64 = (x0.tanh()) * 1e308;
+    }
+    let mut s3: f64 = w[0] * -1.0;
+    for &u in xs.iter().take(n) {
+        s3 *= ((x0.atan()) * 300.0).exp();
+        s3 = s3.min(w[0]) + w[0];
+    }
+    if s3 > 0.5 {
+        acc += x1 * ((n as f64));
+    } else {
+        acc -= w[2];
+    }
+    acc
+}
+
+#[differentiable]
+fn c067(x0: f64, x1: f64, x2: f64, w: [f64; 3], n: usize) -> f64 {
+    let mut acc: f64 = x2 + x2;
+    let mut s1: f64 = x0 * 2.0;
+    for i in 0..n {
+        s1 += (i as f64);
+        s1 = (s1 * s1).recip() + w[2];
+    }
+    let mut e2: f64 = (w[2] + ((n as f64))) + (n as f64);
+    acc - (s1.exp()) + e2
+}
+
+#[differentiable]
+fn c068(x0: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x0 + x0;
+    let mut s1: f64 = x0 + ((n as f64));
+    let mut s2: f64 = 0.0;
+    let mut s3: f64 = x0 * -1.0;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        let e4 = (x0 + x0) + (n as f64);
+        s2 -= x0 / s3;
+        s3 = s3 * s3 + x0;
+        s3 *= e4;
+        if n > 4 {
+            s3 += x0;
+        }
+    }
+    acc += s2;
+    let mut s5: f64 = x0.tanh();
+    for i in 0..n {
+        if n > 3 {
+            s5 = s5.min(x0) - (x0 / (1e-300));
+        } else {
+            s5 = (s5 * x0).abs().sqrt() - x0;
+        }
+        if i % 2 == 1 {
+            s5 -= (((x0.abs() + 0.5).log(3.0)).tanh().exp());
+        }
+    }
+    let mut s6: f64 = 0.0;
+    for &u in xs.iter() {
+        if n > 2 {
+            s6 = (s6 * (-1.0)).abs().sqrt() - x0;
+        }
+    }
+    let d7: [f64; 3] = [2.0, f64::NAN, 2.0];
+    let mut s8: f64 = 1.0;
+    for &u in xs.iter().rev() {
+        s8 = s8 * d7[n % 3] + (-x0);
+    }
+    acc + (s1.exp2().tanh()) + s3 + (x0 / s5) + s8
+}
+
+#[differentiable]
+fn c069(x0: f64, n: usize, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x0.powi(2);
+    let mut s1: f64 = x0 * 2.0;
+    for i in 0..n {
+        s1 += (i as f64);
+        s1 = (s1 * s1).recip() + x0;
+    }
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        acc /= u;
+    }
+    for i in 0..n {
+        let mut s2: f64 = x0.acosh();
+        for j in 0..n {
+            acc += x0 / (s2 + 0.5);
+            acc += x0;
+        }
+        acc = acc * (x0.tanh().exp()) + s2;
+    }
+    acc - (s1.exp())
+}
+
+#[differentiable]
+fn c070(x1: f64, x0: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x1.exp_m1();
+    let mut s1: f64 = 0.0;
+    for (i, &u) in xs.iter().enumerate() {
+        let mut s2: f64 = x0.abs();
+        for (j, &z) in xs.iter().enumerate() {
+            s2 *= xs[i];
+            acc += x0 / (s2 + 0.5);
+            s1 += x0;
+        }
+        s1 += s2.exp() * (x0 / 3.0);
+    }
+    acc += s1;
+    let mut s3: f64 = x0 * -1.0;
+    for &u in xs.iter().skip(1) {
+        s3 *= (x1 * 300.0).exp();
+        s3 = s3.min(x0) + x0;
+    }
+    (acc * (s3.tanh())).tanh()
+}
+
+#[differentiable]
+fn c071(x0: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x0.powi(0);
+    let e1: f64 = (x0.sinh()) * (x0.mul_add(x0, 1e-3));
+    if x0 > 0.0 {
+        acc += e1;
+    } else {
+        acc -= x0;
+    }
+    let mut s2: f64 = 0.0;
+    for i in 0..n {
+        if x0 < 2.0 {
+            s2 += ((i as f64));
+        }
+        s2 *= x0;
+    }
+    acc + (s2.exp2().tanh())
+}
+
+#[differentiable]
+fn c072(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
+    let mut acc: f64 = w[1] * 0.25;
+    let mut s1: f64 = 0.0;
+    for &u in xs.iter() {
+        for &z in xs.iter().skip(1) {
+            s1 = s1 * u + z;
+        }
+        s1 += ((w[1].cos()).atan());
+    }
+    acc = acc.max(s1) + w[0];
+    let mut s2: f64 = x1 * -1.0;
+    for (i, &u) in xs.iter().enumerate() {
+        s2 *= xs[i];
+        s2 = s2.powi(0) * w[0];
+    }
+    let mut s3: f64 = x1 * 1e300;
+    for &u in xs.iter().rev() {
+        s3 = s3 * x1 * 1e300;
+        s3 = s3.powi(0) * w[1];
+    }
+    let mut s4: f64 = x0 + w[2];
+    for i in 0..3 {
+        let mut s5: f64 = 1.0;
+        for j in 0..2 {
+            s5 *= (w[1].mul_add(w[2], (i as f64)));
+            s5 = s5.cosh() + s5 * w[1];
+        }
+        s4 -= s5 * (((i + 1) as f64));
+    }
+    acc += s4.detach() * x0;
+    acc + (x0 / s2) + s3
+}
+
+#[differentiable]
+fn c073(x0: f64, w: [f64; 2], xs: &[f64]) -> f64 {
+    let mut acc: f64 = x0 * 1e300;
+    let mut s1: f64 = 1.0;
+    for &u in xs.iter().skip(1) {
+        let e2 = w[0] + u;
+        s1 /= w[1];
+    }
+    let mut s3: f64 = 0.0;
+    for &u in xs.iter() {
+        s3 *= u;
+    }
+    if s3 > 0.5 {
+        acc += w[0];
+    } else {
+        acc -= w[1];
+    }
+    let mut s4: f64 = w[0].tanh().exp();
+    let mut s5: f64 = w[1].asinh();
+    for (i, &u) in xs.iter().enumerate() {
+        let e6 = ((w[0].tanh().exp2()).abs() + 0.5).powf(3.0);
+        s5 += s4.tanh() * e6;
+        for &z in xs.iter().rev() {
+            s5 = s5.powi(0) + x0;
+        }
+        if e6 <= -0.5 {
+            s5 = s5.mul_add(e6, xs[i]);
+        }
+    }
+    if s4 > 0.5 {
+        acc += w[0].cosh();
+    } else {
+        acc -= x0;
+    }
+    acc - (s1.recip()) + (s5.min(x0))
+}
+
+#[differentiable]
+fn c074(x0: f64, x1: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x1.powi(0);
+    for i in 0..n {
+        let mut s1: f64 = w[1].cbrt();
+        for j in 0..2 {
+            s1 = s1.min(w[1]) - (1e-3);
+            acc += s1.tanh();
+        }
+        acc = acc.max(s1);
+    }
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        let e2: f64 = (w[0] + w[2]).ln();
+        acc += e2 * e2;
+    }
+    let e3: f64 = x0;
+    acc
+}
+
+#[differentiable]
+fn c075(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = (x0.abs() + 0.5).log(10.0);
+    let mut s1: f64 = x0 * 0.5;
+    for &u in xs.iter().take(n) {
+        let mut s2: f64 = x0.max(3.0);
+        for &z in xs.iter().skip(1) {
+            if x0 < 2.0 {
+                s2 -= x0;
+            }
+        }
+        s1 += s2.tanh();
+    }
+    let e3: f64 = (n as f64) - x1;
+    acc += e3 * ((n as f64));
+    for (i, &u) in xs.iter().enumerate() {
+        acc = acc / (n as f64) + (x1 + xs[i]);
+    }
+    let mut s4: f64 = 0.0;
+    let mut s5: f64 = x0.hypot((n as f64));
+    for i in 0..n {
+        s4 = s4.cosh() + s4 * (((i + 1) as f64));
+        if (n as f64) <= -0.5 {
+            s5 = -s5 + (((i as f64)) / (x0 * x0 + 1.0));
+        }
+        acc += x0 / (s5 + 0.5);
+    }
+    if s4 > 0.5 {
+        acc += x0.max(x1);
+    } else {
+        acc -= x1;
+    }
+    (acc + s5).tanh()
+}
+
+#[differentiable]
+fn c076(xs: &[f64], x0: f64, x1: f64) -> f64 {
+    let mut acc: f64 = (x0.abs() + 1.5).acosh();
+    let mut s1: f64 = 0.0;
+    let mut s2: f64 = 1.0;
+    for &u in xs.iter() {
+        s1 -= x1 / s2;
+        for (&z, &q) in xs.iter().zip(xs.iter().skip(1)) {
+            s2 *= ((x0.max(x0)) * (x1.max(x0)));
+        }
+        s1 += s2.tanh() * x1;
+    }
+    acc = acc.max(s1) + x0;
+    acc += s2;
+    let mut s3: f64 = x1 * 2.0;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        s3 = v - s3 * (x0.mul_add(x0, 2.0));
+        s3 = s3.min(x1) + x1;
+    }
+    let mut s4: f64 = 1.0;
+    for (i, &u) in xs.iter().enumerate() {
+        s4 *= x0;
+    }
+    let mut s5: f64 = x1 * -1.0;
+    for (i, &u) in xs.iter().enumerate() {
+        s5 += xs[i];
+    }
+    acc * s3 + s4 - s5
+}
+
+#[differentiable]
+fn c077(x0: f64, x1: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = (x0.abs() + 1.5).acosh();
+    for &u in xs.iter().skip(1) {
+        let e1: f64 = ((x0.abs() + 0.5).sqrt()) * ((x0.abs() + 0.5).sqrt()) * 1e300;
+        acc += e1.min(x0) + x0;
+        acc += e1 * x0;
+    }
+    let mut s2: f64 = x1 * -1.0;
+    for (i, &u) in xs.iter().enumerate() {
+        s2 += u;
+        s2 = s2.powi(0) * x0;
+    }
+    acc = acc.max(s2) + x1;
+    let mut s3: f64 = x0.max(0.0);
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        if u >= 2.0 {
+            s3 = s3.mul_add((x0 + x0), x0);
+        }
+    }
+    acc + (s3.min(x1))
+}
+
+#[differentiable]
+fn c078(x0: f64, xs: &[f64], x1: f64) -> f64 {
+    let mut acc: f64 = x0.min(x1);
+    let e1: f64 = if x1 < 2.0 { x0 * 10.0 } else { (x1.abs() + 0.5).log2() };
+    acc += e1.detach() * (x0.sin());
+    for &u in xs.iter() {
+        let mut s2: f64 = 0.0;
+        for &z in xs.iter() {
+            s2 = s2.recip() + x1;
+            s2 /= x1;
+        }
+        acc -= s2 * (x1.cbrt());
+    }
+    acc
+}
+
+#[differentiable]
+fn c079(x0: f64, x1: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x1 - x0;
+    let d1: [f64; 4] = [2.0, f64::MAX, -0.25, 1.0];
+    for &u in xs.iter() {
+        acc += ((x1.max(d1[0])) * d1[0]).tanh();
+        acc += x1;
+        for &z in xs.iter() {
+            acc += x0;
+        }
+    }
+    for &u in xs.iter().rev() {
+        acc = acc / d1[0] + x1;
+    }
+    (acc).tanh()
+}
+
+#[differentiable]
+fn c080(x0: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x0.tanh().exp_m1();
+    let mut p1: f64 = x0 * 2.0;
+    for (i, &u) in xs.iter().enumerate() {
+        p1 = p1 * (x0 + x0) * (x0 + x0) * 1e50;
+    }
+    let mut s2: f64 = 1.0;
+    for (i, &u) in xs.iter().enumerate() {
+        let e3 = x0.sin();
+        if i % 2 == 1 {
+            s2 = s2 * u + (e3.abs());
+        }
+    }
+    for &u in xs.iter().rev() {
+        let e4: f64 = u - (x0.abs());
+        let k5 = (1.0 / e4).detach();
+        if k5 == 0.0 {
+            acc += x0;
+        }
+        acc += e4 * ((x0 / ((n as f64))).exp_m1());
+    }
+    for &u in xs.iter() {
+        let e6: f64 = ((x0.abs() + 0.5).ln()) - (x0.abs().ln_1p());
+        acc = acc - e6;
+    }
+    (acc * (p1.exp())).tanh()
+}
+
+#[differentiable]
+fn c081(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = w[1] * 2.0;
+    let mut s1: f64 = x1 * 1e300;
+    for &u in xs.iter().take(n) {
+        s1 /= (n as f64);
+        if u > 2.0 {
+            s1 = s1.min(x0) + x0;
+        }
+    }
+    for &u in xs.iter().skip(1) {
+        let e2: f64 = w[1] * w[1] * 1e300;
+        acc += e2.min(w[0]) + w[0];
+        acc += e2 * w[0];
+    }
+    for (i, &u) in xs.iter().enumerate() {
+        let e3: f64 = w[1] / (n as f64);
+        acc += e3.min(x1) + x1;
+        acc += e3 * x1;
+    }
+    acc
+}
+
+#[differentiable]
+fn c082(x1: f64, xs: &[f64], x0: f64) -> f64 {
+    let mut acc: f64 = x0.tanh().tan();
+    let mut s1: f64 = 1.0;
+    for &u in xs.iter() {
+        let mut s2: f64 = (x1.tanh() * 0.5).asin();
+        for &z in xs.iter() {
+            s2 = s2.hypot((x0 * x0));
+            s2 = s2 * (((x0 + x0).abs() + 0.5).log2()) + z;
+            s1 /= (x0.tanh().exp_m1());
+        }
+        if s2 > 1.0 {
+            s1 += 10.0;
+        }
+    }
+    let e3: f64 = (((x1.abs() + 0.5).sqrt()) - 1.0) * 1e308;
+    acc += e3 * x1;
+    acc - (s1.max(1.0))
+}
+
+#[differentiable]
+fn c083(x0: f64, x1: f64) -> f64 {
+    let mut acc: f64 = x1.powi(-1);
+    for i in 0..4 {
+        let e1: f64 = (x1 + ((i as f64))) / (i as f64);
+        acc += e1.atan() + x0;
+    }
+    let d2: [f64; 3] = [2.0, 1.0, -1e308];
+    let mut s3: f64 = 0.0;
+    for i in 0..3 {
+        s3 += (x0.atanh()) * d2[0];
+    }
+    acc - s3
+}
+
+#[differentiable]
+fn c084(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x2 * -1.0;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        let e1: f64 = ((x1 * x1 + 1.0).recip()) / v;
+        acc += x1.atan2(e1);
+    }
+    for i in 0..3 {
+        let e2: f64 = if n > 2 { x0 * 0.5 } else { x0.tanh().exp() };
+        let k3 = (1.0 / e2).detach();
+        if k3 == 0.0 {
+            acc += x2;
+        }
+        acc += e2 * 1.5;
+    }
+    let mut s4: f64 = 0.0;
+    for &u in xs.iter().take(n) {
+        s4 = s4.mul_add(x2, ((x1.abs() + 0.5).log(2.0)));
+        s4 *= ((n as f64));
+    }
+    acc + s4
+}
+
+#[differentiable]
+fn c085(x1: f64, x0: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x1.mul_add(x1, x0);
+    let d1: [f64; 4] = [1.0, 0.75, 1e-300, f64::MIN_POSITIVE];
+    let mut s2: f64 = 0.0;
+    for &u in xs.iter().take(n) {
+        s2 += ((x0.atan()) * d1[n % 4]).tanh();
+        if d1[n % 4] < 1.0 {
+            s2 = (((x1.hypot((n as f64))).abs() + 0.5).ln()) * x0;
+        }
+        s2 = s2.hypot(((x0.tanh().exp_m1()).tanh().cosh()));
+    }
+    let mut s3: f64 = 0.0;
+    for i in 0..4 {
+        let e4 = d1[(i + n) % 4] - (x0.tanh().exp2());
+        s3 /= e4;
+        s3 = e4 - s3;
+    }
+    let mut s5: f64 = 0.0;
+    for i in 0..3 {
+        let e6 = w[0];
+        if i % 2 == 1 {
+            s5 = (s5 + w[1]).sin() + e6;
+        }
+    }
+    if s5 > 0.5 {
+        acc += w[0] + (d1[n % 4]);
+    } else {
+        acc -= x1;
+    }
+    acc + (s2.exp2().tanh())
+}
+
+#[differentiable]
+fn c086(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = ((n as f64)) * x1;
+    let mut s1: f64 = -x1;
+    for i in 0..n {
+        if i % 2 == 1 {
+            s1 += (-x0);
+        } else {
+            s1 += ((x1 * x1).tanh().exp_m1());
+        }
+        acc += s1.detach() * x1;
+    }
+    acc += s1;
+    let mut s2: f64 = 0.0;
+    for i in 0..3 {
+        let e3 = (x0.atan2(x1)).exp_m1();
+        s2 += e3;
+    }
+    acc = acc.max(s2) + x1;
+    let d4: [f64; 5] = [3.0, -0.25, 0.5, 2.0, f64::MAX];
+    for &u in xs.iter().take(n) {
+        acc = d4[n % 5] - acc * ((x0 * x0 + 1.0).recip());
+    }
+    acc
+}
+
+#[differentiable]
+fn c087(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64]) -> f64 {
+    let mut acc: f64 = x0 * 1e300;
+    let mut p1: f64 = 1.0;
+    for (i, &u) in xs.iter().enumerate() {
+        p1 = p1 * u + (w[2].sqrt());
+    }
+    let mut p2: f64 = x2 * 2.0;
+    for &u in xs.iter().rev() {
+        p2 = p2 * ((x0.tanh() * 0.5).atanh()) * ((x0.tanh() * 0.5).atanh()) * 1e50;
+    }
+    acc += p2.detach() * x0;
+    let e3: f64 = (((w[0].tanh() * 0.5).acos()) - 1.0) * 1e308;
+    let e3 = e3 + ((w[0] * 100.0) + 3.0);
+    acc += e3;
+    acc * p1
+}
+
+#[differentiable]
+fn c088(x0: f64, x1: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = (x0.abs() + 0.5).log(0.5);
+    let d1: [f64; 4] = [0.75, 1.0, 1.0, -1e308];
+    for i in 0..2 {
+        acc += x0 / d1[0];
+        acc = acc.hypot(d1[0]);
+        acc += acc.tanh();
+    }
+    let mut s2: f64 = 0.0;
+    for (i, &u) in xs.iter().enumerate() {
+        if i % 2 == 0 {
+            s2 /= x1;
+        } else {
+            s2 = s2.mul_add(((x0.tan()).exp_m1()), 10.0);
+        }
+    }
+    let mut p3: f64 = x0 + 1.5;
+    for (i, &u) in xs.iter().enumerate() {
+        p3 = p3 * (x1 + x1) * (x1 + x1) * 1e50;
+    }
+    for &u in xs.iter() {
+        acc += (((x0.abs() + 0.5).log(2.0)) / u).tanh();
+    }
+    (acc + (s2.exp2().tanh())).tanh()
+}
+
+#[differentiable]
+fn c089(x0: f64, n: usize) -> f64 {
+    let mut acc: f64 = x0 * 2.0;
+    let mut s1: f64 = x0 * 2.0;
+    for i in 0..n {
+        s1 += (n as f64);
+        s1 = s1.min(x0) + x0;
+    }
+    for i in 0..n {
+        let mut s2: f64 = 0.0;
+        for j in 0..n {
+            s2 *= (x0 + x0);
+            acc += x0 / (s2 + 0.5);
+            acc /= (x0.powi(-2));
+        }
+        acc -= s2 * x0;
+    }
+    acc + (s1.tanh())
+}
+
+#[differentiable]
+fn c090(x1: f64, x0: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x1.exp_m1();
+    let mut s1: f64 = x0.sin();
+    for &u in xs.iter() {
+        let e2 = (x1.recip()) * 1e308;
+        s1 *= (x0.tan());
+        if x0 > 0.5 {
+            s1 = (s1 * ((x1.abs() + 0.5).log(0.5))).abs().sqrt() - (((e2.exp_m1()).abs() + 0.5).ln());
+        } else {
+            s1 *= (x0.tanh().exp());
+        }
+    }
+    let mut s3: f64 = 0.0;
+    for &u in xs.iter().rev() {
+        if s3 > 1.0 {
+            acc += x0;
+        }
+    }
+    if s3 > 0.5 {
+        acc += x0;
+    } else {
+        acc -= x0;
+    }
+    (acc * s1).tanh()
+}
+
+#[differentiable]
+fn c091(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x0.cos();
+    let d1: [f64; 4] = [1.0, 0.75, 1e154, 1e154];
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        acc = acc * d1[n % 4] + (x2 * x0);
+        acc = acc.mul_add((x2 - x0), x1);
+    }
+    let mut s2: f64 = 0.0;
+    for &u in xs.iter() {
+        if d1[n % 4] < 0.0 {
+            s2 = s2.cosh() + s2 * ((5e-324) + (x0 * d1[0]));
+        } else {
+            s2 = s2.mul_add(x1, x1);
+        }
+    }
+    let d3: [f64; 5] = [3.0, -0.25, 2.0, f64::MAX, 3.0];
+    for &u in xs.iter().take(n) {
+        acc = d3[n % 5] - acc * x0;
+    }
+    acc - (s2.exp())
+}
+
+#[differentiable]
+fn c092(x0: f64, x1: f64, n: usize) -> f64 {
+    let mut acc: f64 = x0.hypot(x0);
+    let mut s1: f64 = x0 * -1.0;
+    for i in 0..n {
+        s1 /= (n as f64);
+        s1 = s1.atan() + x0;
+    }
+    let mut s2: f64 = 0.0;
+    for i in 0..n {
+        let mut s3: f64 = 0.0;
+        for j in 0..n {
+            acc += x0 / (s3 + 0.5);
+            if ((j + 1) as f64) >= 2.0 {
+                s3 -= x0;
+            }
+        }
+        s2 += s3;
+    }
+    let mut e4: f64 = (x1.cbrt()).exp_m1();
+    acc * s1 + e4
+}
+
+#[differentiable]
+fn c093(x1: f64, xs: &[f64], n: usize, x0: f64) -> f64 {
+    let mut acc: f64 = x0.tanh().exp();
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        let mut s1: f64 = 0.0;
+        for &z in xs.iter().skip(1) {
+            if x0 < -0.5 {
+                s1 *= x1;
+            } else {
+                s1 += x0;
+            }
+        }
+        acc += s1;
+    }
+    for &u in xs.iter() {
+        let mut s2: f64 = x1 * x0;
+        for &z in xs.iter().skip(1) {
+            s2 = s2.cosh() + s2 * x1;
+            s2 += (x1 * z);
+            acc = (acc + ((x1.abs()).exp2())).sin() + u;
+        }
+        acc -= s2 * x0;
+    }
+    let mut s3: f64 = 0.0;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        let e4 = (x1.atan2(x0)) + x1;
+        if v >= 1.0 {
+            s3 = (s3 * e4).abs().sqrt() - x0;
+        } else {
+            s3 *= ((e4 / x0).mul_add(x0.tanh(), x1.mul_add(e4, e4)));
+        }
+        if e4 < 0.0 {
+            s3 = (u + ((x0.abs() + 0.5).ln())) * (-1.0);
+        }
+    }
+    if s3 > 0.5 {
+        acc += -x1;
+    } else {
+        acc -= x0;
+    }
+    let mut s5: f64 = x0 * 0.5;
+    for i in 0..n {
+        s5 += (n as f64);
+        s5 = s5.tanh() + x1;
+    }
+    (acc + s5).tanh()
+}
+
+#[differentiable]
+fn c094(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x1 - x0;
+    let mut s1: f64 = x2 * 0.5;
+    for &u in xs.iter() {
+        s1 -= (x1 + x1) / u;
+        if n > 4 {
+            s1 = s1.powi(0) * x0;
+        }
+    }
+    for &u in xs.iter().rev() {
+        let mut s2: f64 = 0.0;
+        for (j, &z) in xs.iter().enumerate() {
+            s2 -= ((x1.max(2.0)).atan2((x0.tanh() * 0.5).acos()));
+        }
+        acc += s2.tanh();
+    }
+    let e3: f64 = x1;
+    let e3 = x1;
+    acc += e3;
+    acc * (s1.exp2().tanh())
+}
+
+#[differentiable]
+fn c095(w: [f64; 3], x0: f64, xs: &[f64], x1: f64) -> f64 {
+    let mut acc: f64 = x1 / (w[2] * w[2] + 1.0);
+    let mut p1: f64 = w[2] * 2.0;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        p1 = p1 * v + (w[2] / x0);
+    }
+    let mut p2: f64 = 1.0;
+    for &u in xs.iter() {
+        p2 *= (w[2] + w[2]).exp();
+    }
+    acc * p1 + (p2.recip())
+}
+
+#[differentiable]
+fn c096(x0: f64, x1: f64, w: [f64; 3], n: usize) -> f64 {
+    let mut acc: f64 = w[0].tanh().exp2();
+    let mut s1: f64 = 1.0;
+    for i in 0..3 {
+        s1 = s1.mul_add((x0.cos()), x1);
+        if i % 2 == 0 {
+            s1 = s1.cosh() + s1 * x0;
+        }
+    }
+    acc += s1.detach() * w[1];
+    let mut s2: f64 = 100.0 + w[0];
+    for i in 0..n {
+        let e3 = -(w[0] * x1);
+        s2 /= ((w[2].exp_m1()) / ((n as f64)));
+        s2 += (w[1].tanh().exp());
+    }
+    acc * (s2.atan())
+}
+
+#[differentiable]
+fn c097(x0: f64, n: usize, xs: &[f64], x1: f64) -> f64 {
+    let mut acc: f64 = x1 + x0;
+    for i in 0..n {
+        acc += ((x1.tanh() * 0.5).atanh()) / (((i + 1) as f64) - 1.0);
+    }
+    let mut s1: f64 = 0.0;
+    for (i, &u) in xs.iter().enumerate() {
+        for (j, &z) in xs.iter().enumerate() {
+            s1 = s1.cosh() + s1 * x1;
+        }
+        s1 += x0;
+    }
+    let d2: [f64; 3] = [1.0, f64::NEG_INFINITY, 1e154];
+    let mut s3: f64 = x1 - 0.5;
+    for i in 0..4 {
+        s3 += (x1 / 3.0) * d2[(i + n) % 3];
+    }
+    acc = acc.max(s3) + x0;
+    acc + (s1.exp2().tanh())
+}
+
+#[differentiable]
+fn c098(x0: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x0.atan2(x0);
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        let e1: f64 = (x0.tanh().cosh()).ln();
+        let k2 = (1.0 / e1).detach();
+        if k2 == 0.0 {
+            acc += x0;
+        }
+        acc += e1 * x0;
+    }
+    let d3: [f64; 4] = [3.0, 0.75, 0.75, 5e-324];
+    let mut s4: f64 = 0.0;
+    for &u in xs.iter() {
+        s4 = s4 * d3[n % 4] + x0;
+    }
+    acc = acc.max(s4) + x0;
+    acc
+}
+
+#[differentiable]
+fn c099(x0: f64, x1: f64, w: [f64; 2], n: usize) -> f64 {
+    let mut acc: f64 = w[0].atan();
+    let mut s1: f64 = 0.0;
+    for i in 0..n {
+        let mut s2: f64 = 0.0;
+        for j in 0..n {
+            if s2 > 1.0 {
+                acc += x0;
+            }
+        }
+        s1 += s2;
+    }
+    let d3: [f64; 5] = [-0.25, 1e154, -1.5, f64::INFINITY, 0.0];
+    let mut s4: f64 = x1 * w[1];
+    for i in 0..n {
+        s4 += (w[0].max(x0)) / d3[i % 5];
+        if d3[n % 5] > 1.0 {
+            s4 = (w[1].ln()).mul_add(((x0 + x0).tanh().exp_m1()), s4);
+        } else {
+            s4 -= x0;
+        }
+        for j in 0..n {
+            s4 /= w[1];
+        }
+    }
+    let d5: [f64; 5] = [0.5, f64::NAN, -0.25, 1e-300, 1e308];
+    let mut s6: f64 = w[1].exp2();
+    for i in 0..4 {
+        s6 = s6 * d5[(i + n) % 5] + x0;
+        s6 = (s6 + (-((x0.abs() + 0.5).powf(-1.0)))).sin() + (d5[(i + n) % 5]);
+    }
+    acc - s1 - s4 - s6
+}
+
+#[differentiable]
+fn c100(x1: f64, xs: &[f64], n: usize, x0: f64) -> f64 {
+    let mut acc: f64 = (x0.abs() + 0.5).powf(3.0);
+    let d1: [f64; 4] = [0.75, 1.0, f64::NEG_INFINITY, 1e154];
+    let mut s2: f64 = x0 * 1e300;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        s2 += (x0.acosh()) / d1[0];
+    }
+    for i in 0..n {
+        let e3: f64 = x1 * (n as f64);
+        if x0 < 0.0 {
+            acc += e3;
+        } else {
+            acc -= x0;
+        }
+    }
+    let mut s4: f64 = 0.0;
+    for &u in xs.iter().skip(1) {
+        let mut s5: f64 = x0 + u;
+        for (j, &z) in xs.iter().enumerate() {
+            s5 *= ((x1.tanh().exp_m1()) / (x1.tanh().cosh()));
+            s5 += x0;
+            s4 = (s4 * x1).abs().sqrt() - (d1[n % 4]);
+        }
+        if s5 > 1.0 {
+            s4 += (x1.min(u));
+        }
+    }
+    acc * (s4.max(1.0))
+}
+
+#[differentiable]
+fn c101(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64]) -> f64 {
+    let mut acc: f64 = w[1].tanh().exp2();
+    let d1: [f64; 4] = [2.0, 3.0, f64::NEG_INFINITY, 0.5];
+    for i in 0..2 {
+        acc += ((d1[0] + x0) * d1[0]).tanh();
+    }
+    let mut s2: f64 = w[1] * 0.5;
+    for &u in xs.iter().skip(1) {
+        s2 += d1[0];
+        s2 = s2.min(w[1]) + w[1];
+    }
+    acc + (s2.recip())
+}
+
+#[differentiable]
+fn c102(x0: f64, x1: f64, x2: f64, w: [f64; 2], xs: &[f64]) -> f64 {
+    let mut acc: f64 = x2.powf(w[0]);
+    let mut s1: f64 = 1.0;
+    for &u in xs.iter() {
+        let e2 = (w[1] - x1).powi(3);
+        if w[0] >= 0.5 {
+            s1 *= (w[0].tanh().cosh());
+        }
+        if w[0] >= 0.0 {
+            s1 = w[1] / s1;
+        } else {
+            s1 = s1 * x1 + 0.0;
+        }
+    }
+    let mut s3: f64 = 1.0;
+    for (i, &u) in xs.iter().enumerate() {
+        let mut s4: f64 = 1.0;
+        for j in 0..4 {
+            s4 += 1e308;
+            s4 -= (x2.atan2(w[0]));
+            s3 = s3.atan() * ((x2.atan2(x1)).max(((i + 1) as f64)));
+        }
+        s3 += s4.exp() * ((x0.abs() + 0.5).log(2.0));
+    }
+    acc * (w[1] / s1) + s3
+}
+
+#[differentiable]
+fn c103(x0: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = -x0;
+    let mut e1: f64 = ((x0.exp2()) * 300.0).exp();
+    let mut s2: f64 = 1.0;
+    for &u in xs.iter() {
+        let mut s3: f64 = 1.0;
+        for (j, &z) in xs.iter().enumerate() {
+            s3 *= (-x0);
+        }
+        s2 = s2 * (-e1) + s3;
+    }
+    (acc * (s2.min(e1))).tanh()
+}
+
+#[differentiable]
+fn c104(xs: &[f64], x1: f64, x2: f64, x0: f64, n: usize) -> f64 {
+    let mut acc: f64 = x0.hypot(x2);
+    let mut e1: f64 = if x1 >= -0.5 { x1 * x0 } else { x1 * 1e300 };
+    if (n as f64) <= 0.0 {
+        e1 = ((n as f64)) + x1;
+    }
+    acc += e1 * 2.0;
+    let mut s2: f64 = x2 * 2.0;
+    for (i, &u) in xs.iter().enumerate() {
+        s2 -= (x0 + ((i as f64))) / xs[i];
+        s2 = s2.min(x1) + x1;
+    }
+    let mut s3: f64 = 1.0;
+    let mut s4: f64 = 0.0;
+    let mut s5: f64 = x0 * 0.5;
+    for &u in xs.iter() {
+        if (n as f64) <= 0.0 {
+            s4 /= u;
+        } else {
+            s4 = x1 / s4;
+        }
+        s5 += ((x0.max(x2)).exp2());
+    }
+    acc += s5.detach() * x1;
+    for &u in xs.iter() {
+        let e6: f64 = ((x1.tanh()) * 300.0).exp() * x2;
+        acc += e6.min(x2) + x2;
+        acc += e6 * x2;
+    }
+    acc + (s2.atan()) + (s3.exp2().tanh()) + s4
+}
+
+#[differentiable]
+fn c105(x0: f64, x1: f64) -> f64 {
+    let mut acc: f64 = x0 * x1;
+    let e1: f64 = ((x0.mul_add(0.0, 0.5)) - 1.0) * 1e308;
+    if e1 > 0.5 {
+        acc += (x1.cos());
+    }
+    for i in 0..3 {
+        let e2: f64 = (((i as f64)) + x0) * (x0.powi(0));
+        if x0 < 0.0 {
+            acc += e2;
+        } else {
+            acc -= (x1.tanh().exp());
+        }
+    }
+    let mut s3: f64 = (x0.abs() + 0.5).log10();
+    let mut s4: f64 = (x1.abs() + 0.5).sqrt();
+    let mut s5: f64 = x0 * 0.5;
+    for i in 0..2 {
+        s3 = s3 * s3 + x1;
+        if (i as f64) <= 1.0 {
+            s3 /= x0;
+        }
+        if (i as f64) < 0.5 {
+            s4 /= x1;
+        } else {
+            s4 = s4.hypot(x0);
+        }
+        s3 += s4.tanh() * x1;
+    }
+    acc += s4;
+    if s5 > 0.5 {
+        acc += x1.exp();
+    } else {
+        acc -= x0;
+    }
+    for i in 0..2 {
+        let mut s6: f64 = 1.0;
+        for j in 0..4 {
+            s6 += ((x0 + (((j + 1) as f64))).mul_add(((j + 1) as f64), 100.0));
+            acc += (x1.powi(0));
+        }
+        acc = acc.max(s6);
+    }
+    (acc + s3).tanh()
+}
+
+#[differentiable]
+fn c106(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x0 * 1e300;
+    let mut p1: f64 = x1 + 1.5;
+    for &u in xs.iter().skip(1) {
+        p1 = p1 * u + x0;
+    }
+    if p1 > 0.5 {
+        acc += x0 + x0;
+    } else {
+        acc -= x0;
+    }
+    let mut s2: f64 = 0.0;
+    for i in 0..n {
+        let mut s3: f64 = 0.0;
+        for (j, &z) in xs.iter().enumerate() {
+            s3 *= (5e-324);
+            s3 += (-((x1.abs() + 0.5).powf(-1.0)));
+        }
+        if s3 > 1.0 {
+            s2 += (x0 + (x1.tanh().exp()));
+        }
+    }
+    let d4: [f64; 4] = [2.0, 1.0, 0.75, 5e-324];
+    let mut s5: f64 = x0 * -1.0;
+    for &u in xs.iter().take(n) {
+        s5 += x0 * d4[n % 4];
+    }
+    acc += s5;
+    acc
+}
+
+#[differentiable]
+fn c107(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x1 * x1;
+    for &u in xs.iter().skip(1) {
+        let e1: f64 = (x1.cbrt()).ln();
+        if e1 > 0.5 {
+            acc += ((x0 / x1).max(u));
+        }
+    }
+    let mut s2: f64 = x1 * 2.0;
+    for i in 0..4 {
+        let e3 = ((n as f64)) + (x1 * x1);
+        let g4 = s2.exp();
+        acc += g4 * e3;
+    }
+    acc += s2;
+    let mut s5: f64 = 0.0;
+    for (i, &u) in xs.iter().enumerate() {
+        s5 = s5.tanh() + x0;
+        for &z in xs.iter().take(n) {
+            s5 = s5.mul_add(x1, x0);
+        }
+    }
+    acc += s5;
+    let e6: f64 = (x1.abs()) * 1e308;
+    acc += e6.exp();
+    acc += e6 * ((n as f64));
+    acc
+}
+
+#[differentiable]
+fn c108(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = (x1.tanh() * 0.5).asin();
+    let mut s1: f64 = x0 * 2.0;
+    for (i, &u) in xs.iter().enumerate() {
+        s1 += u;
+        if (n as f64) >= 0.5 {
+            s1 = s1.min(x0) + x0;
+        }
+    }
+    if s1 > 0.5 {
+        acc += (x1.abs() + 0.5).log10();
+    } else {
+        acc -= x0;
+    }
+    let mut p2: f64 = x1 + 1.5;
+    for i in 0..n {
+        p2 *= ((x1.abs() + 0.5).log10()).exp();
+    }
+    let mut s3: f64 = 0.0;
+    let mut s4: f64 = (x0.abs() + 0.5).sqrt();
+    let mut s5: f64 = x0.min(3.0);
+    for i in 0..n {
+        let e6 = (x0.atan2(x1)).ln();
+        s3 += s3 * e6;
+        if e6 < 0.5 {
+            s5 += ((x1 * x1 + 1.0).recip());
+        } else {
+            s5 -= ((x0.atan()) + (((i + 1) as f64)));
+        }
+        if x0 >= 2.0 {
+            s5 += (((x1.abs() + 0.5).log(10.0)).powi(3));
+        } else {
+            s5 *= (((i + 1) as f64));
+        }
+    }
+    if s5 > 0.5 {
+        acc += x0.sin();
+    } else {
+        acc -= x0;
+    }
+    for i in 0..4 {
+        acc += (x1.mul_add(-0.0, x0)) / (n as f64);
+    }
+    acc + p2 * s3 + (s4.atan())
+}
+
+#[differentiable]
+fn c109(x0: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x0.tanh().exp2();
+    let mut s1: f64 = x0 * 1e300;
+    for (i, &u) in xs.iter().enumerate() {
+        let e2 = ((i + 1) as f64) - x0;
+        s1 = (s1 + ((e2.tanh()).mul_add(1.5, e2))).sin() + u;
+        s1 *= x0;
+    }
+    acc += s1.detach() * x0;
+    let mut s3: f64 = 1.0;
+    let mut s4: f64 = 1.0;
+    for &u in xs.iter().rev() {
+        s4 = s4 * s3 + x0;
+        if u <= 2.0 {
+            s3 += x0;
+        }
+        if u <= 0.0 {
+            s4 = -s4 + x0;
+        } else {
+            s4 *= x0;
+        }
+        s3 = (s3 * ((x0.mul_add(x0, x0)).max(u))).abs().sqrt() - x0;
+    }
+    acc - s3 * (s4.powi(0))
+}
+
+#[differentiable]
+fn c110(x0: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x0.tanh().exp();
+    let d1: [f64; 4] = [1.0, f64::MIN_POSITIVE, 1.0, 0.0];
+    let mut s2: f64 = x0.mul_add(x0, x0);
+    for &u in xs.iter().skip(1) {
+        s2 = s2 * d1[n % 4] + (x0 / 2.0);
+    }
+    let d3: [f64; 5] = [-1.5, f64::NAN, -1.5, 0.75, 5e-324];
+    let mut s4: f64 = x0 + (d1[n % 4]);
+    for &u in d1.iter().take(n) {
+        s4 = s4 * d3[n % 5] + (x0.acos());
+    }
+    for &u in xs.iter() {
+        let e5: f64 = x0;
+        for &z in xs.iter().take(n) {
+            acc += e5 * u;
+        }
+    }
+    for &u in xs.iter().take(n) {
+        let e6: f64 = (x0.powf(u)) * d3[n % 5];
+        acc += e6.min(x0) + x0;
+        acc += e6 * x0;
+    }
+    (acc + (s2.exp()) * (s4.min(x0))).tanh()
+}
+
+#[differentiable]
+fn c111(x0: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x0 + x0;
+    let mut s1: f64 = 1.0;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        s1 /= (x0.atan2(x0));
+        s1 -= x0;
+    }
+    acc += s1;
+    let mut s2: f64 = x0 * 1e300;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        s2 = s2 * (x0.mul_add(3.0, u)) * 1e300;
+        s2 = s2.max(x0);
+    }
+    acc += s2;
+    acc
+}
+
+#[differentiable]
+fn c112(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x1.asinh();
+    let mut s1: f64 = x2.log(-1.0);
+    for &u in xs.iter().skip(1) {
+        if x0 >= 0.5 {
+            s1 -= x0;
+        } else {
+            s1 = s1.hypot((x2 / (x2.mul_add(u, x0))));
+        }
+    }
+    let mut s2: f64 = x1 * 1e300;
+    for &u in xs.iter() {
+        s2 *= ((u + x1) * 300.0).exp();
+        s2 = s2.powi(0) * x2;
+    }
+    for &u in xs.iter().rev() {
+        let mut s3: f64 = x1 * 0.5;
+        for &z in xs.iter() {
+            s3 += x0;
+        }
+        acc = acc.max(s3);
+    }
+    acc + (s1.recip()) - (x1 / s2)
+}
+
+#[differentiable]
+fn c113(x0: f64, x1: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = -x1;
+    let mut s1: f64 = x1 * -1.0;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        s1 /= v;
+        s1 = x1.atan2(s1);
+    }
+    let mut s2: f64 = 0.0;
+    let mut s3: f64 = 1.0;
+    for &u in xs.iter() {
+        if u > 0.5 {
+            s2 = -s2 + x1;
+        } else {
+            s2 = s2.recip() + u;
+        }
+        s3 = (s3 + ((x1.abs() + 0.5).log(0.5))).sin() + x1;
+        if u >= 0.0 {
+            s3 *= x1;
+        }
+    }
+    acc += s2;
+    acc = acc.max(s3) + x0;
+    for (i, &u) in xs.iter().enumerate() {
+        let mut e4: f64 = (x1 / xs[i]) / ((i + 1) as f64);
+        if e4 > 0.5 {
+            acc += xs[i];
+        }
+    }
+    let mut s5: f64 = (x0 * x0 + 1.0).recip();
+    let mut s6: f64 = 0.0;
+    let mut s7: f64 = 0.0;
+    for &u in xs.iter().rev() {
+        for j in 0..4 {
+            s7 += (x0.tanh().exp_m1());
+        }
+        s7 += x0;
+        s6 -= x0 / s6;
+        s7 = s7.hypot((x0.tanh().tan()));
+        acc = acc.max(s7);
+        for &z in xs.iter().skip(1) {
+            s6 = s6.tanh() + (-x0);
+        }
+    }
+    if s7 > 0.5 {
+        acc += x1 - x0;
+    } else {
+        acc -= x1;
+    }
+    acc - (s1.exp2().tanh()) * (s5.min(x1)) + s6
+}
+
+#[differentiable]
+fn c114(x2: f64, xs: &[f64], x0: f64, x1: f64, n: usize) -> f64 {
+    let mut acc: f64 = x0 * x2;
+    let mut s1: f64 = 1.0;
+    for i in 0..n {
+        let e2 = (x2.exp_m1()) + (n as f64);
+        s1 = s1.max(((n as f64)));
+    }
+    if s1 > 0.5 {
+        acc += x2.cos();
+    } else {
+        acc -= x0;
+    }
+    for &u in xs.iter() {
+        acc += x0 / (u - 1.0);
+    }
+    acc
+}
+
+#[differentiable]
+fn c115(w: [f64; 2], x1: f64, n: usize, x0: f64) -> f64 {
+    let mut acc: f64 = 0.0 / (w[1] * w[1] + 1.0);
+    let e1: f64 = if (n as f64) < 2.0 { x1.abs().ln_1p() } else { x0 * (-0.0) };
+    acc += e1 * 1.5;
+    let mut s2: f64 = w[0] * 0.5;
+    for i in 0..4 {
+        let e3 = x1;
+        for j in 0..n {
+            s2 = s2.cosh() + s2 * x1;
+        }
+        s2 = s2.mul_add(((((n as f64)) + e3).tanh().exp_m1()), ((i as f64)));
+    }
+    (acc + s2).tanh()
+}
+
+#[differentiable]
+fn c116(x0: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x0 + x0;
+    let mut s1: f64 = x0.atan();
+    let mut s2: f64 = 0.0;
+    for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
+        s2 += s1 * x0;
+        s1 *= x0;
+        s1 += x0;
+    }
+    for &u in xs.iter().skip(1) {
+        let e3: f64 = (x0 + x0).atan();
+        acc += e3.exp();
+        acc += e3 * (x0.max(u));
+    }
+    acc + s1 + s2
+}
+
+#[differentiable]
+fn c117(x0: f64, xs: &[f64]) -> f64 {
+    let mut acc: f64 = x0.abs().ln_1p();
+    let mut s1: f64 = -x0;
+    for &u in xs.iter() {
+        let mut s2: f64 = x0 * 1e300;
+        for j in 0..2 {
+            s2 = s2.min(((x0.powi(0)).asinh())) - u;
+            if x0 >= 1.0 {
+                s2 -= x0;
+            }
+        }
+        s1 = s1.max(s2);
+    }
+    acc += s1.detach() * x0;
+    for (i, &u) in xs.iter().enumerate() {
+        let mut s3: f64 = (x0.abs() + 1.5).acosh();
+        for &z in xs.iter() {
+            if xs[i] < 0.5 {
+                s3 /= (((x0 * xs[i]).tanh() * 0.5).asin());
+            } else {
+                s3 = x0.mul_add(u, s3);
+            }
+            s3 = (s3 + (x0 + x0)).sin() + u;
+            acc = acc.hypot(x0);
+        }
+        acc += s3.exp() * (x0 + x0);
+    }
+    acc
+}
+
+#[differentiable]
+fn c118(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
+    let mut acc: f64 = x1 * (-1.0);
+    let mut s1: f64 = x1 * 1e300;
+    for i in 0..n {
+        let e2 = (i as f64) - ((x1.abs() + 0.5).log2());
+        for &z in xs.iter().rev() {
+            s1 = (s1 * (1e154 * x0)).abs().sqrt() - e2;
+        }
+        s1 *= x1;
+    }
+    let e3: f64 = (((x0.abs() + 0.5).log10()) * 300.0).exp();
+    if (n as f64) <= 0.0 {
+        acc += e3;
+    } else {
+        acc -= x1;
+    }
+    for (i, &u) in xs.iter().enumerate() {
+        let mut s4: f64 = x1 * -1.0;
+        for j in 0..n {
+            if xs[i] > 1.0 {
+                s4 *= (x1.tanh());
+            } else {
+                s4 = (u * (x0.powi(0))) - s4;
+            }
+        }
+        acc = acc * ((n as f64)) + s4;
+    }
+    acc
+}
+
+#[differentiable]
+fn c119(x0: f64, x1: f64) -> f64 {
+    let mut acc: f64 = x0.max(-1.0);
+    let d1: [f64; 4] = [3.0, -0.25, f64::NEG_INFINITY, 0.5];
+    for i in 0..2 {
+        acc *= d1[0];
+    }
+    let e2: f64 = (x1.tan()).ln();
+    acc += e2.exp();
+    acc += e2 * (x1.tanh());
+    let mut s3: f64 = x1 * 2.0;
+    for i in 0..3 {
+        s3 = s3 * (x0 / d1[0]) * 1e300;
+        s3 = s3.atan() + x1;
+    }
+    let mut s4: f64 = x0.max(10.0);
+    for i in 0..3 {
+        let e5 = x0.min((i as f64));
+        s4 -= e5;
+    }
+    acc * (s3.powi(0)) + s4
+}
+
 impl Holder {
     #[differentiable]
     pub fn m019(&self, x0: f64, n: usize, x1: f64) -> f64 {
@@ -14084,6 +17157,1594 @@ fn s169_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c000_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c000_grad(p[0], p[1], [p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c000_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = c000_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone()]))
+    })
+}
+
+fn c001_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c001_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c001_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c001_graph(&a0, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c002_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c002_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c002_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c002_graph(&a0, xs, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c003_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c003_grad(n, p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c003_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = c003_graph(n, &a1, &a2, xs)?;
+        Ok((output, vec![a1.clone(), a2.clone()]))
+    })
+}
+
+fn c004_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c004_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c004_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c004_graph(&a0, xs, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c005_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c005_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c005_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c005_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c006_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c006_grad(n, p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c006_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = c006_graph(n, &a1, &a2)?;
+        Ok((output, vec![a1.clone(), a2.clone()]))
+    })
+}
+
+fn c007_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c007_grad(p[0], p[1], p[2], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c007_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = c007_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn c008_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c008_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c008_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c008_graph(&a0, &a1)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c009_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c009_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c009_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c009_graph(&a0, &a1)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c010_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c010_grad([p[0], p[1], p[2]], xs, n, p[3]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c010_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let a3 = Scalar::variable(p[3])?;
+        let output = c010_graph(&a0, xs, n, &a3)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a3.clone()]))
+    })
+}
+
+fn c011_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c011_grad(p[0], p[1], p[2], [p[3], p[4], p[5]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c011_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let a3 = [Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?];
+        let output = c011_graph(&a0, &a1, &a2, &a3, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a3[0].clone(), a3[1].clone(), a3[2].clone()]))
+    })
+}
+
+fn c012_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c012_grad(p[0], p[1], [p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c012_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = c012_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone()]))
+    })
+}
+
+fn c013_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c013_grad(p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c013_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c013_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c014_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c014_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c014_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c014_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c015_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c015_grad(p[0], xs, p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c015_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = c015_graph(&a0, xs, &a2, n)?;
+        Ok((output, vec![a0.clone(), a2.clone()]))
+    })
+}
+
+fn c016_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c016_grad(xs, p[0], p[1], n, p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c016_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let a4 = Scalar::variable(p[2])?;
+        let output = c016_graph(xs, &a1, &a2, n, &a4)?;
+        Ok((output, vec![a1.clone(), a2.clone(), a4.clone()]))
+    })
+}
+
+fn c017_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c017_grad(xs, p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c017_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = c017_graph(xs, &a1, &a2)?;
+        Ok((output, vec![a1.clone(), a2.clone()]))
+    })
+}
+
+fn c018_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c018_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c018_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c018_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c019_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c019_grad(p[0], [p[1], p[2]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c019_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let output = c019_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone()]))
+    })
+}
+
+fn c020_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c020_grad(p[0], p[1], [p[2], p[3]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c020_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = c020_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone()]))
+    })
+}
+
+fn c021_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c021_grad(p[0], [p[1], p[2], p[3]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c021_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = c021_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
+    })
+}
+
+fn c022_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c022_grad(p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c022_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c022_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c023_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c023_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c023_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c023_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c024_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c024_grad(p[0], p[1], p[2], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c024_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = c024_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn c025_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c025_grad(p[0], p[1], [p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c025_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = c025_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone()]))
+    })
+}
+
+fn c026_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c026_grad(p[0], p[1], p[2], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c026_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = c026_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn c027_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c027_grad(p[0], p[1], p[2], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c027_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = c027_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn c028_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c028_grad([p[0], p[1]], p[2], p[3], n, xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c028_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?];
+        let a1 = Scalar::variable(p[2])?;
+        let a2 = Scalar::variable(p[3])?;
+        let output = c028_graph(&a0, &a1, &a2, n, xs)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn c029_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c029_grad(p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c029_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c029_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c030_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c030_grad(p[0], p[1], p[2], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c030_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = c030_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn c031_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c031_grad(p[0], p[1], p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c031_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = c031_graph(&a0, &a1, &a2)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn c032_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c032_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c032_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c032_graph(&a0, xs, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c033_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c033_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c033_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c033_graph(&a0, &a1)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c034_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c034_grad(p[0], p[1], p[2], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c034_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = c034_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn c035_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c035_grad(p[0], p[1], p[2], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c035_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = c035_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn c036_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c036_grad(p[0], p[1], [p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c036_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = c036_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone()]))
+    })
+}
+
+fn c037_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c037_grad(n, p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c037_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = c037_graph(n, &a1, &a2, xs)?;
+        Ok((output, vec![a1.clone(), a2.clone()]))
+    })
+}
+
+fn c038_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c038_grad(p[0], p[1], p[2], [p[3], p[4]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c038_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let a3 = [Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = c038_graph(&a0, &a1, &a2, &a3, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a3[0].clone(), a3[1].clone()]))
+    })
+}
+
+fn c039_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c039_grad(p[0], p[1], [p[2], p[3]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c039_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = c039_graph(&a0, &a1, &a2, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone()]))
+    })
+}
+
+fn c040_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c040_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c040_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c040_graph(&a0, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c041_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c041_grad(p[0], [p[1], p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c041_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = c041_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
+    })
+}
+
+fn c042_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c042_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c042_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c042_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c043_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c043_grad(xs, p[0], [p[1], p[2], p[3]]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c043_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = c043_graph(xs, &a1, &a2)?;
+        Ok((output, vec![a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone()]))
+    })
+}
+
+fn c044_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c044_grad(p[0], n, p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c044_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = c044_graph(&a0, n, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a2.clone()]))
+    })
+}
+
+fn c045_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c045_grad(xs, [p[0], p[1], p[2]], p[3], p[4]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c045_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let a2 = Scalar::variable(p[3])?;
+        let a3 = Scalar::variable(p[4])?;
+        let output = c045_graph(xs, &a1, &a2, &a3)?;
+        Ok((output, vec![a1[0].clone(), a1[1].clone(), a1[2].clone(), a2.clone(), a3.clone()]))
+    })
+}
+
+fn c046_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c046_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c046_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c046_graph(&a0, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c047_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c047_grad(p[0], p[1], p[2], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c047_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = c047_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn c048_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c048_grad(xs, p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c048_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = c048_graph(xs, &a1, &a2, n)?;
+        Ok((output, vec![a1.clone(), a2.clone()]))
+    })
+}
+
+fn c049_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c049_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c049_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c049_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c050_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c050_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c050_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c050_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c051_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c051_grad(xs, p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c051_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = c051_graph(xs, &a1, &a2)?;
+        Ok((output, vec![a1.clone(), a2.clone()]))
+    })
+}
+
+fn c052_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c052_grad([p[0], p[1]], n, p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c052_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?];
+        let a2 = Scalar::variable(p[2])?;
+        let output = c052_graph(&a0, n, &a2)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a2.clone()]))
+    })
+}
+
+fn c053_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c053_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c053_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c053_graph(&a0, xs, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c054_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c054_grad(p[0], p[1], [p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c054_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = c054_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone()]))
+    })
+}
+
+fn c055_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c055_grad(n, p[0], p[1], xs, p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c055_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let a4 = Scalar::variable(p[2])?;
+        let output = c055_graph(n, &a1, &a2, xs, &a4)?;
+        Ok((output, vec![a1.clone(), a2.clone(), a4.clone()]))
+    })
+}
+
+fn c056_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c056_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c056_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c056_graph(&a0, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c057_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c057_grad(p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c057_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c057_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c058_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c058_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c058_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c058_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c059_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c059_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c059_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c059_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c060_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c060_grad(p[0], [p[1], p[2]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c060_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let output = c060_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone()]))
+    })
+}
+
+fn c061_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c061_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c061_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c061_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c062_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c062_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c062_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c062_graph(&a0, xs, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c063_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c063_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c063_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c063_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c064_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c064_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c064_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c064_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c065_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c065_grad(p[0], p[1], [p[2], p[3]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c065_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = c065_graph(&a0, &a1, &a2, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone()]))
+    })
+}
+
+fn c066_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c066_grad(p[0], p[1], p[2], [p[3], p[4], p[5]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c066_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let a3 = [Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?];
+        let output = c066_graph(&a0, &a1, &a2, &a3, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a3[0].clone(), a3[1].clone(), a3[2].clone()]))
+    })
+}
+
+fn c067_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c067_grad(p[0], p[1], p[2], [p[3], p[4], p[5]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c067_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let a3 = [Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?];
+        let output = c067_graph(&a0, &a1, &a2, &a3, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a3[0].clone(), a3[1].clone(), a3[2].clone()]))
+    })
+}
+
+fn c068_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c068_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c068_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c068_graph(&a0, xs, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c069_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c069_grad(p[0], n, xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c069_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c069_graph(&a0, n, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c070_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c070_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c070_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c070_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c071_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c071_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c071_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c071_graph(&a0, xs, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c072_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c072_grad(p[0], p[1], [p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c072_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = c072_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone()]))
+    })
+}
+
+fn c073_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c073_grad(p[0], [p[1], p[2]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c073_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = [Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let output = c073_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone()]))
+    })
+}
+
+fn c074_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c074_grad(p[0], p[1], [p[2], p[3], p[4]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c074_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = c074_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone()]))
+    })
+}
+
+fn c075_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c075_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c075_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c075_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c076_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c076_grad(xs, p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c076_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = c076_graph(xs, &a1, &a2)?;
+        Ok((output, vec![a1.clone(), a2.clone()]))
+    })
+}
+
+fn c077_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c077_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c077_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c077_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c078_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c078_grad(p[0], xs, p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c078_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = c078_graph(&a0, xs, &a2)?;
+        Ok((output, vec![a0.clone(), a2.clone()]))
+    })
+}
+
+fn c079_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c079_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c079_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c079_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c080_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c080_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c080_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c080_graph(&a0, xs, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c081_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c081_grad(p[0], p[1], [p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c081_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = c081_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone()]))
+    })
+}
+
+fn c082_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c082_grad(p[0], xs, p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c082_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let output = c082_graph(&a0, xs, &a2)?;
+        Ok((output, vec![a0.clone(), a2.clone()]))
+    })
+}
+
+fn c083_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c083_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c083_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c083_graph(&a0, &a1)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c084_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c084_grad(p[0], p[1], p[2], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c084_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = c084_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn c085_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c085_grad(p[0], p[1], [p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c085_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = c085_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone()]))
+    })
+}
+
+fn c086_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c086_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c086_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c086_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c087_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c087_grad(p[0], p[1], p[2], [p[3], p[4], p[5]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c087_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let a3 = [Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?];
+        let output = c087_graph(&a0, &a1, &a2, &a3, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a3[0].clone(), a3[1].clone(), a3[2].clone()]))
+    })
+}
+
+fn c088_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c088_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c088_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c088_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c089_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c089_grad(p[0], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c089_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c089_graph(&a0, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c090_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c090_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c090_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c090_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c091_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c091_grad(p[0], p[1], p[2], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c091_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = c091_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn c092_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c092_grad(p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c092_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c092_graph(&a0, &a1, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c093_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c093_grad(p[0], xs, n, p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c093_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a3 = Scalar::variable(p[1])?;
+        let output = c093_graph(&a0, xs, n, &a3)?;
+        Ok((output, vec![a0.clone(), a3.clone()]))
+    })
+}
+
+fn c094_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c094_grad(p[0], p[1], p[2], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c094_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = c094_graph(&a0, &a1, &a2, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn c095_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c095_grad([p[0], p[1], p[2]], p[3], xs, p[4]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c095_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?, Scalar::variable(p[2])?];
+        let a1 = Scalar::variable(p[3])?;
+        let a3 = Scalar::variable(p[4])?;
+        let output = c095_graph(&a0, &a1, xs, &a3)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a1.clone(), a3.clone()]))
+    })
+}
+
+fn c096_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c096_grad(p[0], p[1], [p[2], p[3], p[4]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c096_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = c096_graph(&a0, &a1, &a2, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone()]))
+    })
+}
+
+fn c097_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c097_grad(p[0], n, xs, p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c097_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a3 = Scalar::variable(p[1])?;
+        let output = c097_graph(&a0, n, xs, &a3)?;
+        Ok((output, vec![a0.clone(), a3.clone()]))
+    })
+}
+
+fn c098_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c098_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c098_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c098_graph(&a0, xs, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c099_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c099_grad(p[0], p[1], [p[2], p[3]], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c099_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = [Scalar::variable(p[2])?, Scalar::variable(p[3])?];
+        let output = c099_graph(&a0, &a1, &a2, n)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone()]))
+    })
+}
+
+fn c100_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c100_grad(p[0], xs, n, p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c100_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a3 = Scalar::variable(p[1])?;
+        let output = c100_graph(&a0, xs, n, &a3)?;
+        Ok((output, vec![a0.clone(), a3.clone()]))
+    })
+}
+
+fn c101_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c101_grad(p[0], p[1], p[2], [p[3], p[4], p[5]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c101_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let a3 = [Scalar::variable(p[3])?, Scalar::variable(p[4])?, Scalar::variable(p[5])?];
+        let output = c101_graph(&a0, &a1, &a2, &a3, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a3[0].clone(), a3[1].clone(), a3[2].clone()]))
+    })
+}
+
+fn c102_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c102_grad(p[0], p[1], p[2], [p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c102_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let a3 = [Scalar::variable(p[3])?, Scalar::variable(p[4])?];
+        let output = c102_graph(&a0, &a1, &a2, &a3, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a3[0].clone(), a3[1].clone()]))
+    })
+}
+
+fn c103_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c103_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c103_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c103_graph(&a0, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c104_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c104_grad(xs, p[0], p[1], p[2], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c104_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a1 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let a3 = Scalar::variable(p[2])?;
+        let output = c104_graph(xs, &a1, &a2, &a3, n)?;
+        Ok((output, vec![a1.clone(), a2.clone(), a3.clone()]))
+    })
+}
+
+fn c105_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c105_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c105_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c105_graph(&a0, &a1)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c106_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c106_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c106_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c106_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c107_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c107_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c107_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c107_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c108_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c108_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c108_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c108_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c109_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c109_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c109_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c109_graph(&a0, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c110_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c110_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c110_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c110_graph(&a0, xs, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c111_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c111_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c111_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c111_graph(&a0, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c112_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c112_grad(p[0], p[1], p[2], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c112_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let a2 = Scalar::variable(p[2])?;
+        let output = c112_graph(&a0, &a1, &a2, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
+    })
+}
+
+fn c113_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c113_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c113_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c113_graph(&a0, &a1, xs)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c114_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c114_grad(p[0], xs, p[1], p[2], n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c114_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a2 = Scalar::variable(p[1])?;
+        let a3 = Scalar::variable(p[2])?;
+        let output = c114_graph(&a0, xs, &a2, &a3, n)?;
+        Ok((output, vec![a0.clone(), a2.clone(), a3.clone()]))
+    })
+}
+
+fn c115_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c115_grad([p[0], p[1]], p[2], n, p[3]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c115_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = [Scalar::variable(p[0])?, Scalar::variable(p[1])?];
+        let a1 = Scalar::variable(p[2])?;
+        let a3 = Scalar::variable(p[3])?;
+        let output = c115_graph(&a0, &a1, n, &a3)?;
+        Ok((output, vec![a0[0].clone(), a0[1].clone(), a1.clone(), a3.clone()]))
+    })
+}
+
+fn c116_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c116_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c116_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c116_graph(&a0, xs, n)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c117_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c117_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c117_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let output = c117_graph(&a0, xs)?;
+        Ok((output, vec![a0.clone()]))
+    })
+}
+
+fn c118_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c118_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c118_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c118_graph(&a0, &a1, xs, n)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
+fn c119_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    grad_outcome(c119_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
+}
+
+fn c119_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
+    graph_outcome(|| {
+        let a0 = Scalar::variable(p[0])?;
+        let a1 = Scalar::variable(p[1])?;
+        let output = c119_graph(&a0, &a1)?;
+        Ok((output, vec![a0.clone(), a1.clone()]))
+    })
+}
+
 /// Every generated function with an `f64` result, in file order.
 pub const PROGRAMS: &[Program] = &[
     Program { name: "f000", slots: 2, data: false, count: true, grad: f000_by_grad, graph: f000_by_graph },
@@ -14430,4 +19091,124 @@ pub const PROGRAMS: &[Program] = &[
     Program { name: "s167", slots: 2, data: false, count: false, grad: s167_by_grad, graph: s167_by_graph },
     Program { name: "s168", slots: 3, data: false, count: false, grad: s168_by_grad, graph: s168_by_graph },
     Program { name: "s169", slots: 9, data: false, count: true, grad: s169_by_grad, graph: s169_by_graph },
+    Program { name: "c000", slots: 4, data: true, count: true, grad: c000_by_grad, graph: c000_by_graph },
+    Program { name: "c001", slots: 1, data: true, count: false, grad: c001_by_grad, graph: c001_by_graph },
+    Program { name: "c002", slots: 1, data: true, count: true, grad: c002_by_grad, graph: c002_by_graph },
+    Program { name: "c003", slots: 2, data: true, count: true, grad: c003_by_grad, graph: c003_by_graph },
+    Program { name: "c004", slots: 1, data: true, count: true, grad: c004_by_grad, graph: c004_by_graph },
+    Program { name: "c005", slots: 2, data: true, count: false, grad: c005_by_grad, graph: c005_by_graph },
+    Program { name: "c006", slots: 2, data: false, count: true, grad: c006_by_grad, graph: c006_by_graph },
+    Program { name: "c007", slots: 3, data: true, count: false, grad: c007_by_grad, graph: c007_by_graph },
+    Program { name: "c008", slots: 2, data: false, count: false, grad: c008_by_grad, graph: c008_by_graph },
+    Program { name: "c009", slots: 2, data: false, count: false, grad: c009_by_grad, graph: c009_by_graph },
+    Program { name: "c010", slots: 4, data: true, count: true, grad: c010_by_grad, graph: c010_by_graph },
+    Program { name: "c011", slots: 6, data: true, count: false, grad: c011_by_grad, graph: c011_by_graph },
+    Program { name: "c012", slots: 5, data: true, count: false, grad: c012_by_grad, graph: c012_by_graph },
+    Program { name: "c013", slots: 2, data: false, count: true, grad: c013_by_grad, graph: c013_by_graph },
+    Program { name: "c014", slots: 2, data: true, count: true, grad: c014_by_grad, graph: c014_by_graph },
+    Program { name: "c015", slots: 2, data: true, count: true, grad: c015_by_grad, graph: c015_by_graph },
+    Program { name: "c016", slots: 3, data: true, count: true, grad: c016_by_grad, graph: c016_by_graph },
+    Program { name: "c017", slots: 2, data: true, count: false, grad: c017_by_grad, graph: c017_by_graph },
+    Program { name: "c018", slots: 2, data: true, count: true, grad: c018_by_grad, graph: c018_by_graph },
+    Program { name: "c019", slots: 3, data: true, count: true, grad: c019_by_grad, graph: c019_by_graph },
+    Program { name: "c020", slots: 4, data: true, count: false, grad: c020_by_grad, graph: c020_by_graph },
+    Program { name: "c021", slots: 4, data: true, count: false, grad: c021_by_grad, graph: c021_by_graph },
+    Program { name: "c022", slots: 2, data: false, count: true, grad: c022_by_grad, graph: c022_by_graph },
+    Program { name: "c023", slots: 2, data: true, count: true, grad: c023_by_grad, graph: c023_by_graph },
+    Program { name: "c024", slots: 3, data: true, count: true, grad: c024_by_grad, graph: c024_by_graph },
+    Program { name: "c025", slots: 4, data: true, count: true, grad: c025_by_grad, graph: c025_by_graph },
+    Program { name: "c026", slots: 3, data: true, count: false, grad: c026_by_grad, graph: c026_by_graph },
+    Program { name: "c027", slots: 3, data: true, count: true, grad: c027_by_grad, graph: c027_by_graph },
+    Program { name: "c028", slots: 4, data: true, count: true, grad: c028_by_grad, graph: c028_by_graph },
+    Program { name: "c029", slots: 2, data: false, count: true, grad: c029_by_grad, graph: c029_by_graph },
+    Program { name: "c030", slots: 3, data: true, count: true, grad: c030_by_grad, graph: c030_by_graph },
+    Program { name: "c031", slots: 3, data: false, count: false, grad: c031_by_grad, graph: c031_by_graph },
+    Program { name: "c032", slots: 1, data: true, count: true, grad: c032_by_grad, graph: c032_by_graph },
+    Program { name: "c033", slots: 2, data: false, count: false, grad: c033_by_grad, graph: c033_by_graph },
+    Program { name: "c034", slots: 3, data: true, count: false, grad: c034_by_grad, graph: c034_by_graph },
+    Program { name: "c035", slots: 3, data: true, count: true, grad: c035_by_grad, graph: c035_by_graph },
+    Program { name: "c036", slots: 5, data: true, count: false, grad: c036_by_grad, graph: c036_by_graph },
+    Program { name: "c037", slots: 2, data: true, count: true, grad: c037_by_grad, graph: c037_by_graph },
+    Program { name: "c038", slots: 5, data: false, count: true, grad: c038_by_grad, graph: c038_by_graph },
+    Program { name: "c039", slots: 4, data: false, count: true, grad: c039_by_grad, graph: c039_by_graph },
+    Program { name: "c040", slots: 1, data: true, count: false, grad: c040_by_grad, graph: c040_by_graph },
+    Program { name: "c041", slots: 4, data: true, count: true, grad: c041_by_grad, graph: c041_by_graph },
+    Program { name: "c042", slots: 2, data: true, count: true, grad: c042_by_grad, graph: c042_by_graph },
+    Program { name: "c043", slots: 4, data: true, count: false, grad: c043_by_grad, graph: c043_by_graph },
+    Program { name: "c044", slots: 2, data: true, count: true, grad: c044_by_grad, graph: c044_by_graph },
+    Program { name: "c045", slots: 5, data: true, count: false, grad: c045_by_grad, graph: c045_by_graph },
+    Program { name: "c046", slots: 1, data: true, count: false, grad: c046_by_grad, graph: c046_by_graph },
+    Program { name: "c047", slots: 3, data: true, count: true, grad: c047_by_grad, graph: c047_by_graph },
+    Program { name: "c048", slots: 2, data: true, count: true, grad: c048_by_grad, graph: c048_by_graph },
+    Program { name: "c049", slots: 2, data: true, count: true, grad: c049_by_grad, graph: c049_by_graph },
+    Program { name: "c050", slots: 2, data: true, count: true, grad: c050_by_grad, graph: c050_by_graph },
+    Program { name: "c051", slots: 2, data: true, count: false, grad: c051_by_grad, graph: c051_by_graph },
+    Program { name: "c052", slots: 3, data: false, count: true, grad: c052_by_grad, graph: c052_by_graph },
+    Program { name: "c053", slots: 1, data: true, count: true, grad: c053_by_grad, graph: c053_by_graph },
+    Program { name: "c054", slots: 4, data: true, count: true, grad: c054_by_grad, graph: c054_by_graph },
+    Program { name: "c055", slots: 3, data: true, count: true, grad: c055_by_grad, graph: c055_by_graph },
+    Program { name: "c056", slots: 1, data: true, count: false, grad: c056_by_grad, graph: c056_by_graph },
+    Program { name: "c057", slots: 2, data: false, count: true, grad: c057_by_grad, graph: c057_by_graph },
+    Program { name: "c058", slots: 2, data: true, count: false, grad: c058_by_grad, graph: c058_by_graph },
+    Program { name: "c059", slots: 2, data: true, count: false, grad: c059_by_grad, graph: c059_by_graph },
+    Program { name: "c060", slots: 3, data: false, count: true, grad: c060_by_grad, graph: c060_by_graph },
+    Program { name: "c061", slots: 2, data: true, count: true, grad: c061_by_grad, graph: c061_by_graph },
+    Program { name: "c062", slots: 1, data: true, count: true, grad: c062_by_grad, graph: c062_by_graph },
+    Program { name: "c063", slots: 2, data: true, count: true, grad: c063_by_grad, graph: c063_by_graph },
+    Program { name: "c064", slots: 2, data: true, count: true, grad: c064_by_grad, graph: c064_by_graph },
+    Program { name: "c065", slots: 4, data: false, count: true, grad: c065_by_grad, graph: c065_by_graph },
+    Program { name: "c066", slots: 6, data: true, count: true, grad: c066_by_grad, graph: c066_by_graph },
+    Program { name: "c067", slots: 6, data: false, count: true, grad: c067_by_grad, graph: c067_by_graph },
+    Program { name: "c068", slots: 1, data: true, count: true, grad: c068_by_grad, graph: c068_by_graph },
+    Program { name: "c069", slots: 1, data: true, count: true, grad: c069_by_grad, graph: c069_by_graph },
+    Program { name: "c070", slots: 2, data: true, count: false, grad: c070_by_grad, graph: c070_by_graph },
+    Program { name: "c071", slots: 1, data: true, count: true, grad: c071_by_grad, graph: c071_by_graph },
+    Program { name: "c072", slots: 5, data: true, count: false, grad: c072_by_grad, graph: c072_by_graph },
+    Program { name: "c073", slots: 3, data: true, count: false, grad: c073_by_grad, graph: c073_by_graph },
+    Program { name: "c074", slots: 5, data: true, count: true, grad: c074_by_grad, graph: c074_by_graph },
+    Program { name: "c075", slots: 2, data: true, count: true, grad: c075_by_grad, graph: c075_by_graph },
+    Program { name: "c076", slots: 2, data: true, count: false, grad: c076_by_grad, graph: c076_by_graph },
+    Program { name: "c077", slots: 2, data: true, count: false, grad: c077_by_grad, graph: c077_by_graph },
+    Program { name: "c078", slots: 2, data: true, count: false, grad: c078_by_grad, graph: c078_by_graph },
+    Program { name: "c079", slots: 2, data: true, count: false, grad: c079_by_grad, graph: c079_by_graph },
+    Program { name: "c080", slots: 1, data: true, count: true, grad: c080_by_grad, graph: c080_by_graph },
+    Program { name: "c081", slots: 4, data: true, count: true, grad: c081_by_grad, graph: c081_by_graph },
+    Program { name: "c082", slots: 2, data: true, count: false, grad: c082_by_grad, graph: c082_by_graph },
+    Program { name: "c083", slots: 2, data: false, count: false, grad: c083_by_grad, graph: c083_by_graph },
+    Program { name: "c084", slots: 3, data: true, count: true, grad: c084_by_grad, graph: c084_by_graph },
+    Program { name: "c085", slots: 4, data: true, count: true, grad: c085_by_grad, graph: c085_by_graph },
+    Program { name: "c086", slots: 2, data: true, count: true, grad: c086_by_grad, graph: c086_by_graph },
+    Program { name: "c087", slots: 6, data: true, count: false, grad: c087_by_grad, graph: c087_by_graph },
+    Program { name: "c088", slots: 2, data: true, count: false, grad: c088_by_grad, graph: c088_by_graph },
+    Program { name: "c089", slots: 1, data: false, count: true, grad: c089_by_grad, graph: c089_by_graph },
+    Program { name: "c090", slots: 2, data: true, count: false, grad: c090_by_grad, graph: c090_by_graph },
+    Program { name: "c091", slots: 3, data: true, count: true, grad: c091_by_grad, graph: c091_by_graph },
+    Program { name: "c092", slots: 2, data: false, count: true, grad: c092_by_grad, graph: c092_by_graph },
+    Program { name: "c093", slots: 2, data: true, count: true, grad: c093_by_grad, graph: c093_by_graph },
+    Program { name: "c094", slots: 3, data: true, count: true, grad: c094_by_grad, graph: c094_by_graph },
+    Program { name: "c095", slots: 5, data: true, count: false, grad: c095_by_grad, graph: c095_by_graph },
+    Program { name: "c096", slots: 5, data: false, count: true, grad: c096_by_grad, graph: c096_by_graph },
+    Program { name: "c097", slots: 2, data: true, count: true, grad: c097_by_grad, graph: c097_by_graph },
+    Program { name: "c098", slots: 1, data: true, count: true, grad: c098_by_grad, graph: c098_by_graph },
+    Program { name: "c099", slots: 4, data: false, count: true, grad: c099_by_grad, graph: c099_by_graph },
+    Program { name: "c100", slots: 2, data: true, count: true, grad: c100_by_grad, graph: c100_by_graph },
+    Program { name: "c101", slots: 6, data: true, count: false, grad: c101_by_grad, graph: c101_by_graph },
+    Program { name: "c102", slots: 5, data: true, count: false, grad: c102_by_grad, graph: c102_by_graph },
+    Program { name: "c103", slots: 1, data: true, count: false, grad: c103_by_grad, graph: c103_by_graph },
+    Program { name: "c104", slots: 3, data: true, count: true, grad: c104_by_grad, graph: c104_by_graph },
+    Program { name: "c105", slots: 2, data: false, count: false, grad: c105_by_grad, graph: c105_by_graph },
+    Program { name: "c106", slots: 2, data: true, count: true, grad: c106_by_grad, graph: c106_by_graph },
+    Program { name: "c107", slots: 2, data: true, count: true, grad: c107_by_grad, graph: c107_by_graph },
+    Program { name: "c108", slots: 2, data: true, count: true, grad: c108_by_grad, graph: c108_by_graph },
+    Program { name: "c109", slots: 1, data: true, count: false, grad: c109_by_grad, graph: c109_by_graph },
+    Program { name: "c110", slots: 1, data: true, count: true, grad: c110_by_grad, graph: c110_by_graph },
+    Program { name: "c111", slots: 1, data: true, count: false, grad: c111_by_grad, graph: c111_by_graph },
+    Program { name: "c112", slots: 3, data: true, count: false, grad: c112_by_grad, graph: c112_by_graph },
+    Program { name: "c113", slots: 2, data: true, count: false, grad: c113_by_grad, graph: c113_by_graph },
+    Program { name: "c114", slots: 3, data: true, count: true, grad: c114_by_grad, graph: c114_by_graph },
+    Program { name: "c115", slots: 4, data: false, count: true, grad: c115_by_grad, graph: c115_by_graph },
+    Program { name: "c116", slots: 1, data: true, count: true, grad: c116_by_grad, graph: c116_by_graph },
+    Program { name: "c117", slots: 1, data: true, count: false, grad: c117_by_grad, graph: c117_by_graph },
+    Program { name: "c118", slots: 2, data: true, count: true, grad: c118_by_grad, graph: c118_by_graph },
+    Program { name: "c119", slots: 2, data: false, count: false, grad: c119_by_grad, graph: c119_by_graph },
 ];

@@ -13,6 +13,12 @@
 //! and what it may index), so that what it writes type-checks; an estimate of the
 //! operations a call runs (loops counted at their largest trip count) keeps every function
 //! cheap enough to run thousands of times in a debug build.
+//!
+//! The file holds three families, each from its own seed and appended after the ones
+//! before it (whose text it leaves as it was): the first (`f`, `arr`, `m`) spans what
+//! `#[differentiable]` accepts, the second (`s`) the forms the compiled sweeps of
+//! `name_grad` cover, the third (`c`) those forms aimed at the finiteness checks the
+//! forward sweep defers (see [`CheckGen`]).
 
 use std::fmt::Write as _;
 
@@ -287,6 +293,23 @@ impl Generator {
                 shape: Shape::Free,
                 cost: function.cost,
                 risky: function.unguarded,
+            };
+            free.push_str(&source(&info, &body));
+            self.infos.push(info);
+        }
+        // The third family, from its own seed, after the second: bodies aimed at the
+        // checks the forward sweep defers (see `CheckGen`).
+        let mut rng = Rng(CHECK_SEED);
+        for index in 0..CHECK_FUNCTIONS {
+            let params = check_signature(&mut rng);
+            let mut function = CheckGen::new(&mut rng, &params);
+            let body = function.body();
+            let info = Info {
+                name: format!("c{index:03}"),
+                params,
+                shape: Shape::Free,
+                cost: function.cost,
+                risky: true,
             };
             free.push_str(&source(&info, &body));
             self.infos.push(info);
@@ -3396,5 +3419,1221 @@ fn paren(code: &str) -> String {
         code.to_owned()
     } else {
         format!("({code})")
+    }
+}
+
+// The third family: bodies aimed at the checks the forward sweep leaves out (see the
+// rustdoc of `autodiff-macros/src/sweep/checks.rs`). An operation read by one other in a
+// slot that carries a non-finite value, a data constant in such a slot, a `let` read that
+// way by a later statement of its block, and a running sum of a loop are checked later, or
+// once after the loop; every absorbing read (`exp`, `tanh`, `max`, `x / inf`, `powi(0)`,
+// ...), a condition, a `detach` or an overwrite must bring the check back. So the bodies
+// are running sums updated by `+= -= *= /=`, `s = s * t + u`, `s = t - s` and friends, in
+// branch arms and nested loops, declared at different loop depths, several per loop, read
+// by an absorbing operation inside the loop, overwritten without reading themselves, read
+// after the loop by absorbing operations only, used in conditions, detached; products and
+// exponentials that overflow after a few iterations; `let`s read later only by absorbing
+// operations, only inside a branch or a nested loop, shadowed, dead, overwritten before
+// any read; divisions by data that may be 0 or infinite, and data tables holding
+// infinities, NaN, `1e308` and `5e-324`. `tests/sweep_bits.rs` gives this family inputs
+// from a stream of its own, with more extreme values. The forms are those the compiled
+// sweeps cover, as in the second family.
+
+/// The third family's seed, independent of [`SEED`] and [`SWEEP_SEED`].
+pub const CHECK_SEED: u64 = 0x5EED_C4EC_0000_0003;
+
+/// How many functions the third family (`c000`, `c001`, ...) has.
+pub const CHECK_FUNCTIONS: usize = 120;
+
+/// Literals of the third family: ordinary ones...
+const CHECK_LITERALS: &[&str] = &[
+    "0.5", "2.0", "1.5", "-1.0", "3.0", "0.0", "-0.0", "1e-3", "10.0", "0.25", "100.0",
+];
+
+/// ... and, now and then, scales that overflow or underflow.
+const CHECK_SCALES: &[&str] = &["1e300", "1e154", "1e308", "5e-324", "1e-300"];
+
+/// What the data tables of the third family hold besides ordinary numbers.
+const EXTREME: &[&str] = &[
+    "f64::INFINITY",
+    "f64::NEG_INFINITY",
+    "f64::NAN",
+    "1e308",
+    "-1e308",
+    "5e-324",
+    "f64::MAX",
+    "f64::MIN_POSITIVE",
+    "0.0",
+    "-0.0",
+    "1e154",
+    "1e-300",
+];
+
+/// The ordinary numbers of the data tables.
+const ORDINARY: &[&str] = &["0.5", "2.0", "-1.5", "3.0", "1.0", "-0.25", "0.75"];
+
+/// The parameters of a third-family function: one to three `f64`s, maybe an array, and
+/// mostly data `xs: &[f64]` and `n: usize`.
+fn check_signature(rng: &mut Rng) -> Vec<Param> {
+    let mut params = Vec::new();
+    let scalars = *rng.pick(&[1, 2, 2, 3]);
+    for index in 0..scalars {
+        params.push(Param {
+            name: format!("x{index}"),
+            kind: ParamKind::Scalar { mutable: false },
+        });
+    }
+    if rng.chance(30) {
+        params.push(Param {
+            name: "w".into(),
+            kind: ParamKind::Array(rng.range(2, 3)),
+        });
+    }
+    if rng.chance(80) {
+        params.push(Param {
+            name: "xs".into(),
+            kind: ParamKind::Data,
+        });
+    }
+    if rng.chance(60) {
+        params.push(Param {
+            name: "n".into(),
+            kind: ParamKind::Count,
+        });
+    }
+    if rng.chance(30) {
+        for i in (1..params.len()).rev() {
+            let j = rng.below(i + 1);
+            params.swap(i, j);
+        }
+    }
+    params
+}
+
+/// What a name (or element) in a third-family body is.
+#[derive(Clone, Debug)]
+enum CLeaf {
+    /// A tracked `f64` any expression may read: a parameter, an element, a `let`.
+    Tracked(String),
+    /// A data `f64`: a loop's element, `xs[i]`.
+    Data(String),
+    /// A `usize` loop index, below a constant where one is known.
+    Index(String, Option<usize>),
+    /// A local data table `[f64; len]`.
+    Table(String, usize),
+}
+
+/// The generator of one third-family body.
+struct CheckGen<'a> {
+    rng: &'a mut Rng,
+    scopes: Vec<Vec<CLeaf>>,
+    lines: Vec<String>,
+    indent: usize,
+    counter: usize,
+    /// How many loops enclose the statement being written.
+    loops: usize,
+    /// Operations per call at the largest data, estimated; and the current trip product.
+    cost: u64,
+    multiplier: u64,
+    /// Operations written (the sweeps take bodies of at most 256).
+    ops: u64,
+    /// How many more operations may be written without their domain guard.
+    raw_left: u32,
+    /// What the result reads besides `acc`.
+    terms: Vec<String>,
+    data: bool,
+    count: bool,
+}
+
+impl<'a> CheckGen<'a> {
+    fn new(rng: &'a mut Rng, params: &[Param]) -> Self {
+        let raw_left = rng.range(0, 2) as u32;
+        let mut scope = Vec::new();
+        let (mut data, mut count) = (false, false);
+        for param in params {
+            match param.kind {
+                ParamKind::Scalar { .. } => scope.push(CLeaf::Tracked(param.name.clone())),
+                ParamKind::Array(k) => {
+                    for index in 0..k {
+                        scope.push(CLeaf::Tracked(format!("{}[{index}]", param.name)));
+                    }
+                }
+                ParamKind::Data => data = true,
+                ParamKind::Count => count = true,
+                _ => unreachable!("not in the third family"),
+            }
+        }
+        CheckGen {
+            rng,
+            scopes: vec![scope],
+            lines: Vec::new(),
+            indent: 1,
+            counter: 0,
+            loops: 0,
+            cost: 0,
+            multiplier: 1,
+            ops: 0,
+            raw_left,
+            terms: Vec::new(),
+            data,
+            count,
+        }
+    }
+
+    fn body(&mut self) -> String {
+        let init = self.fresh_tx(1);
+        self.line(&format!("let mut acc: f64 = {init};"));
+        let motifs = self.rng.range(2, 4);
+        for _ in 0..motifs {
+            if self.ops > 110 {
+                break;
+            }
+            self.motif();
+        }
+        let mut tail = "acc".to_owned();
+        for term in std::mem::take(&mut self.terms) {
+            let op = *self.rng.pick(&["+", "+", "-", "*"]);
+            tail = format!("{tail} {op} {}", paren(&term));
+        }
+        if self.rng.chance(15) {
+            tail = format!("({tail}).tanh()");
+        }
+        self.line(&tail);
+        let mut out = String::new();
+        for line in &self.lines {
+            out.push_str(line);
+            out.push('\n');
+        }
+        out
+    }
+
+    fn line(&mut self, text: &str) {
+        self.lines
+            .push(format!("{}{text}", "    ".repeat(self.indent)));
+    }
+
+    fn fresh(&mut self, prefix: &str) -> String {
+        self.counter += 1;
+        format!("{prefix}{}", self.counter)
+    }
+
+    fn charge(&mut self, ops: u64) {
+        self.ops += ops;
+        self.cost += ops * self.multiplier;
+    }
+
+    fn declare(&mut self, leaf: CLeaf) {
+        self.scopes.last_mut().expect("a scope").push(leaf);
+    }
+
+    fn visible(&self) -> Vec<CLeaf> {
+        self.scopes.iter().flatten().cloned().collect()
+    }
+
+    /// Whether to write this operation without its domain guard.
+    fn raw(&mut self) -> bool {
+        if self.raw_left > 0 && self.rng.chance(30) {
+            self.raw_left -= 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn tracked_leaf(&mut self) -> String {
+        let options: Vec<String> = self
+            .visible()
+            .into_iter()
+            .filter_map(|leaf| match leaf {
+                CLeaf::Tracked(code) => Some(code),
+                _ => None,
+            })
+            .collect();
+        self.rng.pick(&options).clone()
+    }
+
+    /// An index into a data table of `len`, which reaches its later (extreme) entries only
+    /// for some inputs: a loop index over `n` or the data, `n` itself, or a constant range's
+    /// index offset by `n`; else its first entry, which is ordinary.
+    fn index_for(&mut self, len: usize) -> String {
+        let mut options = Vec::new();
+        for leaf in self.visible() {
+            match leaf {
+                CLeaf::Index(name, None) => options.push(format!("{name} % {len}")),
+                CLeaf::Index(name, Some(_)) if self.count => {
+                    options.push(format!("({name} + n) % {len}"));
+                }
+                _ => {}
+            }
+        }
+        if self.count {
+            options.push(format!("n % {len}"));
+        }
+        if options.is_empty() || self.rng.chance(10) {
+            return "0".into();
+        }
+        self.rng.pick(&options).clone()
+    }
+
+    fn data_leaf(&mut self) -> Option<String> {
+        let mut options = Vec::new();
+        for leaf in self.visible() {
+            match leaf {
+                CLeaf::Data(code) => {
+                    options.push(code.clone());
+                    options.push(code);
+                }
+                CLeaf::Index(name, _) => {
+                    if self.rng.chance(25) {
+                        options.push(format!("({name} as f64)"));
+                    } else {
+                        options.push(format!("(({name} + 1) as f64)"));
+                    }
+                }
+                CLeaf::Table(name, len) => {
+                    let index = self.index_for(len);
+                    options.push(format!("{name}[{index}]"));
+                    options.push(format!("{name}[{index}]"));
+                }
+                CLeaf::Tracked(_) => {}
+            }
+        }
+        if self.count {
+            options.push("(n as f64)".into());
+        }
+        if options.is_empty() {
+            None
+        } else {
+            Some(self.rng.pick(&options).clone())
+        }
+    }
+
+    fn literal(&mut self) -> String {
+        if self.rng.chance(12) {
+            (*self.rng.pick(CHECK_SCALES)).to_owned()
+        } else {
+            (*self.rng.pick(CHECK_LITERALS)).to_owned()
+        }
+    }
+
+    /// Any operand: a tracked expression, data or a literal.
+    fn operand(&mut self, depth: u32) -> String {
+        match self.rng.weighted(&[50, 32, 18]) {
+            0 => self.tx(depth),
+            1 => match self.data_leaf() {
+                Some(code) => code,
+                None => self.literal(),
+            },
+            _ => self.literal(),
+        }
+    }
+
+    /// A tracked expression (so of type `f64`).
+    fn tx(&mut self, depth: u32) -> String {
+        if depth == 0 || self.rng.chance(20) {
+            return self.tracked_leaf();
+        }
+        let a = self.tx(depth - 1);
+        let a = paren(&a);
+        self.charge(1);
+        match self.rng.weighted(&[34, 5, 22, 19, 20]) {
+            0 => {
+                let b = self.operand(depth - 1);
+                let mut op = *self.rng.pick(&["+", "-", "*", "/", "*", "+"]);
+                if paren(&b) == a && (op == "-" || op == "/") {
+                    // Not `x - x` or `x / x`, which are 0 or NaN (or 1) everywhere.
+                    op = "+";
+                }
+                let tracked_divisor = !b.is_empty() && self.rng.chance(35);
+                if tracked_divisor {
+                    // `b op a`: the tracked expression on the right.
+                    let a = if op == "/" && !self.raw() {
+                        self.charge(2);
+                        format!("({a} * {a} + 1.0)")
+                    } else {
+                        a
+                    };
+                    format!("{} {op} {a}", paren(&b))
+                } else {
+                    format!("{a} {op} {}", paren(&b))
+                }
+            }
+            1 => format!("-{a}"),
+            2 => {
+                let method = *self.rng.pick(&[
+                    "abs", "sqrt", "cbrt", "ln", "ln_1p", "log2", "log10", "sin", "cos", "tan",
+                    "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh",
+                ]);
+                if self.raw() {
+                    return format!("{a}.{method}()");
+                }
+                match method {
+                    "sqrt" | "ln" | "log2" | "log10" => {
+                        self.charge(2);
+                        format!("({a}.abs() + 0.5).{method}()")
+                    }
+                    "ln_1p" => {
+                        self.charge(1);
+                        format!("{a}.abs().ln_1p()")
+                    }
+                    "asin" | "acos" | "atanh" => {
+                        self.charge(2);
+                        format!("({a}.tanh() * 0.5).{method}()")
+                    }
+                    "acosh" => {
+                        self.charge(2);
+                        format!("({a}.abs() + 1.5).acosh()")
+                    }
+                    "sinh" | "cosh" | "tan" if self.rng.chance(50) => {
+                        self.charge(1);
+                        format!("{a}.tanh().{method}()")
+                    }
+                    _ => format!("{a}.{method}()"),
+                }
+            }
+            3 => {
+                let method = *self
+                    .rng
+                    .pick(&["exp", "exp2", "exp_m1", "tanh", "atan", "recip", "powi"]);
+                match method {
+                    "exp" | "exp2" | "exp_m1" if !self.raw() && self.rng.chance(60) => {
+                        self.charge(1);
+                        format!("{a}.tanh().{method}()")
+                    }
+                    "recip" if !self.raw() => {
+                        self.charge(2);
+                        format!("({a} * {a} + 1.0).recip()")
+                    }
+                    "powi" => {
+                        let k = if self.raw() {
+                            *self.rng.pick(&["-1", "-2", "0", "3"])
+                        } else {
+                            *self.rng.pick(&["0", "2", "3", "0", "1"])
+                        };
+                        format!("{a}.powi({k})")
+                    }
+                    _ => format!("{a}.{method}()"),
+                }
+            }
+            _ => {
+                let method = *self.rng.pick(&[
+                    "max", "min", "hypot", "atan2", "powf", "log", "mul_add", "max",
+                ]);
+                let b = self.operand(depth - 1);
+                match method {
+                    "powf" | "log" if !self.raw() => {
+                        self.charge(2);
+                        let exponent = *self.rng.pick(&["0.5", "2.0", "-1.0", "3.0", "10.0"]);
+                        format!("({a}.abs() + 0.5).{method}({exponent})")
+                    }
+                    "mul_add" => {
+                        let c = self.operand(depth - 1);
+                        format!("{a}.mul_add({b}, {c})")
+                    }
+                    _ => format!("{a}.{method}({b})"),
+                }
+            }
+        }
+    }
+
+    /// A tracked expression that is not a bare name or element: assigned to a mutable
+    /// local, a bare one would be a copy, which the sweeps leave to the checked path
+    /// when its source is read again.
+    fn fresh_tx(&mut self, depth: u32) -> String {
+        let value = self.tx(depth);
+        if paren(&value) == value {
+            self.charge(1);
+            let scale = *self.rng.pick(&["0.5", "2.0", "1e300", "-1.0"]);
+            format!("{value} * {scale}")
+        } else {
+            value
+        }
+    }
+
+    /// A tracked value that is not finite for some inputs only: a sum with data, an
+    /// overflow, a product with or a quotient by data, an unguarded `ln`, an exponential.
+    /// Not a bare name. Mostly one whose local derivatives stay finite where it is not
+    /// (`t + inf`, `t * 1e308`), so that no `0 * inf` of the reverse sweep gives the
+    /// forward sweep's missed check away.
+    fn risky(&mut self) -> String {
+        let t = self.tx(1);
+        let t = paren(&t);
+        let data = self.data_leaf();
+        self.charge(2);
+        match (self.rng.below(9), data) {
+            (0 | 1, Some(data)) => format!("{t} + {data}"),
+            (2, Some(data)) => format!("{data} - {t}"),
+            (3, Some(data)) => format!("{t} * {data}"),
+            (4, Some(data)) => format!("{t} / {data}"),
+            (5, _) => format!("({t} * 300.0).exp()"),
+            (6, _) => format!("{t}.ln()"),
+            (7, _) => format!("{t} * 1e308"),
+            _ => format!("({t} - 1.0) * 1e308"),
+        }
+    }
+
+    /// A value for an update: mostly tracked, sometimes data or a literal.
+    fn update_value(&mut self) -> String {
+        match self.rng.weighted(&[60, 30, 10]) {
+            0 => {
+                let depth = self.rng.range(0, 2) as u32;
+                self.tx(depth)
+            }
+            1 => match self.data_leaf() {
+                Some(code) => code,
+                None => self.tx(1),
+            },
+            _ => self.literal(),
+        }
+    }
+
+    fn condition(&mut self) -> String {
+        let threshold = *self.rng.pick(&["0.5", "0.0", "1.0", "-0.5", "2.0"]);
+        let op = *self.rng.pick(&[">", "<", ">=", "<="]);
+        let indices: Vec<String> = self
+            .visible()
+            .into_iter()
+            .filter_map(|leaf| match leaf {
+                CLeaf::Index(name, _) => Some(name),
+                _ => None,
+            })
+            .collect();
+        match self.rng.below(5) {
+            0 if !indices.is_empty() => {
+                let i = self.rng.pick(&indices).clone();
+                format!("{i} % 2 == {}", self.rng.below(2))
+            }
+            1 if self.count => format!("n > {}", self.rng.range(1, 4)),
+            2 | 3 => match self.data_leaf() {
+                Some(d) => format!("{d} {op} {threshold}"),
+                None => format!("{} {op} {threshold}", self.tracked_leaf()),
+            },
+            _ => format!("{} {op} {threshold}", self.tracked_leaf()),
+        }
+    }
+
+    /// Opens a `for` loop; returns the multiplier to restore.
+    fn open_loop(&mut self) -> u64 {
+        self.open_loop_over(false)
+    }
+
+    /// Opens a `for` loop, over `0..n` or the data if `variable` and there are such (so
+    /// that how often it runs depends on the input); returns the multiplier to restore.
+    fn open_loop_over(&mut self, variable: bool) -> u64 {
+        let depth = self.loops.min(2);
+        let i = ["i", "j", "k"][depth].to_owned();
+        let u = ["u", "z", "y"][depth].to_owned();
+        let v = ["v", "q", "r"][depth].to_owned();
+        let tables: Vec<(String, usize)> = self
+            .visible()
+            .into_iter()
+            .filter_map(|leaf| match leaf {
+                CLeaf::Table(name, len) => Some((name, len)),
+                _ => None,
+            })
+            .collect();
+        let weights = [
+            if self.count { 3 } else { 0 },
+            if variable && (self.count || self.data) {
+                0
+            } else {
+                2
+            },
+            if self.data { 4 } else { 0 },
+            if self.data { 2 } else { 0 },
+            if self.data { 1 } else { 0 },
+            if tables.is_empty() || !self.count {
+                0
+            } else {
+                2
+            },
+        ];
+        let mut leaves = Vec::new();
+        let (header, trip) = match self.rng.weighted(&weights) {
+            0 => {
+                leaves.push(CLeaf::Index(i.clone(), None));
+                (format!("for {i} in 0..n {{"), MAX_COUNT)
+            }
+            1 => {
+                let k = self.rng.range(2, 4);
+                leaves.push(CLeaf::Index(i.clone(), Some(k)));
+                (format!("for {i} in 0..{k} {{"), k as u64)
+            }
+            2 => {
+                let adapter = match self.rng.below(5) {
+                    0 => ".rev()",
+                    1 if self.count => ".take(n)",
+                    2 => ".skip(1)",
+                    _ => "",
+                };
+                leaves.push(CLeaf::Data(u.clone()));
+                (format!("for &{u} in xs.iter(){adapter} {{"), MAX_DATA_LEN)
+            }
+            3 => {
+                leaves.push(CLeaf::Index(i.clone(), None));
+                leaves.push(CLeaf::Data(u.clone()));
+                leaves.push(CLeaf::Data(format!("xs[{i}]")));
+                (
+                    format!("for ({i}, &{u}) in xs.iter().enumerate() {{"),
+                    MAX_DATA_LEN,
+                )
+            }
+            4 => {
+                leaves.push(CLeaf::Data(u.clone()));
+                leaves.push(CLeaf::Data(v.clone()));
+                (
+                    format!("for (&{u}, &{v}) in xs.iter().zip(xs.iter().skip(1)) {{"),
+                    MAX_DATA_LEN,
+                )
+            }
+            _ => {
+                let (table, len) = self.rng.pick(&tables).clone();
+                leaves.push(CLeaf::Data(u.clone()));
+                (format!("for &{u} in {table}.iter().take(n) {{"), len as u64)
+            }
+        };
+        self.line(&header);
+        self.indent += 1;
+        self.scopes.push(leaves);
+        self.loops += 1;
+        let saved = self.multiplier;
+        self.multiplier *= trip;
+        saved
+    }
+
+    fn close_loop(&mut self, saved: u64) {
+        self.multiplier = saved;
+        self.loops -= 1;
+        self.scopes.pop();
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    fn open_block(&mut self, header: &str) {
+        self.line(header);
+        self.indent += 1;
+        self.scopes.push(Vec::new());
+    }
+
+    fn close_block(&mut self, closer: &str) {
+        self.scopes.pop();
+        self.indent -= 1;
+        self.line(closer);
+    }
+
+    fn motif(&mut self) {
+        match self.rng.weighted(&[24, 12, 20, 10, 9, 9, 5, 14]) {
+            0 => self.sum_loop(),
+            1 => self.nested_sums(),
+            2 => self.lets(),
+            3 => self.table(),
+            4 => self.overflow(),
+            5 => self.several_sums(),
+            6 => self.division(),
+            _ => self.blow_up_and_absorb(),
+        }
+    }
+
+    /// A running sum's initial value (`true` if tracked).
+    fn sum_init(&mut self) -> (String, bool) {
+        match self.rng.below(4) {
+            0 => ("0.0".into(), false),
+            1 => ("1.0".into(), false),
+            _ => (self.fresh_tx(1), true),
+        }
+    }
+
+    /// One update of `s` that reads it and carries it on (`s += t`, `s = t - s`, ...),
+    /// reads it only through an absorbing operation (`s = s.tanh() + t`), or overwrites
+    /// it (`s = t`). Returns whether the value written is tracked.
+    fn sum_update(&mut self, s: &str) -> bool {
+        let tracked = self.rng.chance(70);
+        let x = if tracked {
+            let depth = self.rng.range(0, 2) as u32;
+            self.tx(depth)
+        } else {
+            self.update_value()
+        };
+        let x = paren(&x);
+        self.charge(2);
+        let text = match self.rng.weighted(&[40, 30, 8]) {
+            0 => {
+                let op = *self.rng.pick(&["+=", "-=", "*=", "/=", "+=", "*="]);
+                format!("{s} {op} {x};")
+            }
+            1 => {
+                let y = self.update_value();
+                let y = paren(&y);
+                match self.rng.below(10) {
+                    0 => format!("{s} = {s} * {x} + {y};"),
+                    1 => format!("{s} = {x} - {s};"),
+                    2 => format!("{s} = -{s} + {x};"),
+                    3 => format!("{s} = {s}.mul_add({x}, {y});"),
+                    4 if tracked => format!("{s} = {x}.mul_add({y}, {s});"),
+                    5 => format!("{s} = {s}.hypot({x});"),
+                    6 => format!("{s} = ({s} + {x}).sin() + {y};"),
+                    7 => format!("{s} = {s} / {x} + {s} * {y};"),
+                    8 => format!("{s} = ({s} * {x}).abs().sqrt() - {y};"),
+                    _ => format!("{s} = {s}.cosh() + {s} * {x};"),
+                }
+            }
+            _ => {
+                // Absorbing reads: the sum must be checked every iteration.
+                let y = self.update_value();
+                let y = paren(&y);
+                match self.rng.below(10) {
+                    0 => format!("{s} = {s}.tanh() + {x};"),
+                    1 => format!("{s} = {s}.max({x});"),
+                    2 => format!("{s} = {x} / {s};"),
+                    3 => format!("{s} = {s}.atan() * {x};"),
+                    4 => format!("{s} = {s}.exp() * {x};"),
+                    5 => format!("{s} = {s}.powi(0) + {x};"),
+                    6 if tracked => format!("{s} = {x}.atan2({s});"),
+                    7 => format!("{s} = {s}.min({x}) - {y};"),
+                    8 => format!("{s} = {s}.recip() + {x};"),
+                    _ => format!("{s} = {x} * {y};"),
+                }
+            }
+        };
+        self.line(&text);
+        tracked
+    }
+
+    /// Updates of `s` inside a loop body: plain, in branch arms, in a nested loop, and
+    /// now and then a read that is not an update (the sum is then checked in the loop).
+    fn sum_body(&mut self, s: &str, tracked: &mut bool) {
+        let updates = self.rng.range(1, 2);
+        for _ in 0..updates {
+            match self
+                .rng
+                .weighted(&[50, 25, if self.loops < 2 { 10 } else { 0 }, 15])
+            {
+                0 => *tracked |= self.sum_update(s),
+                1 => {
+                    let condition = self.condition();
+                    self.open_block(&format!("if {condition} {{"));
+                    *tracked |= self.sum_update(s);
+                    if self.rng.chance(60) {
+                        self.close_block("} else {");
+                        self.scopes.push(Vec::new());
+                        self.indent += 1;
+                        *tracked |= self.sum_update(s);
+                    }
+                    self.close_block("}");
+                }
+                2 => {
+                    let saved = self.open_loop();
+                    *tracked |= self.sum_update(s);
+                    self.close_loop(saved);
+                }
+                _ => {
+                    self.charge(2);
+                    let x = self.tx(0);
+                    match self.rng.below(6) {
+                        0 => self.line(&format!("acc += {s}.tanh();")),
+                        1 => self.line(&format!("acc = acc.max({s});")),
+                        2 => {
+                            let g = self.fresh("g");
+                            self.line(&format!("let {g} = {s}.exp();"));
+                            self.line(&format!("acc += {g} * {x};"));
+                        }
+                        3 => {
+                            self.line(&format!("if {s} > 1.0 {{"));
+                            self.line(&format!("    acc += {x};"));
+                            self.line("}");
+                        }
+                        4 if *tracked => self.line(&format!("acc += {s}.detach() * {x};")),
+                        _ => self.line(&format!("acc += {x} / ({s} + 0.5);")),
+                    }
+                }
+            }
+        }
+    }
+
+    /// How a sum is read after its loop (or not at all).
+    fn sum_after(&mut self, s: &str, tracked: bool) {
+        self.charge(2);
+        match self.rng.weighted(&[25, 35, 10, 10, 8, 6, 6]) {
+            0 => self.terms.push(s.to_owned()),
+            1 => {
+                let read = match self.rng.below(9) {
+                    0 => format!("{s}.tanh()"),
+                    1 => format!("{s}.exp()"),
+                    2 => format!("{s}.max(1.0)"),
+                    3 => format!("{s}.atan()"),
+                    4 => format!("{s}.powi(0)"),
+                    5 => format!("{s}.recip()"),
+                    6 => format!("{s}.min({})", self.tracked_leaf()),
+                    7 => format!("{} / {s}", self.tracked_leaf()),
+                    _ => format!("{s}.exp2().tanh()"),
+                };
+                self.terms.push(read);
+            }
+            2 => self.line(&format!("acc += {s};")),
+            3 => {
+                let x = self.tx(1);
+                let y = self.tx(0);
+                self.line(&format!("if {s} > 0.5 {{"));
+                self.line(&format!("    acc += {x};"));
+                self.line("} else {");
+                self.line(&format!("    acc -= {y};"));
+                self.line("}");
+            }
+            4 if tracked => {
+                let x = self.tracked_leaf();
+                self.line(&format!("acc += {s}.detach() * {x};"));
+            }
+            5 => {
+                let x = self.tracked_leaf();
+                self.line(&format!("acc = acc.max({s}) + {x};"));
+            }
+            _ => {} // never read
+        }
+    }
+
+    fn sum_loop(&mut self) {
+        let s = self.fresh("s");
+        let (init, mut tracked) = self.sum_init();
+        self.line(&format!("let mut {s}: f64 = {init};"));
+        let saved = self.open_loop();
+        if self.rng.chance(40) {
+            self.loop_let();
+        }
+        self.sum_body(&s, &mut tracked);
+        self.close_loop(saved);
+        self.sum_after(&s, tracked);
+    }
+
+    /// A `let` in a loop body, readable by the updates after it.
+    fn loop_let(&mut self) {
+        let e = self.fresh("e");
+        let value = if self.rng.chance(40) {
+            self.risky()
+        } else {
+            self.tx(2)
+        };
+        self.line(&format!("let {e} = {value};"));
+        self.declare(CLeaf::Tracked(e));
+    }
+
+    /// Sums declared at different loop depths: one outside two loops, updated in the
+    /// inner one, and one declared in the outer body, updated in the inner loop and read
+    /// after it.
+    fn nested_sums(&mut self) {
+        let (outer, mut outer_tracked) = if self.rng.chance(60) {
+            let s = self.fresh("s");
+            let (init, tracked) = self.sum_init();
+            self.line(&format!("let mut {s}: f64 = {init};"));
+            (s, tracked)
+        } else {
+            ("acc".to_owned(), true)
+        };
+        let saved = self.open_loop();
+        let inner = self.fresh("s");
+        let (init, mut inner_tracked) = self.sum_init();
+        self.line(&format!("let mut {inner}: f64 = {init};"));
+        let inner_saved = self.open_loop();
+        self.sum_body(&inner, &mut inner_tracked);
+        if self.rng.chance(50) {
+            outer_tracked |= self.sum_update(&outer);
+        }
+        self.close_loop(inner_saved);
+        self.charge(2);
+        let x = self.update_value();
+        let x = paren(&x);
+        match self.rng.below(7) {
+            0 => self.line(&format!("{outer} += {inner};")),
+            1 => self.line(&format!("{outer} += {inner}.tanh();")),
+            2 => self.line(&format!("{outer} = {outer}.max({inner});")),
+            3 => self.line(&format!("{outer} = {outer} * {x} + {inner};")),
+            4 => {
+                self.line(&format!("if {inner} > 1.0 {{"));
+                self.line(&format!("    {outer} += {x};"));
+                self.line("}");
+            }
+            5 => self.line(&format!("{outer} -= {inner} * {x};")),
+            _ => self.line(&format!("{outer} += {inner}.exp() * {x};")),
+        }
+        self.close_loop(saved);
+        if outer != "acc" {
+            self.sum_after(&outer, outer_tracked);
+        }
+    }
+
+    /// A `let` and how the statements after it read it.
+    fn lets(&mut self) {
+        let in_loop = self.rng.chance(40);
+        let saved = in_loop.then(|| self.open_loop());
+        let e = self.fresh("e");
+        let pattern = self.rng.below(15);
+        let mutable = pattern == 6 || self.rng.chance(15);
+        let keyword = if mutable { "let mut" } else { "let" };
+        let value = if self.rng.chance(10) {
+            // An `if` value: each arm assigns the local.
+            let condition = self.condition();
+            let a = self.fresh_tx(1);
+            let b = self.fresh_tx(1);
+            format!("if {condition} {{ {a} }} else {{ {b} }}")
+        } else if self.rng.chance(60) {
+            self.risky()
+        } else if mutable {
+            self.fresh_tx(2)
+        } else {
+            self.tx(2)
+        };
+        self.line(&format!("{keyword} {e}: f64 = {value};"));
+        let x = self.update_value();
+        let x = paren(&x);
+        self.charge(2);
+        match pattern {
+            // Read where a non-finite value carries on.
+            0 => match self.rng.below(3) {
+                0 => self.line(&format!("acc += {e} * {x};")),
+                1 => self.line(&format!("acc = acc - {e};")),
+                _ => {
+                    let f = self.fresh("f");
+                    self.line(&format!("let {f} = {e} + {x};"));
+                    self.line(&format!("acc += {f};"));
+                }
+            },
+            // Read only by absorbing operations.
+            1 => {
+                let read = match self.rng.below(7) {
+                    0 => format!("acc += {e}.tanh();"),
+                    1 => format!("acc = acc.max({e});"),
+                    2 => format!("acc += {x} / {e};"),
+                    3 => format!("acc += {e}.powi(0);"),
+                    4 => format!("acc += {e}.exp();"),
+                    5 => format!("acc += {e}.atan2({x});"),
+                    _ => format!("acc += {e}.min(1.0) * {x};"),
+                };
+                self.line(&read);
+            }
+            // Read by a later statement inside a branch only.
+            2 => {
+                let condition = self.condition();
+                self.line(&format!("if {condition} {{"));
+                self.line(&format!("    acc += {e};"));
+                if self.rng.chance(50) {
+                    self.line("} else {");
+                    self.line(&format!("    acc -= {x};"));
+                }
+                self.line("}");
+            }
+            // Read in a nested loop only.
+            3 if self.loops < 2 => {
+                let saved = self.open_loop();
+                let y = self.update_value();
+                self.line(&format!("acc += {e} * {};", paren(&y)));
+                self.close_loop(saved);
+            }
+            // Shadowed.
+            4 => {
+                match self.rng.below(3) {
+                    0 => self.line(&format!("let {e} = {e}.tanh();")),
+                    1 => self.line(&format!("let {e} = {e} + {x};")),
+                    _ => {
+                        let y = self.tx(1);
+                        self.line(&format!("let {e} = {y};"));
+                    }
+                }
+                self.line(&format!("acc += {e};"));
+            }
+            // Dead: never read.
+            5 => {}
+            // Overwritten before any read.
+            6 => {
+                let y = self.fresh_tx(1);
+                if self.rng.chance(50) {
+                    self.line(&format!("{e} = {y};"));
+                } else {
+                    let condition = self.condition();
+                    self.line(&format!("if {condition} {{"));
+                    self.line(&format!("    {e} = {y};"));
+                    self.line("}");
+                }
+                self.line(&format!("acc += {e} * {x};"));
+            }
+            // Read by a condition.
+            7 => {
+                self.line(&format!("if {e} > 0.5 {{"));
+                self.line(&format!("    acc += {x};"));
+                self.line("}");
+            }
+            // Detached.
+            8 => self.line(&format!("acc += {e}.detach() * {x};")),
+            // Read twice in one statement.
+            9 => match self.rng.below(3) {
+                0 => self.line(&format!("acc += {e} * {e};")),
+                1 => self.line(&format!("acc += {e}.tanh() + {e};")),
+                _ => self.line(&format!("acc += {e}.max({x}) * {e};")),
+            },
+            // First read absorbing, a carrying one after it.
+            10 => {
+                self.line(&format!("acc += {e}.exp();"));
+                self.line(&format!("acc += {e} * {x};"));
+            }
+            // A chain of lets.
+            11 => {
+                let f = self.fresh("f");
+                self.line(&format!("let {f} = {e} * {x};"));
+                self.line(&format!("let {f} = {f}.tanh() + {f};"));
+                self.line(&format!("acc += {f};"));
+            }
+            // Detached into plain code (which must never see what the trace refused), then
+            // read where a non-finite value carries on.
+            13 => {
+                let k = self.fresh("k");
+                let y = self.tx(0);
+                self.line(&format!("let {k} = (1.0 / {e}).detach();"));
+                self.line(&format!("if {k} == 0.0 {{"));
+                self.line(&format!("    acc += {y};"));
+                self.line("}");
+                self.line(&format!("acc += {e} * {x};"));
+            }
+            // Read by later expressions of the body, or the result.
+            _ => {
+                self.declare(CLeaf::Tracked(e.clone()));
+                if self.loops == 0 && self.rng.chance(50) {
+                    self.terms.push(e.clone());
+                }
+            }
+        }
+        if let Some(saved) = saved {
+            self.close_loop(saved);
+        }
+    }
+
+    /// A data table with extreme values, read through loop indices, `n` or its own loop.
+    fn table(&mut self) {
+        let d = self.fresh("d");
+        let len = self.rng.range(3, 5);
+        let mut values = Vec::new();
+        for position in 0..len {
+            // Extreme values mostly at later positions, which only longer loops reach.
+            let extreme = position > 0 && self.rng.chance(45);
+            values.push(if extreme {
+                *self.rng.pick(EXTREME)
+            } else {
+                *self.rng.pick(ORDINARY)
+            });
+        }
+        if !values.iter().any(|v| EXTREME.contains(v)) {
+            values[len - 1] = *self.rng.pick(EXTREME);
+        }
+        self.line(&format!("let {d}: [f64; {len}] = [{}];", values.join(", ")));
+        self.declare(CLeaf::Table(d.clone(), len));
+        let (s, mut tracked) = if self.rng.chance(50) {
+            let s = self.fresh("s");
+            let (init, tracked) = self.sum_init();
+            self.line(&format!("let mut {s}: f64 = {init};"));
+            (s, tracked)
+        } else {
+            ("acc".to_owned(), true)
+        };
+        let saved = self.open_loop();
+        let index = self.index_for(len);
+        let x = self.tx(1);
+        self.charge(3);
+        let form = self.rng.below(6);
+        tracked |= form != 2;
+        let text = match form {
+            0 => format!("{s} += {} * {d}[{index}];", paren(&x)),
+            1 => format!("{s} += {} / {d}[{index}];", paren(&x)),
+            2 => format!("{s} *= {d}[{index}];"),
+            3 => format!("{s} = {s} * {d}[{index}] + {};", paren(&x)),
+            4 => format!("{s} += ({} * {d}[{index}]).tanh();", paren(&x)),
+            _ => format!("{s} = {d}[{index}] - {s} * {};", paren(&x)),
+        };
+        self.line(&text);
+        if self.rng.chance(40) {
+            self.sum_body(&s, &mut tracked);
+        }
+        self.close_loop(saved);
+        if s != "acc" {
+            self.sum_after(&s, tracked);
+        }
+    }
+
+    /// Products and exponentials that overflow after a few iterations.
+    fn overflow(&mut self) {
+        let p = self.fresh("p");
+        let x = self.tracked_leaf();
+        let (init, mut tracked) = match self.rng.below(3) {
+            0 => (format!("{x} * 2.0"), true),
+            1 => (format!("{x} + 1.5"), true),
+            _ => ("1.0".to_owned(), false),
+        };
+        self.line(&format!("let mut {p}: f64 = {init};"));
+        let saved = self.open_loop_over(true);
+        let t = self.tx(1);
+        let t = paren(&t);
+        let data = self.data_leaf().unwrap_or_else(|| "10.0".into());
+        self.charge(3);
+        let form = self.rng.below(9);
+        tracked |= form != 2;
+        let text = match form {
+            0 => format!("{p} *= {t} * 1e100;"),
+            1 => format!("{p} = {p} * {p} + {t};"),
+            2 => format!("{p} *= 1e154;"),
+            3 => format!("{p} += ({t} * {data} * 100.0).exp();"),
+            4 => format!("{p} = {p}.exp() + {t};"),
+            5 => format!("{p} *= {t}.exp();"),
+            6 => format!("{p} = {p} * {data} + {t};"),
+            7 => format!("{p} = {p}.hypot({p} * 1e200) + {t};"),
+            _ => format!("{p} = {p} * {t} * {t} * 1e50;"),
+        };
+        self.line(&text);
+        if self.rng.chance(30) {
+            self.sum_body(&p, &mut tracked);
+        }
+        self.close_loop(saved);
+        self.sum_after(&p, tracked);
+    }
+
+    /// A sum (or a `let`) that data or an overflow may make non-finite, then an absorbing
+    /// read that would make it finite again (`tanh(inf) = 1`, `max(NaN, x) = x`,
+    /// `x / inf = 0`, `powi(NaN, 0) = 1`, `exp(-inf) = 0`): where the trace fails, the
+    /// sweep must have checked before the absorbing read.
+    fn blow_up_and_absorb(&mut self) {
+        let (blow_form, absorb_form) = (self.rng.below(7), self.rng.below(9));
+        let sum = if self.rng.chance(70) {
+            let s = self.fresh("s");
+            let init = self.fresh_tx(0);
+            self.line(&format!("let mut {s}: f64 = {init};"));
+            Some(s)
+        } else {
+            None
+        };
+        let saved = self.open_loop_over(true);
+        let data = self.data_leaf().unwrap_or_else(|| "1e300".into());
+        let t = self.tx(1);
+        let t = paren(&t);
+        let y = self.tracked_leaf();
+        self.charge(6);
+        let absorb = |s: &str| match absorb_form {
+            0 => format!("{s}.tanh() + {y}"),
+            1 => format!("{s}.max({y})"),
+            2 => format!("{y} / {s}"),
+            3 => format!("{s}.powi(0) * {y}"),
+            4 => format!("({s} * -1.0).exp() * {y}"),
+            5 => format!("{s}.atan() + {y}"),
+            6 => format!("{y}.atan2({s})"),
+            7 => format!("{s}.min({y}) + {y}"),
+            _ => format!("({s} * {s}).recip() + {y}"),
+        };
+        match sum {
+            Some(s) => {
+                let blow = match blow_form {
+                    0 => format!("{s} *= {data};"),
+                    1 => format!("{s} += {data};"),
+                    2 => format!("{s} = {s} * {t} * 1e300;"),
+                    3 => format!("{s} /= {data};"),
+                    4 => format!("{s} -= {t} / {data};"),
+                    5 => format!("{s} *= ({t} * 300.0).exp();"),
+                    _ => format!("{s} = {data} - {s} * {t};"),
+                };
+                self.line(&blow);
+                let read = absorb(&s);
+                if self.rng.chance(30) {
+                    let condition = self.condition();
+                    self.line(&format!("if {condition} {{"));
+                    self.line(&format!("    {s} = {read};"));
+                    self.line("}");
+                } else {
+                    self.line(&format!("{s} = {read};"));
+                }
+                self.close_loop(saved);
+                self.sum_after(&s, true);
+            }
+            None => {
+                // A `let` in the loop: blown up, read by an absorbing operation, then
+                // (mostly) carried on.
+                let e = self.fresh("e");
+                let value = match blow_form % 4 {
+                    0 => format!("{t} * {data}"),
+                    1 => format!("{t} / {data}"),
+                    2 => format!("{t} * {t} * 1e300"),
+                    _ => format!("({t} * 300.0).exp() * {y}"),
+                };
+                self.line(&format!("let {e}: f64 = {value};"));
+                let read = absorb(&e);
+                self.line(&format!("acc += {read};"));
+                if self.rng.chance(70) {
+                    self.line(&format!("acc += {e} * {y};"));
+                }
+                self.close_loop(saved);
+            }
+        }
+    }
+
+    /// Several sums in one loop, some read by the others' updates.
+    fn several_sums(&mut self) {
+        let count = self.rng.range(2, 3);
+        let mut sums = Vec::new();
+        for _ in 0..count {
+            let s = self.fresh("s");
+            let (init, tracked) = self.sum_init();
+            self.line(&format!("let mut {s}: f64 = {init};"));
+            sums.push((s, tracked));
+        }
+        let saved = self.open_loop();
+        if self.rng.chance(30) {
+            self.loop_let();
+        }
+        let updates = self.rng.range(2, 4);
+        for _ in 0..updates {
+            let at = self.rng.below(sums.len());
+            let s = sums[at].0.clone();
+            if self.rng.chance(35) {
+                // Read by another sum's update.
+                let other = sums[self.rng.below(sums.len())].0.clone();
+                let x = self.tx(0);
+                self.charge(2);
+                let text = match self.rng.below(4) {
+                    0 => format!("{s} += {other} * {x};"),
+                    1 => format!("{s} = {s} * {other} + {x};"),
+                    2 => format!("{s} += {other}.tanh() * {x};"),
+                    _ => format!("{s} -= {x} / {other};"),
+                };
+                self.line(&text);
+                sums[at].1 = true;
+            } else {
+                let mut tracked = sums[at].1;
+                self.sum_body(&s, &mut tracked);
+                sums[at].1 = tracked;
+            }
+        }
+        self.close_loop(saved);
+        for (s, tracked) in sums {
+            self.sum_after(&s, tracked);
+        }
+    }
+
+    /// Division by data that may be 0 or infinite.
+    fn division(&mut self) {
+        let saved = self.open_loop();
+        let divisor = self.data_leaf().unwrap_or_else(|| "(n as f64)".into());
+        let divisor = if self.count || divisor != "(n as f64)" {
+            divisor
+        } else {
+            "0.0".into()
+        };
+        let x = self.tx(1);
+        let x = paren(&x);
+        self.charge(3);
+        match self.rng.below(6) {
+            0 => self.line(&format!("acc += {x} / {divisor};")),
+            1 => self.line(&format!("acc /= {divisor};")),
+            2 => {
+                let q = self.fresh("q");
+                self.line(&format!("let {q} = {divisor} / {x};"));
+                self.line(&format!("acc += {q};"));
+            }
+            3 => self.line(&format!("acc += {x} / ({divisor} - 1.0);")),
+            4 => self.line(&format!("acc = acc / {divisor} + {x};")),
+            _ => self.line(&format!("acc += ({x} / {divisor}).tanh();")),
+        }
+        self.close_loop(saved);
     }
 }
