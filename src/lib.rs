@@ -92,8 +92,9 @@ pub use autodiff_runtime::*;
 /// (`.sum()` and `.product()` of an iterator, with `.map`), `f64` and array parameters,
 /// local arrays indexed by loop variables, and `.detach()`. Other bodies (early `return`,
 /// `break`, `while`, `.fold(..)`, calls of other differentiable functions, `#[param]`
-/// parameters, methods, a `let mut v = x;` whose `x` is read again later, bodies over 256
-/// operations) run on the checked path alone: same results, at the speed of the tape.
+/// parameters, methods, a `let mut v = x;` whose `x` is read again later, bodies of more
+/// than 128 operations as written, where sweeps would double the compile time) run on the
+/// checked path alone: same results, at the speed of the tape.
 ///
 /// # What the body may contain
 ///
