@@ -182,12 +182,29 @@ impl Lower {
     }
 
     fn block(&mut self, block: &Block) -> Option<Vec<Stmt>> {
+        self.nested(|lower| lower.stmts(&block.stmts))
+    }
+
+    /// Runs `lower` one block deeper, in a scope of its own.
+    fn nested<T>(&mut self, lower: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
         self.scopes.push(Vec::new());
         self.depth += 1;
-        let stmts = self.stmts(&block.stmts);
+        let result = lower(self);
         self.depth -= 1;
         self.scopes.pop();
-        stmts
+        result
+    }
+
+    /// An `if` statement with the next branch flag.
+    fn if_stmt(&mut self, cond: TokenStream, then: Vec<Stmt>, otherwise: Vec<Stmt>) -> Stmt {
+        let flag = self.flags;
+        self.flags += 1;
+        Stmt::If {
+            cond,
+            then,
+            otherwise,
+            flag,
+        }
     }
 
     fn stmts(&mut self, stmts: &[SynStmt]) -> Option<Vec<Stmt>> {
@@ -241,26 +258,12 @@ impl Lower {
                 Expr::Block(block) if block.label.is_none() => {
                     self.value_block(&block.block, place)?
                 }
-                Expr::If(nested) => {
-                    self.scopes.push(Vec::new());
-                    self.depth += 1;
-                    let nested = self.if_value(nested, place);
-                    self.depth -= 1;
-                    self.scopes.pop();
-                    vec![nested?]
-                }
+                Expr::If(nested) => vec![self.nested(|lower| lower.if_value(nested, place))?],
                 _ => return None,
             },
             None => return None,
         };
-        let flag = self.flags;
-        self.flags += 1;
-        Some(Stmt::If {
-            cond,
-            then,
-            otherwise,
-            flag,
-        })
+        Some(self.if_stmt(cond, then, otherwise))
     }
 
     /// A branch of an `if` value: its statements, then its value assigned to `place`.
@@ -269,17 +272,13 @@ impl Lower {
         let SynStmt::Expr(tail, None) = last else {
             return None;
         };
-        self.scopes.push(Vec::new());
-        self.depth += 1;
-        let stmts = self.stmts(rest).and_then(|mut stmts| {
-            let value = self.value(tail)?;
-            stmts.append(&mut self.pending);
-            stmts.push(self.assign(place.clone(), value)?);
+        self.nested(|lower| {
+            let mut stmts = lower.stmts(rest)?;
+            let value = lower.value(tail)?;
+            stmts.append(&mut lower.pending);
+            stmts.push(lower.assign(place.clone(), value)?);
             Some(stmts)
-        });
-        self.depth -= 1;
-        self.scopes.pop();
-        stmts
+        })
     }
 
     fn local(&mut self, local: &syn::Local) -> Option<Vec<Stmt>> {
@@ -557,25 +556,11 @@ impl Lower {
             None => Vec::new(),
             Some((_, otherwise)) => match &**otherwise {
                 Expr::Block(block) if block.label.is_none() => self.block(&block.block)?,
-                Expr::If(nested) => {
-                    self.scopes.push(Vec::new());
-                    self.depth += 1;
-                    let nested = self.branch(nested);
-                    self.depth -= 1;
-                    self.scopes.pop();
-                    vec![nested?]
-                }
+                Expr::If(nested) => vec![self.nested(|lower| lower.branch(nested))?],
                 _ => return None,
             },
         };
-        let flag = self.flags;
-        self.flags += 1;
-        Some(Stmt::If {
-            cond,
-            then,
-            otherwise,
-            flag,
-        })
+        Some(self.if_stmt(cond, then, otherwise))
     }
 
     /// The function's result: `Ok(copy)`, an operation's call without its `?`, or a
@@ -795,14 +780,13 @@ impl Lower {
             return None;
         }
         let item = step.args.iter().nth(1)?;
-        self.scopes.push(Vec::new());
-        self.depth += 1;
-        let stmts = self.stmts(rest).and_then(|mut stmts| {
+        self.nested(|lower| {
+            let mut stmts = lower.stmts(rest)?;
             let mut ops = Vec::new();
-            let item = self.operand(item, &mut ops)?;
-            let item = self.respill(item);
-            stmts.append(&mut self.pending);
-            let id = self.next_op();
+            let item = lower.operand(item, &mut ops)?;
+            let item = lower.respill(item);
+            stmts.append(&mut lower.pending);
+            let id = lower.next_op();
             let total = Operand::Place(Place {
                 var: fold.var,
                 indices: Vec::new(),
@@ -822,10 +806,7 @@ impl Lower {
                 value: Value::new(ops, Operand::Temp(id)),
             });
             Some(stmts)
-        });
-        self.depth -= 1;
-        self.scopes.pop();
-        stmts
+        })
     }
 
     /// `constant(__backend, data)`: the data, with its primal reads made plain, converted
