@@ -251,6 +251,21 @@ pub(crate) fn functions(
             }
         }
     };
+    // What the hidden body answers another function's compiled sweep (a method's
+    // halves would need its receiver: it gives up).
+    let dispatch = {
+        let compile = receiver.is_none()
+            && !in_impl
+            && matches!(output, Output::Scalar)
+            && matches!(gradient_form(&tracked), Form::Flat);
+        let empty = TokenStream::new();
+        crate::sweep::halves(
+            if compile { &graph_body } else { &empty },
+            params,
+            &sig.generics,
+            (&backend, &kind, &lent),
+        )
+    };
     let receiver = receiver.map(|receiver| quote!(#receiver,));
     let grad_fn = match output {
         Output::Array(_) => {
@@ -297,7 +312,10 @@ pub(crate) fn functions(
         #vis #plain_sig #plain_block
 
         #body_signature
-        #graph_body
+        {
+            #dispatch
+            #graph_body
+        }
 
         #(#[doc = #graph_doc])*
         #[allow(dead_code, unused_mut, non_snake_case, clippy::ptr_arg)]

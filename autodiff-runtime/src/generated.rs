@@ -48,6 +48,16 @@ impl<T> Deref for Lent<'_, T> {
 pub trait Argument<'a, B: Backend, T: Parameters + ?Sized> {
     /// The argument as `T`'s shape of `backend` values.
     fn lend(self, backend: &B) -> Result<Lent<'a, T::Tracked<B::Value>>>;
+
+    /// Where a compiled reverse half adds this parameter's adjoints: the caller's own
+    /// for [`Adjoints`](crate::halves::Adjoints), none for data.
+    #[inline]
+    fn adjoints(self) -> Option<&'a mut T::Tracked<f64>>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T>

@@ -20,6 +20,7 @@
 mod error;
 mod generated;
 mod gradcheck;
+mod halves;
 mod ledger;
 mod operation;
 mod parameters;
@@ -42,10 +43,11 @@ pub use tape::tape_len;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::generated::*;
+    pub use crate::halves::{gave_up, output, push_lent, Adjoints, Halves};
     pub use crate::operation::Reads;
     pub use crate::sweep::{
         finite, gradient_into, kept_reads, propagates, reads, slopes, sweep, value, zeros_like,
         Stack, Zero,
     };
-    pub use crate::trace::{op, trace, Backend, Gradients, Handles, Id, Outlined, Primal, Trace};
+    pub use crate::trace::{op, trace, traces, Backend, Gradients, Handles, Id, Outlined, Primal, Trace};
 }

@@ -111,6 +111,27 @@ impl Stack {
         self.flags[self.taken / 64] >> (self.taken % 64) & 1 == 1
     }
 
+    /// Keeps every scalar of `value`, in order: a compiled forward half keeps its
+    /// parameters this way for its reverse half.
+    #[inline]
+    pub fn keep<P: Parameters + ?Sized>(&mut self, value: &P) {
+        value.visit(&mut |scalar| self.push(scalar));
+    }
+
+    /// Fills `value` (of the same shape) with what [`Stack::keep`] kept last, and drops
+    /// it from the stack.
+    #[inline]
+    pub fn take<P: Parameters + ?Sized>(&mut self, value: &mut P) {
+        let start = self.top.saturating_sub(value.parameter_count());
+        let mut at = start;
+        let words = &self.words;
+        value.visit_mut(&mut |scalar| {
+            *scalar = words.get(at).copied().unwrap_or(0.0);
+            at += 1;
+        });
+        self.top = start;
+    }
+
     /// Keeps what `reads` (from [`kept_reads`], a constant) says: operand values, then
     /// the result.
     #[inline(always)]

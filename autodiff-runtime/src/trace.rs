@@ -79,6 +79,16 @@ pub struct Trace<'t> {
     spent: Cell<bool>,
 }
 
+thread_local! {
+    static TRACES: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many traces [`trace`] has started on this thread: how tests see that a warm
+/// `name_grad` call ran its compiled sweeps alone (the checked path traces).
+pub fn traces() -> u64 {
+    TRACES.with(Cell::get)
+}
+
 /// Runs `build` on a fresh trace of this thread's tape and pops what it recorded.
 ///
 /// Code inside `build` must not use [`Scalar`]s: the tape is borrowed, so they would
@@ -89,6 +99,7 @@ pub struct Trace<'t> {
 /// ```
 #[inline]
 pub fn trace<R>(build: impl FnOnce(&Trace<'_>) -> Result<R>) -> Result<R> {
+    TRACES.with(|count| count.set(count.get().wrapping_add(1)));
     TAPE.try_with(|cell| match cell.try_borrow_mut() {
         Ok(mut tape) => {
             let base = tape.len();
@@ -420,6 +431,8 @@ pub struct Outlined<'b, B>(pub &'b B);
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Primal<const CHECKED: bool = true>;
 
+use crate::halves::Halves;
+
 /// Builds graphs of [`Scalar`]s: the backend of `name_graph`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Handles;
@@ -444,6 +457,12 @@ macro_rules! backend {
             fn powi(&self, value: &Self::Value, n: i32) -> Result<Self::Value>;
             /// `value.mul_add(a, b)`.
             fn mul_add(&self, value: &Self::Value, a: &Self::Value, b: &Self::Value) -> Result<Self::Value>;
+            /// `Some` when the call comes from another function's compiled sweep, which
+            /// wants this body's compiled halves rather than a recording.
+            #[inline(always)]
+            fn halves(&self) -> Option<&Halves> {
+                None
+            }
             $(
                 #[doc = concat!("`", stringify!($unary), "` of one operand.")]
                 fn $unary(&self, value: &Self::Value) -> Result<Self::Value>;
@@ -563,6 +582,41 @@ macro_rules! backend {
             )*
         }
 
+        impl Backend for Halves {
+            type Value = f64;
+            #[inline]
+            fn constant(&self, value: f64) -> Result<f64> {
+                Primal::<true>.constant(value)
+            }
+            fn detach(&self, value: &f64) -> Result<f64> {
+                Ok(*value)
+            }
+            #[inline]
+            fn value(&self, value: &f64) -> f64 {
+                *value
+            }
+            #[inline(always)]
+            fn halves(&self) -> Option<&Halves> {
+                Some(self)
+            }
+            fn powi(&self, value: &f64, n: i32) -> Result<f64> {
+                Primal::<true>.powi(value, n)
+            }
+            fn mul_add(&self, value: &f64, a: &f64, b: &f64) -> Result<f64> {
+                Primal::<true>.mul_add(value, a, b)
+            }
+            $(
+                fn $unary(&self, value: &f64) -> Result<f64> {
+                    Primal::<true>.$unary(value)
+                }
+            )*
+            $(
+                fn $binary(&self, left: &f64, right: &f64) -> Result<f64> {
+                    Primal::<true>.$binary(left, right)
+                }
+            )*
+        }
+
         /// The operation each backend method records, under the method's name: what
         /// compiled sweeps name (`op::tanh`), from this one table.
         #[allow(non_upper_case_globals)]
@@ -584,6 +638,10 @@ macro_rules! backend {
 
         impl<B: Backend> Backend for Outlined<'_, B> {
             type Value = B::Value;
+            #[inline]
+            fn halves(&self) -> Option<&Halves> {
+                self.0.halves()
+            }
             #[inline]
             fn constant(&self, value: f64) -> Result<B::Value> {
                 self.0.constant(value)

@@ -21,7 +21,7 @@ use std::collections::HashSet;
 use proc_macro2::{TokenStream, TokenTree};
 use quote::quote;
 
-use super::ir::{Op, Operand, Place, Program, Stmt, Value, VarId};
+use super::ir::{Arg, Op, Operand, Place, Program, Stmt, Value, VarId};
 
 /// Decides every check the forward sweep leaves out.
 pub(crate) fn place(program: &mut Program) {
@@ -97,7 +97,8 @@ impl Context {
                         return quote!(false);
                     }
                 }
-                Stmt::Data { .. } | Stmt::LetArray { .. } => {}
+                // A call reads its arguments as plain code does (`mentions_in`).
+                Stmt::Data { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => {}
             }
         }
         quote!(false)
@@ -164,7 +165,7 @@ fn updates_only(stmts: &[Stmt], var: VarId) -> Option<TokenStream> {
                 let inner = updates_only(body, var)?;
                 condition = quote!((#condition && #inner));
             }
-            Stmt::Data { .. } | Stmt::LetArray { .. } => {}
+            Stmt::Data { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => {}
         }
     }
     Some(condition)
@@ -222,7 +223,7 @@ fn writes(stmts: &[Stmt], var: VarId) -> bool {
 fn declarations(stmts: &[Stmt], out: &mut HashSet<VarId>) {
     for stmt in stmts {
         match stmt {
-            Stmt::Let { var, .. } | Stmt::LetArray { var, .. } => {
+            Stmt::Let { var, .. } | Stmt::LetArray { var, .. } | Stmt::Call { var, .. } => {
                 out.insert(*var);
             }
             Stmt::If {
@@ -354,6 +355,18 @@ fn mentions_in(stmts: &[Stmt], out: &mut HashSet<VarId>) {
                 primals(pat, out);
                 primals(iter, out);
                 mentions_in(body, out);
+            }
+            // The callee reads its arguments' values, not a later check of ours.
+            Stmt::Call { args, .. } => {
+                for arg in args {
+                    match arg {
+                        Arg::Tracked(place) => {
+                            out.insert(place.var);
+                            place.indices.iter().for_each(|index| primals(index, out));
+                        }
+                        Arg::Data(tokens) => primals(tokens, out),
+                    }
+                }
             }
         }
     }

@@ -12,7 +12,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use super::checks::{self, reader};
-use super::ir::{Data, Op, Operand, Place, Program, Stmt, Value, Var};
+use super::ir::{Arg, Data, Op, Operand, Place, Program, Stmt, Value, Var};
 use super::lower::{lower, temp};
 use super::names::Names;
 use crate::signature::Param;
@@ -38,13 +38,13 @@ pub(crate) fn sweeps(
     {
         return None;
     }
-    let mut program = lower(graph_body, params)?;
+    let mut program = lower(graph_body, params, false)?;
     if !copies_are_safe(&program) {
         return None;
     }
     checks::place(&mut program);
     let block: syn::Block = syn::parse2(graph_body.clone()).ok()?;
-    let names = Names::of(&block, params);
+    let names = Names::of(&block, params, false);
     let mut emit = Emit {
         program: &program,
         names: &names,
@@ -52,6 +52,7 @@ pub(crate) fn sweeps(
         loops: false,
         arms: 0,
         direct: std::collections::HashSet::new(),
+        half: false,
     };
     let forward = emit.forward_block(&program.body, false)?;
     let output = emit.forward_value(&program.output, false)?;
@@ -119,6 +120,264 @@ pub(crate) fn sweeps(
     })
 }
 
+/// What the hidden body does first on the `Halves` backend, from another function's
+/// compiled sweep: run this function's compiled halves (see `__private::Halves` for the
+/// protocol), or give up where the body is outside what they compile. `backend`, `kind`
+/// and `lent` are the hidden body's names for its backend, its type and its lifetime.
+pub(crate) fn halves(
+    graph_body: &TokenStream,
+    params: &[Param],
+    generics: &syn::Generics,
+    (backend, kind, lent): (&Ident, &Ident, &syn::Lifetime),
+) -> TokenStream {
+    let private = quote!(::autodiff::__private);
+    let give_up = quote! {
+        if #private::Backend::halves(#backend).is_some() {
+            return ::core::result::Result::Err(#private::gave_up());
+        }
+    };
+    let Some((forward, reverse)) = compiled_halves(graph_body, params, generics) else {
+        return give_up;
+    };
+    let error = quote!(::core::result::Result::Err(#private::gave_up()));
+    let stack = stack();
+    let halves = Ident::new("__halves", Span::mixed_site());
+    let borrowed = Ident::new("__borrowed", Span::mixed_site());
+    let done = Ident::new("__done", Span::mixed_site());
+    let forward_fn = Ident::new("__autodiff_forward", Span::mixed_site());
+    let reverse_fn = Ident::new("__autodiff_reverse", Span::mixed_site());
+    let consts: Vec<&Ident> = generics
+        .params
+        .iter()
+        .filter_map(|param| match param {
+            syn::GenericParam::Const(constant) => Some(&constant.ident),
+            _ => None,
+        })
+        .collect();
+    let turbofish = (!consts.is_empty()).then(|| quote!(::<#(#consts),*>));
+    let generic_params = &generics.params;
+    let data: Vec<(&Ident, &syn::Type)> = params
+        .iter()
+        .filter(|param| !param.is_tracked())
+        .filter_map(|param| Some((param.ident.as_ref()?, &param.ty)))
+        .collect();
+    let data_params = data.iter().map(|(name, ty)| quote!(#name: #ty));
+    let data_params: Vec<TokenStream> = data_params.collect();
+    let data_names: Vec<&Ident> = data.iter().map(|(name, _)| *name).collect();
+    let tracked: Vec<(&Ident, &syn::Type)> = params
+        .iter()
+        .filter(|param| param.is_tracked())
+        .filter_map(|param| Some((param.ident.as_ref()?, param.shape())))
+        .collect();
+    let adjoint_names: Vec<Ident> = (0..tracked.len())
+        .map(|index| Ident::new(&format!("__adjoint_{index}"), Span::mixed_site()))
+        .collect();
+    let spares: Vec<Ident> = (0..tracked.len())
+        .map(|index| Ident::new(&format!("__spare_{index}"), Span::mixed_site()))
+        .collect();
+    let slots = tracked
+        .iter()
+        .zip(adjoint_names.iter().zip(&spares))
+        .map(|((name, shape), (adjoint, spare))| {
+            quote! {
+                let mut #spare: #shape = #private::Zero::zero();
+                let #adjoint: &mut #shape =
+                    match <_ as #private::Argument<#lent, #kind, #shape>>::adjoints(#name) {
+                        ::core::option::Option::Some(#adjoint) => #adjoint,
+                        ::core::option::Option::None => &mut #spare,
+                    };
+            }
+        });
+    let lend = tracked.iter().map(|(name, shape)| {
+        let lent_value = Ident::new("__lent", Span::mixed_site());
+        quote! {
+            let #lent_value = <_ as #private::Argument<#lent, #kind, #shape>>::lend(#name, #backend)?;
+            #private::push_lent::<#kind, #shape>(#stack, #backend, &*#lent_value);
+        }
+    });
+    let adjoint_params = tracked
+        .iter()
+        .zip(&adjoint_names)
+        .map(|((_, shape), adjoint)| quote!(#adjoint: &mut #shape));
+    let allow = quote! {
+        #[allow(unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces,
+            non_snake_case, clippy::all)]
+    };
+    quote! {
+        if let ::core::option::Option::Some(#halves) = #private::Backend::halves(#backend) {
+            #allow
+            #[inline]
+            fn #forward_fn<#generic_params>(
+                #stack: &mut #private::Stack,
+                #(#data_params),*
+            ) -> ::core::option::Option<f64> {
+                #forward
+            }
+            #allow
+            #[inline]
+            fn #reverse_fn<#generic_params>(
+                #stack: &mut #private::Stack,
+                #(#adjoint_params,)*
+                #(#data_params),*
+            ) -> ::core::option::Option<()> {
+                #reverse
+            }
+            let mut #borrowed = match #halves.stack() {
+                ::core::option::Option::Some(#borrowed) => #borrowed,
+                ::core::option::Option::None => return #error,
+            };
+            let #stack: &mut #private::Stack = &mut #borrowed;
+            if #halves.is_reverse() {
+                #(#slots)*
+                let #done = #reverse_fn #turbofish(#stack, #(#adjoint_names,)* #(#data_names),*);
+                if #done.is_none() #(|| !#private::finite(&#spares))* {
+                    return #error;
+                }
+                return #private::output::<#kind, f64>(#backend, &0.0);
+            }
+            #(#lend)*
+            return match #forward_fn #turbofish(#stack, #(#data_names),*) {
+                ::core::option::Option::Some(#done) => #private::output::<#kind, f64>(#backend, &#done),
+                ::core::option::Option::None => #error,
+            };
+        }
+    }
+}
+
+/// The bodies of the two halves: the forward half pops its parameters, runs the forward
+/// sweep with everything the reverse needs on the stack (as if the whole body were a
+/// loop's), keeps its parameters last, and returns its value; the reverse half pops the
+/// output's adjoint and the parameters, and runs the reverse sweep into the caller's
+/// adjoints (`__adjoint_k`, behind `&mut`).
+fn compiled_halves(
+    graph_body: &TokenStream,
+    params: &[Param],
+    generics: &syn::Generics,
+) -> Option<(TokenStream, TokenStream)> {
+    let only_consts = generics
+        .params
+        .iter()
+        .all(|param| matches!(param, syn::GenericParam::Const(_)));
+    if params
+        .iter()
+        .any(|param| param.mutability.is_some() || param.ident.is_none())
+        || !only_consts
+        || generics.where_clause.is_some()
+        || crate::rewrite::operations(graph_body) > COMPILED_UP_TO
+    {
+        return None;
+    }
+    let mut program = lower(graph_body, params, true)?;
+    if !copies_are_safe(&program) || copies_a_parameter(&program) {
+        return None;
+    }
+    checks::place(&mut program);
+    let block: syn::Block = syn::parse2(graph_body.clone()).ok()?;
+    let names = Names::of(&block, params, true);
+    let mut emit = Emit {
+        program: &program,
+        names: &names,
+        hoisted: Vec::new(),
+        loops: false,
+        arms: 0,
+        direct: std::collections::HashSet::new(),
+        half: true,
+    };
+    let forward = emit.forward_block(&program.body, true)?;
+    let output = emit.forward_value(&program.output, true)?;
+    let output_primal = emit.primal(&program.output.result, true)?;
+    let upstream = Ident::new("__upstream", Span::mixed_site());
+    let output_reverse = emit.reverse_value(&program.output, &upstream, true)?;
+    let prelude = emit.prelude(&program.body);
+    let reverse = emit.reverse_stmts(&program.body, true)?;
+    if !emit.hoisted.is_empty() {
+        return None;
+    }
+    let private = quote!(::autodiff::__private);
+    let stack = stack();
+    let tracked: Vec<(&Var, &syn::Type)> = program
+        .vars
+        .iter()
+        .filter(|var| var.param)
+        .zip(params.iter().filter(|param| param.is_tracked()))
+        .map(|(var, param)| (var, param.shape()))
+        .collect();
+    let take: Vec<TokenStream> = tracked
+        .iter()
+        .rev()
+        .map(|(var, shape)| {
+            let primal = &var.primal;
+            quote! {
+                let mut #primal: #shape = #private::Zero::zero();
+                #stack.take(&mut #primal);
+            }
+        })
+        .collect();
+    let keep = tracked.iter().map(|(var, _)| {
+        let primal = &var.primal;
+        quote!(#stack.keep(&#primal);)
+    });
+    let renamed = tracked.iter().enumerate().map(|(index, (var, _))| {
+        let adjoint = &var.adjoint;
+        let argument = Ident::new(&format!("__adjoint_{index}"), Span::mixed_site());
+        quote!(let #adjoint = #argument;)
+    });
+    let result = Ident::new("__output", Span::mixed_site());
+    let forward = quote! {
+        #(#take)*
+        #forward
+        #output
+        let #result: f64 = #output_primal;
+        #(#keep)*
+        ::core::option::Option::Some(#result)
+    };
+    let reverse = quote! {
+        #(#renamed)*
+        let #upstream: f64 = #stack.pop();
+        #(#take)*
+        #prelude
+        #output_reverse
+        #reverse
+        ::core::option::Option::Some(())
+    };
+    Some((forward, reverse))
+}
+
+/// Whether a copy reads a parameter (`let mut v = x;`, `v = x`, or the output `x`):
+/// in a half, a parameter's adjoints are the caller's, already holding contributions, so
+/// handing a copy's whole adjoint to them would add in another order than the trace.
+fn copies_a_parameter(program: &Program) -> bool {
+    fn stmts(program: &Program, body: &[Stmt]) -> bool {
+        body.iter().any(|stmt| match stmt {
+            Stmt::Let { value, .. } | Stmt::Assign { value, .. } => copies(program, value),
+            Stmt::If {
+                then, otherwise, ..
+            } => stmts(program, then) || stmts(program, otherwise),
+            Stmt::For { body, .. } => stmts(program, body),
+            Stmt::Data { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => false,
+        })
+    }
+    fn copies(program: &Program, value: &Value) -> bool {
+        matches!(&value.result, Operand::Place(place) if program.vars[place.var].param)
+    }
+    stmts(program, &program.body) || copies(program, &program.output)
+}
+
+/// `path(&Halves::which(stack), args)`, the callee's hidden body on the `Halves`
+/// backend, with the stack lent to it for the call.
+fn call_halves(path: &TokenStream, args: &[TokenStream], which: TokenStream) -> TokenStream {
+    let private = quote!(::autodiff::__private);
+    let stack = stack();
+    let halves = Ident::new("__halves", Span::mixed_site());
+    let result = Ident::new("__result", Span::mixed_site());
+    quote! {{
+        let #halves = #private::Halves::#which(::core::mem::take(#stack));
+        let #result = #path(&#halves, #(#args),*);
+        *#stack = #halves.into_stack();
+        #result
+    }}
+}
+
 fn stack() -> Ident {
     Ident::new("__stack", Span::mixed_site())
 }
@@ -144,6 +403,10 @@ struct Emit<'a> {
     arms: usize,
     /// Operations whose locals the reverse sweep reads where they are.
     direct: std::collections::HashSet<usize>,
+    /// Writing the halves other sweeps call: the reverse half is a function of its own,
+    /// so only parameters stay in scope (restored from the stack), and a parameter's
+    /// adjoints are the caller's, behind a `&mut`.
+    half: bool,
 }
 
 impl Emit<'_> {
@@ -221,6 +484,37 @@ impl Emit<'_> {
                         #taken = #cond;
                         if #taken { #then } else { #otherwise }
                     }
+                }
+            }
+            Stmt::Call { var, path, args } => {
+                self.loops = true;
+                let primal = &self.program.vars[*var].primal;
+                let mut values = Vec::new();
+                for arg in args {
+                    values.push(match arg {
+                        Arg::Tracked(place) => {
+                            let var = self.var(place);
+                            // `_grad` binds an array parameter's primal by reference.
+                            let by_reference = !self.half
+                                && var.param
+                                && var.depth > 0
+                                && place.indices.is_empty();
+                            let place = self.place_primal(place, in_loop)?;
+                            match by_reference {
+                                true => quote!(#private::Tracked(#place)),
+                                false => quote!(#private::Tracked(&#place)),
+                            }
+                        }
+                        Arg::Data(tokens) => tokens.clone(),
+                    });
+                }
+                let call = call_halves(path, &values, quote!(forward));
+                let value = Ident::new("__value", Span::mixed_site());
+                quote! {
+                    let #primal: f64 = match #call {
+                        ::core::result::Result::Ok(#value) => #value,
+                        ::core::result::Result::Err(_) => return #none,
+                    };
                 }
             }
             Stmt::For {
@@ -377,7 +671,7 @@ impl Emit<'_> {
     /// A place whose value never changes and whose indices are steady.
     fn place_kept(&self, place: &Place) -> bool {
         let var = self.var(place);
-        (var.param || (var.top_level && !var.mutable))
+        (var.param || (!self.half && var.top_level && !var.mutable))
             && place.indices.iter().all(|index| self.names.steady(index))
     }
 
@@ -418,10 +712,17 @@ impl Emit<'_> {
     /// A block's reverse: its variables' adjoints, its replayed data, then its statements
     /// backwards.
     fn reverse_block(&mut self, stmts: &[Stmt], in_loop: bool) -> Option<TokenStream> {
+        let mut out = self.prelude(stmts);
+        out.extend(self.reverse_stmts(stmts, in_loop)?);
+        Some(out)
+    }
+
+    /// A block's variables' adjoints and its replayed data, for its reverse.
+    fn prelude(&self, stmts: &[Stmt]) -> TokenStream {
         let mut out = TokenStream::new();
         for stmt in stmts {
             match stmt {
-                Stmt::Let { var, .. } | Stmt::LetArray { var, .. } => {
+                Stmt::Let { var, .. } | Stmt::LetArray { var, .. } | Stmt::Call { var, .. } => {
                     out.extend(adjoint_declaration(&self.program.vars[*var]));
                 }
                 Stmt::Data {
@@ -431,8 +732,7 @@ impl Emit<'_> {
                 _ => {}
             }
         }
-        out.extend(self.reverse_stmts(stmts, in_loop)?);
-        Some(out)
+        out
     }
 
     fn reverse_stmts(&mut self, stmts: &[Stmt], in_loop: bool) -> Option<TokenStream> {
@@ -480,6 +780,28 @@ impl Emit<'_> {
                     quote!(#taken)
                 };
                 quote!(if #taken { #then } else { #otherwise })
+            }
+            Stmt::Call { var, path, args } => {
+                let private = quote!(::autodiff::__private);
+                let adjoint = &self.program.vars[*var].adjoint;
+                let mut slots = Vec::new();
+                for arg in args {
+                    slots.push(match arg {
+                        Arg::Tracked(place) => {
+                            let place = self.place_adjoint(place, in_loop)?;
+                            quote!(#private::Adjoints(&mut #place))
+                        }
+                        Arg::Data(tokens) => tokens.clone(),
+                    });
+                }
+                let stack = stack();
+                let call = call_halves(path, &slots, quote!(reverse));
+                quote! {
+                    #stack.push(#adjoint);
+                    if #call.is_err() {
+                        return ::core::option::Option::None;
+                    }
+                }
             }
             Stmt::For {
                 pat, iter, body, ..
@@ -612,9 +934,14 @@ impl Emit<'_> {
     }
 
     fn place_adjoint(&mut self, place: &Place, in_loop: bool) -> Option<TokenStream> {
-        let adjoint = self.var(place).adjoint.clone();
+        let var = self.var(place);
+        let adjoint = var.adjoint.clone();
+        let behind_reference = self.half && var.param;
         let indices = self.indices(place, in_loop)?;
-        Some(quote!(#adjoint #([#indices])*))
+        Some(match behind_reference {
+            true => quote!((*#adjoint) #([#indices])*),
+            false => quote!(#adjoint #([#indices])*),
+        })
     }
 }
 
@@ -768,6 +1095,14 @@ impl Walk {
                     self.value(value, Some(at));
                 }
                 Stmt::Assign { value, .. } => self.value(value, Some(at)),
+                Stmt::Call { var, args, .. } => {
+                    self.declared.insert(*var, self.open.clone());
+                    for arg in args {
+                        if let Arg::Tracked(place) = arg {
+                            self.reads.push((place.var, at, self.arms.clone()));
+                        }
+                    }
+                }
                 Stmt::If {
                     then,
                     otherwise,

@@ -113,6 +113,14 @@ pub(crate) enum Stmt {
         otherwise: Vec<Stmt>,
         flag: usize,
     },
+    /// `var = g(args..)`: a call of another `#[differentiable]` function's compiled
+    /// halves, through its hidden body (`path`, as the rewrite calls it) on the
+    /// `Halves` backend. Its result is a scalar.
+    Call {
+        var: VarId,
+        path: TokenStream,
+        args: Vec<Arg>,
+    },
     /// `for pat in iter { .. }` over data.
     For {
         pat: TokenStream,
@@ -121,6 +129,14 @@ pub(crate) enum Stmt {
         /// Variables checked finite after the loop rather than in it.
         after: Vec<VarId>,
     },
+}
+
+/// An argument of a [`Stmt::Call`].
+pub(crate) enum Arg {
+    /// A tracked place, lent: its value goes in, its adjoint comes back.
+    Tracked(Place),
+    /// Data as written (steady: the reverse half passes it again).
+    Data(TokenStream),
 }
 
 /// A lowered body.

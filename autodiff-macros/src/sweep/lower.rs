@@ -8,15 +8,17 @@ use quote::{quote, ToTokens};
 use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, Pat, Stmt as SynStmt};
 
-use super::ir::{Data, Op, Operand, Place, Program, Stmt, Value, Var, VarId};
+use super::ir::{Arg, Data, Op, Operand, Place, Program, Stmt, Value, Var, VarId};
 use super::names::Names;
 use crate::ops::{self, Shape};
 use crate::signature::{self, Kind, Param};
 
-/// Lowers `graph_body` (the rewrite's output) with the signature's `params`.
-pub(crate) fn lower(graph_body: &TokenStream, params: &[Param]) -> Option<Program> {
+/// Lowers `graph_body` (the rewrite's output) with the signature's `params`; for the
+/// halves other sweeps call (`half`), whose reverse half is a function of its own, data
+/// `let`s at the top level are replayed too.
+pub(crate) fn lower(graph_body: &TokenStream, params: &[Param], half: bool) -> Option<Program> {
     let block: Block = syn::parse2(graph_body.clone()).ok()?;
-    let names = Names::of(&block, params);
+    let names = Names::of(&block, params, half);
     let mut lower = Lower {
         vars: Vec::new(),
         scopes: vec![Vec::new()],
@@ -28,11 +30,20 @@ pub(crate) fn lower(graph_body: &TokenStream, params: &[Param]) -> Option<Progra
         pending: Vec::new(),
         spilled: std::collections::HashMap::new(),
         spills: 0,
+        half,
+        called: Vec::new(),
+        scalar: std::collections::HashSet::new(),
+        copies: std::collections::HashSet::new(),
     };
     for param in params {
         let name = param.ident.clone()?;
         match param.kind {
-            Kind::Data => lower.bind(&name, None),
+            Kind::Data => {
+                if copy_type(&param.ty) {
+                    lower.copies.insert(name.to_string());
+                }
+                lower.bind(&name, None);
+            }
             Kind::Scalar | Kind::Array if param.mutability.is_none() => {
                 let lengths = signature::array_lengths(&param.ty);
                 let var = lower.declare(&name, true, lengths.len(), quote!());
@@ -91,6 +102,14 @@ pub(crate) fn lower(graph_body: &TokenStream, params: &[Param]) -> Option<Progra
         _ => lower.result(tail)?,
     };
     stmts.append(&mut lower.pending);
+    // A call's result must be read as a scalar somewhere, which the trace's types then
+    // guarantee it is (an array result would need its own adjoints).
+    if let Operand::Place(place) = &output.result {
+        lower.scalar.insert(place.var);
+    }
+    if !lower.called.iter().all(|var| lower.scalar.contains(var)) {
+        return None;
+    }
     Some(Program {
         vars: lower.vars,
         body: stmts,
@@ -136,6 +155,15 @@ struct Lower {
     spilled: std::collections::HashMap<usize, Place>,
     /// How many spills there were (a `detach` around one cannot be followed).
     spills: usize,
+    /// Lowering for the halves (see [`lower`]).
+    half: bool,
+    /// The variables holding calls' results.
+    called: Vec<VarId>,
+    /// Variables read where only a scalar fits: an operand, an assignment's source.
+    scalar: std::collections::HashSet<VarId>,
+    /// Data names whose values are `Copy`: parameters of such types and the patterns of
+    /// loops over references and numbers (names the reverse re-reads are bound once).
+    copies: std::collections::HashSet<String>,
 }
 
 /// A fold being lowered: `let mut total = Fold::new(); for .. { total.add(__backend, item)?; }`.
@@ -292,7 +320,7 @@ impl Lower {
             let tokens = self.plain(&local.to_token_stream())?;
             let mut bound = Vec::new();
             pattern_names(&local.pat, &mut bound);
-            let replay = self.depth > 0
+            let replay = (self.depth > 0 || self.half)
                 && matches!(&local.pat, Pat::Ident(ident) if ident.mutability.is_none()
                     && ident.subpat.is_none())
                 && bound.iter().all(|name| self.names.replayable(name));
@@ -415,6 +443,9 @@ impl Lower {
         let pat = lp.pat.to_token_stream();
         let mut bound = Vec::new();
         pattern_names(&lp.pat, &mut bound);
+        if self.yields_copies(&lp.expr) {
+            self.copies.extend(bound.iter().map(|name| name.to_string()));
+        }
         let mut scope: Vec<(String, Option<Place>)> =
             bound.iter().map(|name| (name.to_string(), None)).collect();
         scope.extend(element.map(|(name, place)| (name.to_string(), Some(place))));
@@ -499,6 +530,9 @@ impl Lower {
     }
 
     fn assign(&mut self, place: Place, value: Value) -> Option<Stmt> {
+        if let Operand::Place(source) = &value.result {
+            self.scalar.insert(source.var);
+        }
         let var = &mut self.vars[place.var];
         if var.param || var.depth != place.indices.len() {
             return None;
@@ -606,6 +640,12 @@ impl Lower {
             Expr::Try(attempt) => match &*attempt.expr {
                 Expr::MethodCall(call) if is_backend(&call.receiver) => self.backend_op(call, ops),
                 Expr::Call(call) if path_ends(&call.func, "constant") => self.constant(call),
+                // A call of another `#[differentiable]` function runs first, as a
+                // statement, like an `if` value.
+                Expr::Call(call) if call.args.first().is_some_and(is_backend) => {
+                    self.spill(ops)?;
+                    self.hoisted(|lower| lower.call(call))
+                }
                 _ => None,
             },
             Expr::Call(call) if path_ends(&call.func, "clone") && call.args.len() == 1 => {
@@ -680,6 +720,118 @@ impl Lower {
             }
         }
         run.is_empty().then_some(())
+    }
+
+    /// `differentiable_g(__backend, args..)?`, the rewrite of a call of another
+    /// `#[differentiable]` function: a call of its halves into a new scalar variable.
+    fn call(&mut self, call: &syn::ExprCall) -> Option<Operand> {
+        let Expr::Path(func) = &*call.func else {
+            return None;
+        };
+        if func.qself.is_some() {
+            return None;
+        }
+        let mut args = Vec::new();
+        for arg in call.args.iter().skip(1) {
+            match arg {
+                Expr::Call(lend) if path_ends(&lend.func, "Tracked") && lend.args.len() == 1 => {
+                    let place = match self.place(strip_reference(&lend.args[0])) {
+                        Some(place) => place,
+                        // An expression: its value into a local of its own, first.
+                        None => {
+                            let value = self.value(strip_reference(&lend.args[0]))?;
+                            if self.place_depth(&value.result) != Some(0) {
+                                return None;
+                            }
+                            let name = Ident::new("__argument", Span::mixed_site());
+                            let var = self.declare(&name, false, 0, quote!(0.0f64));
+                            if let Operand::Place(source) = &value.result {
+                                self.scalar.insert(source.var);
+                            }
+                            self.pending.push(Stmt::Let { var, value });
+                            Place {
+                                var,
+                                indices: Vec::new(),
+                            }
+                        }
+                    };
+                    let steady = place.indices.iter().all(|index| self.names.steady(index));
+                    // Two lent parts of one variable would be two `&mut` of its adjoints.
+                    let shared = args
+                        .iter()
+                        .any(|arg| matches!(arg, Arg::Tracked(other) if other.var == place.var));
+                    if !steady || shared {
+                        return None;
+                    }
+                    args.push(Arg::Tracked(place));
+                }
+                _ => {
+                    let tokens = self.plain(&arg.to_token_stream())?;
+                    if !self.names.steady(&tokens)
+                        || self.mentions_tracked(&tokens)
+                        || !self.copied(arg)
+                    {
+                        return None;
+                    }
+                    args.push(Arg::Data(tokens));
+                }
+            }
+        }
+        let name = Ident::new("__called", Span::mixed_site());
+        let var = self.declare(&name, false, 0, quote!(0.0f64));
+        self.called.push(var);
+        self.pending.push(Stmt::Call {
+            var,
+            path: func.to_token_stream(),
+            args,
+        });
+        Some(Operand::Place(Place {
+            var,
+            indices: Vec::new(),
+        }))
+    }
+
+    /// Whether a data argument can be passed twice (to the forward and the reverse half):
+    /// a literal, a reference, an element (which the trace's call could not move out
+    /// of), arithmetic, or a name known to be `Copy` (see [`Lower::copies`]).
+    fn copied(&self, arg: &Expr) -> bool {
+        match arg {
+            Expr::Lit(_) | Expr::Reference(_) | Expr::Index(_) => true,
+            Expr::Paren(paren) => self.copied(&paren.expr),
+            Expr::Group(group) => self.copied(&group.expr),
+            Expr::Cast(_) | Expr::Binary(_) | Expr::Unary(_) => true,
+            Expr::Path(path) => path
+                .path
+                .get_ident()
+                .is_some_and(|name| self.copies.contains(&name.to_string())),
+            _ => false,
+        }
+    }
+
+    /// Whether a loop over `iter` binds only references and numbers: a range, or a chain
+    /// rooted at `.iter()`, `.chunks(..)` or `.windows(..)`, zipped with such a chain or
+    /// a reference.
+    fn yields_copies(&self, iter: &Expr) -> bool {
+        match strip_parens(iter) {
+            Expr::Range(_) => true,
+            Expr::MethodCall(call) => match call.method.to_string().as_str() {
+                "iter" | "chunks" | "chunks_exact" | "windows" => true,
+                "enumerate" | "rev" | "copied" | "cloned" | "skip" | "take" | "step_by" => {
+                    self.yields_copies(&call.receiver)
+                }
+                "zip" => {
+                    self.yields_copies(&call.receiver)
+                        && call.args.first().is_some_and(|arg| {
+                            self.yields_copies(arg)
+                                || matches!(arg, Expr::Reference(_))
+                                || matches!(arg, Expr::Path(path) if path.path.get_ident()
+                                    .is_some_and(|name| self.copies.contains(&name.to_string())))
+                        })
+                }
+                _ => false,
+            },
+            _ => false,
+        }
     }
 
     /// Runs `lower` (which lowers statements to run before the expression, into
@@ -886,6 +1038,9 @@ impl Lower {
             if self.place_depth(&operand) != Some(0) {
                 return None;
             }
+            if let Operand::Place(place) = &operand {
+                self.scalar.insert(place.var);
+            }
             operands.push(self.respill(operand));
         }
         let id = self.next_op();
@@ -995,6 +1150,27 @@ impl VisitMut for PrimalReads<'_> {
             }
         }
         syn::visit_mut::visit_expr_mut(self, expr);
+    }
+}
+
+/// Whether a type is known to be `Copy` from its syntax: a shared reference, a number,
+/// `bool`, `char`, or an array or tuple of these.
+fn copy_type(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Reference(reference) => reference.mutability.is_none(),
+        syn::Type::Path(path) => path.qself.is_none()
+            && path.path.get_ident().is_some_and(|ident| {
+                matches!(
+                    ident.to_string().as_str(),
+                    "f64" | "f32" | "usize" | "isize" | "u8" | "u16" | "u32" | "u64" | "u128"
+                        | "i8" | "i16" | "i32" | "i64" | "i128" | "bool" | "char"
+                )
+            }),
+        syn::Type::Array(array) => copy_type(&array.elem),
+        syn::Type::Tuple(tuple) => tuple.elems.iter().all(copy_type),
+        syn::Type::Paren(paren) => copy_type(&paren.elem),
+        syn::Type::Group(group) => copy_type(&group.elem),
+        _ => false,
     }
 }
 

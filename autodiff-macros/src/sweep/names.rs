@@ -43,8 +43,10 @@ pub(crate) struct Names {
 }
 
 impl Names {
-    /// The names of the rewritten body `block`, whose parameters are `params`.
-    pub(crate) fn of(block: &Block, params: &[Param]) -> Self {
+    /// The names of the rewritten body `block`, whose parameters are `params`. For the
+    /// halves (`half`), whose reverse half is a function of its own, the top-level `let`s
+    /// are replayed like nested ones.
+    pub(crate) fn of(block: &Block, params: &[Param], half: bool) -> Self {
         let mut names = Names::default();
         for param in params {
             if let Some(ident) = &param.ident {
@@ -67,6 +69,7 @@ impl Names {
             names: &mut names,
             path: Vec::new(),
             blocks: 0,
+            half,
         };
         count.visit_block(block);
         // Replayed lets: optimistically all, then less each round until none changes.
@@ -196,6 +199,7 @@ struct Count<'a> {
     /// The blocks around the current point, by number.
     path: Vec<usize>,
     blocks: usize,
+    half: bool,
 }
 
 impl Count<'_> {
@@ -244,7 +248,7 @@ impl<'ast> Visit<'ast> for Count<'_> {
 
     fn visit_local(&mut self, local: &'ast syn::Local) {
         // Path length 1 is the generated prologue's block, 2 the body's top level.
-        let top = self.path.len() <= 2;
+        let top = self.path.len() <= 2 && !self.half;
         let kind = if top {
             SiteKind::Top
         } else {
