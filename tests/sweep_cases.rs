@@ -93,6 +93,65 @@ fn relu_net(w: [f64; 3], xs: &[f64], steps: usize) -> f64 {
     }
 }
 
+// Composition: callers whose compiled sweeps call their helpers' compiled halves.
+
+/// A unit with a branch, called on rows of data.
+#[differentiable]
+fn unit(w: [f64; 3], x: &[f64; 2]) -> f64 {
+    let z = w[0] * x[0] + w[1] * x[1] + w[2];
+    if z > 0.0 {
+        z.tanh()
+    } else {
+        0.1 * z
+    }
+}
+
+/// Softplus, with a loop over data inside and a domain left unguarded.
+#[differentiable]
+fn soft(v: f64, xs: &[f64]) -> f64 {
+    let mut acc = (1.0 + v.exp()).ln();
+    for x in xs.iter().take(2) {
+        acc += (v * x).sin() * 0.1;
+    }
+    acc.sqrt()
+}
+
+/// Returns a parameter as it is: a copy, which a half cannot hand back in the trace's
+/// order, so its callers keep the checked path.
+#[differentiable]
+fn passes(x: f64) -> f64 {
+    x
+}
+
+#[differentiable]
+fn two_layer(w: [f64; 3], v: [f64; 2], rows: &[[f64; 2]], xs: &[f64], steps: usize) -> f64 {
+    let mut total = 0.0;
+    for row in rows.iter().take(steps) {
+        let a = unit(w, row);
+        let b = soft(a * v[0], xs) + soft(v[1], xs) * a;
+        total += b * b;
+    }
+    total.sqrt() + soft(w[0] - v[1], xs) * unit(w, &[0.5, -0.5])
+}
+
+/// Helpers inside helpers' arguments, data for a differentiated parameter, and a
+/// parameter lent twice to one call's two parameters... of two calls.
+#[differentiable]
+fn nested(x: f64, y: f64, xs: &[f64]) -> f64 {
+    soft(soft(x, xs) * y, xs) - soft(1.5, xs) + soft(x, xs) * soft(y, xs)
+}
+
+/// Operations recorded before an `if` value in the same expression (spilled first).
+#[differentiable]
+fn spilled(x: f64, y: f64) -> f64 {
+    x * y + if x > 0.0 { x.sin() } else { y * y } - (x - y).exp() * soft(y, &[0.5])
+}
+
+#[differentiable]
+fn through(x: f64, y: f64) -> f64 {
+    passes(x) * y + passes(y)
+}
+
 /// The value and gradient bits, or the error's kind (node numbers differ between the paths).
 #[derive(Debug, PartialEq)]
 enum Outcome {
@@ -131,6 +190,52 @@ fn graph(
         Ok((out.value(), gradient))
     };
     outcome(run())
+}
+
+/// Rows for the composed cases.
+const ROWS: [[f64; 2]; 6] = [
+    [0.5, -1.0],
+    [1.5, 2.0],
+    [-0.3, 0.7],
+    [0.0, 0.0],
+    [2.0, -2.5],
+    [-1.0, 0.25],
+];
+
+/// How many traces `run` starts on this thread: none for a warm call that the compiled
+/// sweeps finish (the checked path traces).
+fn traces(run: impl FnOnce()) -> u64 {
+    let before = autodiff::__private::traces();
+    run();
+    autodiff::__private::traces() - before
+}
+
+#[test]
+fn warm_calls_run_the_compiled_sweeps_alone() {
+    let xs = [0.3, -1.2, 0.0, 2.5, -0.7, 1.1];
+    let (w, v) = ([0.4, -0.3, 0.2], [0.7, -0.2]);
+    // Each twice: the first call on a thread may grow the stack (never a trace).
+    for _ in 0..2 {
+        assert_eq!(traces(|| drop(chain_grad(0.3, 50))), 0, "chain");
+        assert_eq!(traces(|| drop(fit_grad([0.2, 0.1], &xs, 4))), 0, "fit");
+        assert_eq!(traces(|| drop(relu_net_grad(w, &xs, 5))), 0, "relu_net");
+        assert_eq!(
+            traces(|| drop(two_layer_grad(w, v, &ROWS, &xs, 6))),
+            0,
+            "two_layer"
+        );
+        assert_eq!(traces(|| drop(nested_grad(0.3, -0.4, &xs))), 0, "nested");
+        assert_eq!(traces(|| drop(spilled_grad(0.3, -0.4))), 0, "spilled");
+    }
+    assert!(two_layer_grad(w, v, &ROWS, &xs, 6).is_ok());
+    // A helper without halves, and a failing call, keep the checked path.
+    assert_eq!(traces(|| drop(through_grad(0.3, 0.4))), 1, "through");
+    assert!(nested_grad(f64::MAX, 2.0, &xs).is_err());
+    assert_eq!(
+        traces(|| drop(nested_grad(f64::MAX, 2.0, &xs))),
+        1,
+        "nested, overflow"
+    );
 }
 
 #[test]
@@ -188,6 +293,28 @@ fn sweeps_and_the_graph_agree_bit_for_bit() {
                 graph(&p[..3], |v| {
                     relu_net_graph(&[v[0].clone(), v[1].clone(), v[2].clone()], &xs, steps)
                 }),
+            ),
+            (
+                outcome(
+                    two_layer_grad([p[0], p[1], p[2]], [p[3], p[4]], &ROWS, &xs, steps)
+                        .map(|(v, g)| (v, g.to_vec())),
+                ),
+                graph(&p[..5], |v| {
+                    let w = [v[0].clone(), v[1].clone(), v[2].clone()];
+                    two_layer_graph(&w, &[v[3].clone(), v[4].clone()], &ROWS, &xs, steps)
+                }),
+            ),
+            (
+                outcome(nested_grad(p[0], p[1], &xs[..steps]).map(|(v, g)| (v, g.to_vec()))),
+                graph(&p[..2], |v| nested_graph(&v[0], &v[1], &xs[..steps])),
+            ),
+            (
+                outcome(spilled_grad(p[0], p[1]).map(|(v, g)| (v, g.to_vec()))),
+                graph(&p[..2], |v| spilled_graph(&v[0], &v[1])),
+            ),
+            (
+                outcome(through_grad(p[0], p[1]).map(|(v, g)| (v, g.to_vec()))),
+                graph(&p[..2], |v| through_graph(&v[0], &v[1])),
             ),
         ];
         for (index, (fast, checked)) in pairs.into_iter().enumerate() {

@@ -266,6 +266,9 @@ pub(crate) fn functions(
             (&backend, &kind, &lent),
         )
     };
+    // Spanned like the user's body, which rustc reads as the function's: its error for a
+    // call of a function that is not differentiable then suggests no other hidden body.
+    let hidden_body = quote_spanned!(body_span=> { #dispatch #graph_body });
     let receiver = receiver.map(|receiver| quote!(#receiver,));
     let grad_fn = match output {
         Output::Array(_) => {
@@ -312,10 +315,7 @@ pub(crate) fn functions(
         #vis #plain_sig #plain_block
 
         #body_signature
-        {
-            #dispatch
-            #graph_body
-        }
+        #hidden_body
 
         #(#[doc = #graph_doc])*
         #[allow(dead_code, unused_mut, non_snake_case, clippy::ptr_arg)]

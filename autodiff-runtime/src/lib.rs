@@ -49,5 +49,7 @@ pub mod __private {
         finite, gradient_into, kept_reads, propagates, reads, slopes, sweep, value, zeros_like,
         Stack, Zero,
     };
-    pub use crate::trace::{op, trace, traces, Backend, Gradients, Handles, Id, Outlined, Primal, Trace};
+    pub use crate::trace::{
+        op, trace, traces, Backend, Gradients, Handles, Id, Outlined, Primal, Trace,
+    };
 }

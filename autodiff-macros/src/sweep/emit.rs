@@ -175,10 +175,8 @@ pub(crate) fn halves(
     let spares: Vec<Ident> = (0..tracked.len())
         .map(|index| Ident::new(&format!("__spare_{index}"), Span::mixed_site()))
         .collect();
-    let slots = tracked
-        .iter()
-        .zip(adjoint_names.iter().zip(&spares))
-        .map(|((name, shape), (adjoint, spare))| {
+    let slots = tracked.iter().zip(adjoint_names.iter().zip(&spares)).map(
+        |((name, shape), (adjoint, spare))| {
             quote! {
                 let mut #spare: #shape = #private::Zero::zero();
                 let #adjoint: &mut #shape =
@@ -187,7 +185,8 @@ pub(crate) fn halves(
                         ::core::option::Option::None => &mut #spare,
                     };
             }
-        });
+        },
+    );
     let lend = tracked.iter().map(|(name, shape)| {
         let lent_value = Ident::new("__lent", Span::mixed_site());
         quote! {

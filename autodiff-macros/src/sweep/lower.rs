@@ -444,7 +444,8 @@ impl Lower {
         let mut bound = Vec::new();
         pattern_names(&lp.pat, &mut bound);
         if self.yields_copies(&lp.expr) {
-            self.copies.extend(bound.iter().map(|name| name.to_string()));
+            self.copies
+                .extend(bound.iter().map(|name| name.to_string()));
         }
         let mut scope: Vec<(String, Option<Place>)> =
             bound.iter().map(|name| (name.to_string(), None)).collect();
@@ -613,6 +614,11 @@ impl Lower {
             Expr::Call(call) if path_ends(&call.func, "constant") => {
                 let data = self.constant(call)?;
                 Some(Value::new(Vec::new(), data))
+            }
+            // A call of another `#[differentiable]` function, its result returned.
+            Expr::Call(call) if call.args.first().is_some_and(is_backend) => {
+                let called = self.hoisted(|lower| lower.call(call))?;
+                Some(Value::new(Vec::new(), called))
             }
             _ => None,
         }
@@ -1041,8 +1047,14 @@ impl Lower {
             if let Operand::Place(place) = &operand {
                 self.scalar.insert(place.var);
             }
-            operands.push(self.respill(operand));
+            operands.push(operand);
         }
+        // A later operand (an `if` value, a fold, a call) may have spilled the earlier
+        // ones' operations into locals: read those.
+        let operands: Vec<Operand> = operands
+            .into_iter()
+            .map(|operand| self.respill(operand))
+            .collect();
         let id = self.next_op();
         ops.push(Op {
             id,
@@ -1158,14 +1170,30 @@ impl VisitMut for PrimalReads<'_> {
 fn copy_type(ty: &syn::Type) -> bool {
     match ty {
         syn::Type::Reference(reference) => reference.mutability.is_none(),
-        syn::Type::Path(path) => path.qself.is_none()
-            && path.path.get_ident().is_some_and(|ident| {
-                matches!(
-                    ident.to_string().as_str(),
-                    "f64" | "f32" | "usize" | "isize" | "u8" | "u16" | "u32" | "u64" | "u128"
-                        | "i8" | "i16" | "i32" | "i64" | "i128" | "bool" | "char"
-                )
-            }),
+        syn::Type::Path(path) => {
+            path.qself.is_none()
+                && path.path.get_ident().is_some_and(|ident| {
+                    matches!(
+                        ident.to_string().as_str(),
+                        "f64"
+                            | "f32"
+                            | "usize"
+                            | "isize"
+                            | "u8"
+                            | "u16"
+                            | "u32"
+                            | "u64"
+                            | "u128"
+                            | "i8"
+                            | "i16"
+                            | "i32"
+                            | "i64"
+                            | "i128"
+                            | "bool"
+                            | "char"
+                    )
+                })
+        }
         syn::Type::Array(array) => copy_type(&array.elem),
         syn::Type::Tuple(tuple) => tuple.elems.iter().all(copy_type),
         syn::Type::Paren(paren) => copy_type(&paren.elem),

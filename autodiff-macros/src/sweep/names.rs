@@ -149,6 +149,8 @@ impl Names {
                 range.start.as_deref().is_none_or(steady) && range.end.as_deref().is_none_or(steady)
             }
             Expr::Tuple(tuple) => tuple.elems.iter().all(steady),
+            Expr::Array(array) => array.elems.iter().all(steady),
+            Expr::Repeat(repeat) => steady(&repeat.expr) && steady(&repeat.len),
             Expr::MethodCall(call) => {
                 PURE.contains(&call.method.to_string().as_str())
                     && call.turbofish.is_none()
