@@ -38,22 +38,8 @@ pub(crate) fn sweeps(
     {
         return None;
     }
-    let mut program = lower(graph_body, params, false)?;
-    if !copies_are_safe(&program) {
-        return None;
-    }
-    checks::place(&mut program);
-    let block: syn::Block = syn::parse2(graph_body.clone()).ok()?;
-    let names = Names::of(&block, params, false);
-    let mut emit = Emit {
-        program: &program,
-        names: &names,
-        hoisted: Vec::new(),
-        loops: false,
-        arms: 0,
-        direct: std::collections::HashSet::new(),
-        half: false,
-    };
+    let (program, names) = analysed(graph_body, params, false)?;
+    let mut emit = Emit::new(&program, &names, false);
     let forward = emit.forward_block(&program.body, false)?;
     let output = emit.forward_value(&program.output, false)?;
     let output_primal = emit.primal(&program.output.result, false)?;
@@ -266,22 +252,8 @@ fn compiled_halves(
     {
         return None;
     }
-    let mut program = lower(graph_body, params, true)?;
-    if !copies_are_safe(&program) || copies_a_parameter(&program) {
-        return None;
-    }
-    checks::place(&mut program);
-    let block: syn::Block = syn::parse2(graph_body.clone()).ok()?;
-    let names = Names::of(&block, params, true);
-    let mut emit = Emit {
-        program: &program,
-        names: &names,
-        hoisted: Vec::new(),
-        loops: false,
-        arms: 0,
-        direct: std::collections::HashSet::new(),
-        half: true,
-    };
+    let (program, names) = analysed(graph_body, params, true)?;
+    let mut emit = Emit::new(&program, &names, true);
     let forward = emit.forward_block(&program.body, true)?;
     let output = emit.forward_value(&program.output, true)?;
     let output_primal = emit.primal(&program.output.result, true)?;
@@ -340,6 +312,18 @@ fn compiled_halves(
         ::core::option::Option::Some(())
     };
     Some((forward, reverse))
+}
+
+/// The body lowered, its copies checked, its checks placed, and its names (for the
+/// halves if `half`).
+fn analysed(graph_body: &TokenStream, params: &[Param], half: bool) -> Option<(Program, Names)> {
+    let mut program = lower(graph_body, params, half)?;
+    if !copies_are_safe(&program) || (half && copies_a_parameter(&program)) {
+        return None;
+    }
+    checks::place(&mut program);
+    let block: syn::Block = syn::parse2(graph_body.clone()).ok()?;
+    Some((program, Names::of(&block, params, half)))
 }
 
 /// Whether a copy reads a parameter (`let mut v = x;`, `v = x`, or the output `x`):
@@ -408,7 +392,19 @@ struct Emit<'a> {
     half: bool,
 }
 
-impl Emit<'_> {
+impl<'a> Emit<'a> {
+    fn new(program: &'a Program, names: &'a Names, half: bool) -> Self {
+        Emit {
+            program,
+            names,
+            hoisted: Vec::new(),
+            loops: false,
+            arms: 0,
+            direct: std::collections::HashSet::new(),
+            half,
+        }
+    }
+
     fn var(&self, place: &Place) -> &Var {
         &self.program.vars[place.var]
     }
