@@ -152,6 +152,66 @@ fn through(x: f64, y: f64) -> f64 {
     passes(x) * y + passes(y)
 }
 
+// Array-valued helpers: layers whose results the caller indexes, loops over and lends on.
+
+/// A tanh layer of three units, with a fourth output never assigned (a constant).
+#[differentiable]
+fn layer(w: [[f64; 2]; 3], b: [f64; 3], x: &[f64; 2]) -> [f64; 4] {
+    let mut out = [0.0; 4];
+    for k in 0..3 {
+        out[k] = (w[k][0] * x[0] + w[k][1] * x[1] + b[k]).tanh();
+    }
+    out
+}
+
+/// The outer product of a tracked pair with itself, 2 by 2.
+#[differentiable]
+fn outer(x: [f64; 2]) -> [[f64; 2]; 2] {
+    let mut m = [[0.0; 2]; 2];
+    for i in 0..2 {
+        for j in 0..2 {
+            m[i][j] = x[i] * x[j];
+        }
+    }
+    m
+}
+
+/// A readout of a layer's result, lent whole.
+#[differentiable]
+fn readout(v: [f64; 4], h: [f64; 4]) -> f64 {
+    v[0] * h[0] + v[1] * h[1] + v[2] * h[2] + v[3] * h[3]
+}
+
+/// Softmax cross-entropy over the layer's scores, its detached maximum taken in a loop
+/// over the result, the readout on it, and the outer product of two new values (an array
+/// literal lent) summed row by row.
+#[differentiable]
+fn classify(
+    w: [[f64; 2]; 3],
+    b: [f64; 3],
+    v: [f64; 4],
+    rows: &[[f64; 2]],
+    labels: &[usize],
+) -> f64 {
+    let mut total = 0.0;
+    for (x, &label) in rows.iter().zip(labels) {
+        let h = layer(w, b, x);
+        let mut m = f64::NEG_INFINITY;
+        for &z in h.iter() {
+            m = m.max(z.detach());
+        }
+        let lse = m + h.iter().map(|z| (z - m).exp()).sum::<f64>().ln();
+        total += lse - h[label] + 0.1 * readout(v, h);
+        let o = outer([h[0] - h[1], h[label] * 2.0]);
+        for row in o.iter() {
+            for &p in row.iter() {
+                total += 0.01 * p;
+            }
+        }
+    }
+    total
+}
+
 /// The value and gradient bits, or the error's kind (node numbers differ between the paths).
 #[derive(Debug, PartialEq)]
 enum Outcome {
@@ -202,6 +262,13 @@ const ROWS: [[f64; 2]; 6] = [
     [-1.0, 0.25],
 ];
 
+/// A label per row, for `classify`.
+const LABELS: [usize; 6] = [0, 2, 1, 3, 1, 0];
+/// Parameters for `classify`.
+const W: [[f64; 2]; 3] = [[0.4, -0.3], [0.2, 0.9], [-0.6, 0.1]];
+const B: [f64; 3] = [0.05, -0.1, 0.2];
+const V: [f64; 4] = [0.3, -0.2, 0.5, 0.7];
+
 /// How many traces `run` starts on this thread: none for a warm call that the compiled
 /// sweeps finish (the checked path traces).
 fn traces(run: impl FnOnce()) -> u64 {
@@ -226,7 +293,13 @@ fn warm_calls_run_the_compiled_sweeps_alone() {
         );
         assert_eq!(traces(|| drop(nested_grad(0.3, -0.4, &xs))), 0, "nested");
         assert_eq!(traces(|| drop(spilled_grad(0.3, -0.4))), 0, "spilled");
+        assert_eq!(
+            traces(|| drop(classify_grad(W, B, V, &ROWS, &LABELS))),
+            0,
+            "classify"
+        );
     }
+    assert!(classify_grad(W, B, V, &ROWS, &LABELS).is_ok());
     assert!(two_layer_grad(w, v, &ROWS, &xs, 6).is_ok());
     // A helper without halves, and a failing call, keep the checked path.
     assert_eq!(traces(|| drop(through_grad(0.3, 0.4))), 1, "through");
@@ -315,6 +388,34 @@ fn sweeps_and_the_graph_agree_bit_for_bit() {
             (
                 outcome(through_grad(p[0], p[1]).map(|(v, g)| (v, g.to_vec()))),
                 graph(&p[..2], |v| through_graph(&v[0], &v[1])),
+            ),
+            (
+                // Scaled so that some calls overflow.
+                outcome(
+                    classify_grad(
+                        [[p[0], p[1]], [p[2], p[3]], [p[4], p[5]]],
+                        [p[6], p[7], p[8]],
+                        [p[0] * p[8], 300.0 * p[1], p[2], p[3] - p[4]],
+                        &ROWS[..steps],
+                        &LABELS[..steps],
+                    )
+                    .map(|(v, g)| (v, g.to_vec())),
+                ),
+                {
+                    let v4 = [p[0] * p[8], 300.0 * p[1], p[2], p[3] - p[4]];
+                    let mut all = p.clone();
+                    all.extend(v4);
+                    graph(&all, |v| {
+                        let w = [
+                            [v[0].clone(), v[1].clone()],
+                            [v[2].clone(), v[3].clone()],
+                            [v[4].clone(), v[5].clone()],
+                        ];
+                        let b = [v[6].clone(), v[7].clone(), v[8].clone()];
+                        let v4 = [v[9].clone(), v[10].clone(), v[11].clone(), v[12].clone()];
+                        classify_graph(&w, &b, &v4, &ROWS[..steps], &LABELS[..steps])
+                    })
+                },
             ),
         ];
         for (index, (fast, checked)) in pairs.into_iter().enumerate() {

@@ -256,13 +256,18 @@ pub(crate) fn functions(
     let dispatch = {
         let compile = receiver.is_none()
             && !in_impl
-            && matches!(output, Output::Scalar)
+            && !matches!(output, Output::Invalid)
             && matches!(gradient_form(&tracked), Form::Flat);
         let empty = TokenStream::new();
+        let array_output = match &output {
+            Output::Array(_) => Some(output_type(output, &quote!(f64))),
+            _ => None,
+        };
         crate::sweep::halves(
             if compile { &graph_body } else { &empty },
             params,
             &sig.generics,
+            array_output.as_ref(),
             (&backend, &kind, &lent),
         )
     };

@@ -961,21 +961,33 @@ fn if_values_get_compiled_sweeps() {
 
 #[test]
 fn bodies_outside_the_sweeps_keep_the_trace() {
-    // An early return, a call whose result is read as an array, a method's call and a
-    // copy whose source is read again still run on the trace alone (and give the same
-    // bits).
+    // An early return, a method's call and a copy whose source is read again still run
+    // on the trace alone (and give the same bits).
     assert!(!compiled(quote! {
         fn early(x: f64) -> f64 { if x > 0.0 { return x * 2.0; } x.exp() }
     }));
     assert!(!compiled(quote! {
-        fn layered(x: f64) -> f64 { let h = layer(x); h[0] * h[1] }
-    }));
-    assert!(!compiled(quote! {
         fn method(x: f64) -> f64 { self.helper(x) * 2.0 }
     }));
-    // A call of a helper returning `f64` is compiled (through the helper's halves).
+    // A call of a helper returning `f64` or an array is compiled (through the helper's
+    // halves), and so is a loop over an array result, whose length only the helper knows.
     assert!(compiled(quote! {
         fn composed(x: f64) -> f64 { helper(x) * 2.0 + helper(helper(x) * x) }
+    }));
+    assert!(compiled(quote! {
+        fn layered(x: f64) -> f64 { let h = layer(x); h[0] * h[1] }
+    }));
+    assert!(compiled(quote! {
+        fn summed(x: f64) -> f64 {
+            let h = layer(x);
+            let mut total = 0.0;
+            for &v in h.iter() { total += v * v; }
+            total
+        }
+    }));
+    // A call's result copied as a scalar that nothing proves is one keeps the trace.
+    assert!(!compiled(quote! {
+        fn unproven(x: f64) -> f64 { let mut h = layer(x); h = h * x; h }
     }));
     assert!(!compiled(quote! {
         fn reread(x: f64, n: usize) -> f64 {

@@ -46,8 +46,8 @@ pub mod __private {
     pub use crate::halves::{gave_up, output, push_lent, Adjoints, Halves};
     pub use crate::operation::Reads;
     pub use crate::sweep::{
-        finite, gradient_into, kept_reads, propagates, reads, slopes, sweep, value, zeros_like,
-        Stack, Zero,
+        finite, gradient_into, kept_reads, propagates, reads, slopes, sweep, value, zero_of,
+        zeros_like, Stack, Zero,
     };
     pub use crate::trace::{
         op, trace, traces, Backend, Gradients, Handles, Id, Outlined, Primal, Trace,

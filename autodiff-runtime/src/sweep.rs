@@ -256,6 +256,15 @@ impl<T: Zero + Copy, const N: usize> Zero for [T; N] {
     }
 }
 
+/// Zeros of the shape `call` returns, without calling it: the adjoints of another
+/// function's result, whose shape only its signature knows (the caller's sweep passes a
+/// closure that is never run, so that rustc infers `R`).
+#[inline(always)]
+pub fn zero_of<R: Zero, E>(call: impl FnOnce() -> core::result::Result<R, E>) -> R {
+    let _ = call;
+    R::zero()
+}
+
 /// Zeros of the shape of `like`: the adjoints of a parameter or a local array.
 #[inline(always)]
 pub fn zeros_like<T: Zero>(like: &T) -> T {

@@ -38,7 +38,7 @@ pub(crate) fn sweeps(
     {
         return None;
     }
-    let (program, names) = analysed(graph_body, params, false)?;
+    let (program, names) = analysed(graph_body, params, false, None)?;
     let mut emit = Emit::new(&program, &names, false);
     let forward = emit.forward_block(&program.body, false)?;
     let output = emit.forward_value(&program.output, false)?;
@@ -64,10 +64,11 @@ pub(crate) fn sweeps(
             let mut #adjoint = #private::zeros_like(#like);
         }
     });
+    // (A call's array result gets its adjoints where the forward sweep has its value.)
     let top_adjoints = program
         .vars
         .iter()
-        .filter(|var| !var.param && var.top_level)
+        .filter(|var| !var.param && var.top_level && !(var.call && var.depth != 0))
         .map(adjoint_declaration);
     let hoisted = &emit.hoisted;
     let output_value = Ident::new("__output", Span::mixed_site());
@@ -108,12 +109,14 @@ pub(crate) fn sweeps(
 
 /// What the hidden body does first on the `Halves` backend, from another function's
 /// compiled sweep: run this function's compiled halves (see `__private::Halves` for the
-/// protocol), or give up where the body is outside what they compile. `backend`, `kind`
-/// and `lent` are the hidden body's names for its backend, its type and its lifetime.
+/// protocol), or give up where the body is outside what they compile. `array_output` is
+/// the output's type with `f64` elements if it is an array. `backend`, `kind` and `lent`
+/// are the hidden body's names for its backend, its type and its lifetime.
 pub(crate) fn halves(
     graph_body: &TokenStream,
     params: &[Param],
     generics: &syn::Generics,
+    array_output: Option<&TokenStream>,
     (backend, kind, lent): (&Ident, &Ident, &syn::Lifetime),
 ) -> TokenStream {
     let private = quote!(::autodiff::__private);
@@ -122,9 +125,11 @@ pub(crate) fn halves(
             return ::core::result::Result::Err(#private::gave_up());
         }
     };
-    let Some((forward, reverse)) = compiled_halves(graph_body, params, generics) else {
+    let Some((forward, reverse)) = compiled_halves(graph_body, params, generics, array_output)
+    else {
         return give_up;
     };
+    let output = array_output.cloned().unwrap_or_else(|| quote!(f64));
     let error = quote!(::core::result::Result::Err(#private::gave_up()));
     let stack = stack();
     let halves = Ident::new("__halves", Span::mixed_site());
@@ -195,7 +200,7 @@ pub(crate) fn halves(
             fn #forward_fn<#generic_params>(
                 #stack: &mut #private::Stack,
                 #(#data_params),*
-            ) -> ::core::option::Option<f64> {
+            ) -> ::core::option::Option<#output> {
                 #forward
             }
             #allow
@@ -218,11 +223,11 @@ pub(crate) fn halves(
                 if #done.is_none() #(|| !#private::finite(&#spares))* {
                     return #error;
                 }
-                return #private::output::<#kind, f64>(#backend, &0.0);
+                return #private::output::<#kind, #output>(#backend, &#private::Zero::zero());
             }
             #(#lend)*
             return match #forward_fn #turbofish(#stack, #(#data_names),*) {
-                ::core::option::Option::Some(#done) => #private::output::<#kind, f64>(#backend, &#done),
+                ::core::option::Option::Some(#done) => #private::output::<#kind, #output>(#backend, &#done),
                 ::core::option::Option::None => #error,
             };
         }
@@ -238,6 +243,7 @@ fn compiled_halves(
     graph_body: &TokenStream,
     params: &[Param],
     generics: &syn::Generics,
+    array_output: Option<&TokenStream>,
 ) -> Option<(TokenStream, TokenStream)> {
     let only_consts = generics
         .params
@@ -252,13 +258,22 @@ fn compiled_halves(
     {
         return None;
     }
-    let (program, names) = analysed(graph_body, params, true)?;
+    let (program, names) = analysed(graph_body, params, true, array_output)?;
     let mut emit = Emit::new(&program, &names, true);
     let forward = emit.forward_block(&program.body, true)?;
     let output = emit.forward_value(&program.output, true)?;
     let output_primal = emit.primal(&program.output.result, true)?;
     let upstream = Ident::new("__upstream", Span::mixed_site());
-    let output_reverse = emit.reverse_value(&program.output, &upstream, true)?;
+    // An array output is a local's, returned as it is: its adjoints are the caller's
+    // sums for it (its elements' nodes, in the trace, receive exactly those first).
+    let output_reverse = match (array_output, &program.output.result) {
+        (Some(_), Operand::Place(place)) => {
+            let adjoint = &program.vars[place.var].adjoint;
+            quote!(#adjoint = #upstream;)
+        }
+        _ => emit.reverse_value(&program.output, &upstream, true)?,
+    };
+    let output_type = array_output.cloned().unwrap_or_else(|| quote!(f64));
     let prelude = emit.prelude(&program.body);
     let reverse = emit.reverse_stmts(&program.body, true)?;
     if !emit.hoisted.is_empty() {
@@ -298,13 +313,14 @@ fn compiled_halves(
         #(#take)*
         #forward
         #output
-        let #result: f64 = #output_primal;
+        let #result: #output_type = #output_primal;
         #(#keep)*
         ::core::option::Option::Some(#result)
     };
     let reverse = quote! {
         #(#renamed)*
-        let #upstream: f64 = #stack.pop();
+        let mut #upstream: #output_type = #private::Zero::zero();
+        #stack.take(&mut #upstream);
         #(#take)*
         #prelude
         #output_reverse
@@ -316,8 +332,13 @@ fn compiled_halves(
 
 /// The body lowered, its copies checked, its checks placed, and its names (for the
 /// halves if `half`).
-fn analysed(graph_body: &TokenStream, params: &[Param], half: bool) -> Option<(Program, Names)> {
-    let mut program = lower(graph_body, params, half)?;
+fn analysed(
+    graph_body: &TokenStream,
+    params: &[Param],
+    half: bool,
+    array_output: Option<&TokenStream>,
+) -> Option<(Program, Names)> {
+    let mut program = lower(graph_body, params, half, array_output.is_some())?;
     if !copies_are_safe(&program) || (half && copies_a_parameter(&program)) {
         return None;
     }
@@ -369,7 +390,11 @@ fn adjoint_declaration(var: &Var) -> TokenStream {
     let (adjoint, zero) = (&var.adjoint, &var.zero);
     match var.depth {
         0 => quote!(let mut #adjoint: f64 = 0.0;),
-        _ => quote!(let mut #adjoint = #zero;),
+        // (A call's result: `zero_of` of a call that diverges.)
+        _ => quote! {
+            #[allow(unreachable_code)]
+            let mut #adjoint = #zero;
+        },
     }
 }
 
@@ -505,23 +530,41 @@ impl<'a> Emit<'a> {
                 }
                 let call = call_halves(path, &values, quote!(forward));
                 let value = Ident::new("__value", Span::mixed_site());
+                let var = &self.program.vars[*var];
+                // In `name_grad`'s sweeps, the top level's adjoints are declared before
+                // the forward sweep, all but a call's array result's: here, shaped like
+                // its value.
+                let adjoint = (!self.half && var.top_level && var.depth != 0).then(|| {
+                    let adjoint = &var.adjoint;
+                    quote!(let mut #adjoint = #private::zeros_like(&#primal);)
+                });
                 quote! {
-                    let #primal: f64 = match #call {
+                    let #primal = match #call {
                         ::core::result::Result::Ok(#value) => #value,
                         ::core::result::Result::Err(_) => return #none,
                     };
+                    #adjoint
                 }
             }
             Stmt::For {
                 pat,
                 iter,
+                length,
                 body,
                 after,
             } => {
+                let length = match length {
+                    Some((name, place)) => {
+                        let place = self.place_primal(place, in_loop)?;
+                        quote!(let #name: usize = (#place).len();)
+                    }
+                    None => TokenStream::new(),
+                };
                 let body = self.forward_block(body, true)?;
                 // The running sums the loop left unchecked.
                 let sums = after.iter().map(|&var| &self.program.vars[var].primal);
                 quote! {
+                    #length
                     for #pat in #iter { #body }
                     #(
                         if !#sums.is_finite() {
@@ -792,17 +835,29 @@ impl<'a> Emit<'a> {
                 let stack = stack();
                 let call = call_halves(path, &slots, quote!(reverse));
                 quote! {
-                    #stack.push(#adjoint);
+                    #stack.keep(&#adjoint);
                     if #call.is_err() {
                         return ::core::option::Option::None;
                     }
                 }
             }
             Stmt::For {
-                pat, iter, body, ..
+                pat,
+                iter,
+                length,
+                body,
+                ..
             } => {
+                let length = match length {
+                    Some((name, place)) => {
+                        let place = self.place_adjoint(place, in_loop)?;
+                        quote!(let #name: usize = (#place).len();)
+                    }
+                    None => TokenStream::new(),
+                };
                 let body = self.reverse_block(body, true)?;
                 quote! {
+                    #length
                     for #pat in ::core::iter::IntoIterator::into_iter(#iter).rev() { #body }
                 }
             }

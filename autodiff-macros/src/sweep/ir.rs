@@ -16,17 +16,23 @@ pub(crate) struct Var {
     pub(crate) zero: TokenStream,
     /// A differentiated parameter.
     pub(crate) param: bool,
-    /// How many indices reach a scalar (0 for a scalar).
+    /// How many indices reach a scalar (0 for a scalar; [`UNKNOWN`] for a call's result
+    /// that is never read as a scalar, whose shape only the callee knows).
     pub(crate) depth: usize,
     /// Declared at the body's top level (or a parameter): in scope for the whole reverse
     /// half.
     pub(crate) top_level: bool,
     /// Declared `mut` or assigned.
     pub(crate) mutable: bool,
+    /// Holds a call's result (see [`Stmt::Call`]).
+    pub(crate) call: bool,
     /// An array's length at each level, outermost first, where the macro knows them
     /// (from a parameter's type or a local's `[0.0; N]`).
     pub(crate) lengths: Vec<TokenStream>,
 }
+
+/// The depth of a variable whose shape the macro cannot see (see [`Var::depth`]).
+pub(crate) const UNKNOWN: usize = usize::MAX;
 
 /// An index into [`Program::vars`].
 pub(crate) type VarId = usize;
@@ -115,7 +121,8 @@ pub(crate) enum Stmt {
     },
     /// `var = g(args..)`: a call of another `#[differentiable]` function's compiled
     /// halves, through its hidden body (`path`, as the rewrite calls it) on the
-    /// `Halves` backend. Its result is a scalar.
+    /// `Halves` backend. Its result is a scalar or an array of them (its adjoints start
+    /// as [`Var::zero`], shaped by the callee's signature).
     Call {
         var: VarId,
         path: TokenStream,
@@ -125,6 +132,10 @@ pub(crate) enum Stmt {
     For {
         pat: TokenStream,
         iter: TokenStream,
+        /// For a loop over a tracked array whose length the macro cannot see: the name
+        /// `iter` reads it from, and the array (its `len()`, taken before the loop, from
+        /// its primal going forward and from its adjoints going back).
+        length: Option<(Ident, Place)>,
         body: Vec<Stmt>,
         /// Variables checked finite after the loop rather than in it.
         after: Vec<VarId>,

@@ -8,15 +8,21 @@ use quote::{quote, ToTokens};
 use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, Pat, Stmt as SynStmt};
 
-use super::ir::{Arg, Data, Op, Operand, Place, Program, Stmt, Value, Var, VarId};
+use super::ir::{Arg, Data, Op, Operand, Place, Program, Stmt, Value, Var, VarId, UNKNOWN};
 use super::names::Names;
 use crate::ops::{self, Shape};
 use crate::signature::{self, Kind, Param};
 
 /// Lowers `graph_body` (the rewrite's output) with the signature's `params`; for the
 /// halves other sweeps call (`half`), whose reverse half is a function of its own, data
-/// `let`s at the top level are replayed too.
-pub(crate) fn lower(graph_body: &TokenStream, params: &[Param], half: bool) -> Option<Program> {
+/// `let`s at the top level are replayed too. `array_output`: the function returns an
+/// array (only halves do), a local tracked array returned as it is.
+pub(crate) fn lower(
+    graph_body: &TokenStream,
+    params: &[Param],
+    half: bool,
+    array_output: bool,
+) -> Option<Program> {
     let block: Block = syn::parse2(graph_body.clone()).ok()?;
     let names = Names::of(&block, params, half);
     let mut lower = Lower {
@@ -31,8 +37,10 @@ pub(crate) fn lower(graph_body: &TokenStream, params: &[Param], half: bool) -> O
         spilled: std::collections::HashMap::new(),
         spills: 0,
         half,
+        array_output,
         called: Vec::new(),
-        scalar: std::collections::HashSet::new(),
+        proven: std::collections::HashSet::new(),
+        needs: Vec::new(),
         copies: std::collections::HashSet::new(),
     };
     for param in params {
@@ -80,7 +88,7 @@ pub(crate) fn lower(graph_body: &TokenStream, params: &[Param], half: bool) -> O
     let output = match tail {
         Expr::Call(call) if path_ends(&call.func, "Ok") && call.args.len() == 1 => {
             match &call.args[0] {
-                Expr::If(branch) => {
+                Expr::If(branch) if !array_output => {
                     let name = Ident::new("__output", Span::mixed_site());
                     let branch = lower.if_local(&name, branch)?;
                     let Some(Stmt::Let { var, .. }) = branch.first() else {
@@ -102,13 +110,15 @@ pub(crate) fn lower(graph_body: &TokenStream, params: &[Param], half: bool) -> O
         _ => lower.result(tail)?,
     };
     stmts.append(&mut lower.pending);
-    // A call's result must be read as a scalar somewhere, which the trace's types then
-    // guarantee it is (an array result would need its own adjoints).
-    if let Operand::Place(place) = &output.result {
-        lower.scalar.insert(place.var);
-    }
-    if !lower.called.iter().all(|var| lower.scalar.contains(var)) {
+    // Where a call's result is copied as a scalar, the trace's types must say it is one:
+    // it is read as an operand at that depth somewhere.
+    if !lower.needs.iter().all(|need| lower.proven.contains(need)) {
         return None;
+    }
+    for &var in &lower.called {
+        if let Some(&(_, depth)) = lower.proven.iter().find(|(read, _)| *read == var) {
+            lower.vars[var].depth = depth;
+        }
     }
     Some(Program {
         vars: lower.vars,
@@ -157,13 +167,32 @@ struct Lower {
     spills: usize,
     /// Lowering for the halves (see [`lower`]).
     half: bool,
-    /// The variables holding calls' results.
+    /// The function returns an array (see [`lower`]).
+    array_output: bool,
+    /// The variables holding calls' results, of a shape the macro cannot see.
     called: Vec<VarId>,
-    /// Variables read where only a scalar fits: an operand, an assignment's source.
-    scalar: std::collections::HashSet<VarId>,
+    /// Such variables read as scalars, an operand or an assignment's source, with that
+    /// many indices: what the trace's types prove about their shapes.
+    proven: std::collections::HashSet<(VarId, usize)>,
+    /// Reads of such variables that the sweeps write as scalars: each must be proven.
+    needs: Vec<(VarId, usize)>,
     /// Data names whose values are `Copy`: parameters of such types and the patterns of
     /// loops over references and numbers (names the reverse re-reads are bound once).
     copies: std::collections::HashSet<String>,
+}
+
+/// A loop over a tracked array, as [`Lower::tracked_iter`] rewrites it.
+struct OverTracked {
+    /// The iterator chain over the indices.
+    iter: TokenStream,
+    /// The same with a known length, to check that the chain is steady.
+    checked: TokenStream,
+    /// The loop's pattern, the element's bound by name.
+    pat: TokenStream,
+    /// The element's name and its place.
+    element: (Ident, Place),
+    /// A length read before the loop (see `Stmt::For`).
+    length: Option<(Ident, Place)>,
 }
 
 /// A fold being lowered: `let mut total = Fold::new(); for .. { total.add(__backend, item)?; }`.
@@ -188,6 +217,7 @@ impl Lower {
             depth,
             top_level: self.depth == 0,
             mutable: false,
+            call: false,
             lengths: Vec::new(),
         });
         id
@@ -386,12 +416,22 @@ impl Lower {
         Some(vec![Stmt::Let { var, value }])
     }
 
-    /// How many indices a place operand still lacks to be a scalar (0 for other operands).
-    fn place_depth(&self, operand: &Operand) -> Option<usize> {
+    /// How many indices a place operand still lacks to be a scalar (0 for other operands);
+    /// for a call's result, 0, if the trace's types prove it (see [`Lower::needs`]).
+    fn place_depth(&mut self, operand: &Operand) -> Option<usize> {
         match operand {
+            Operand::Place(place) if self.vars[place.var].depth == UNKNOWN => {
+                self.needs.push((place.var, place.indices.len()));
+                Some(0)
+            }
             Operand::Place(place) => self.vars[place.var].depth.checked_sub(place.indices.len()),
             _ => Some(0),
         }
+    }
+
+    /// Notes that the trace reads `place` where only a scalar fits.
+    fn read_as_scalar(&mut self, place: &Place) {
+        self.proven.insert((place.var, place.indices.len()));
     }
 
     fn expr_stmt(&mut self, expr: &Expr, semi: bool) -> Option<Stmt> {
@@ -433,14 +473,29 @@ impl Lower {
     /// the fold's variable (`total.add(__backend, item)?;`).
     fn for_loop(&mut self, lp: &syn::ExprForLoop, fold: Option<&Fold>) -> Option<Stmt> {
         // Over a tracked array: the same chain over its indices.
-        let (iter, element) = match self.tracked_iter(&lp.expr, &lp.pat)? {
-            Some((iter, element)) => (iter, Some(element)),
-            None => (lp.expr.to_token_stream(), None),
+        let (iter, pat, element, length) = match self.tracked_iter(&lp.expr, &lp.pat)? {
+            Some(over) => {
+                let steady = self.names.steady(&over.checked);
+                (
+                    steady.then_some(over.iter)?,
+                    over.pat,
+                    Some(over.element),
+                    over.length,
+                )
+            }
+            None => {
+                let iter = lp.expr.to_token_stream();
+                (
+                    self.names.steady(&iter).then_some(iter)?,
+                    lp.pat.to_token_stream(),
+                    None,
+                    None,
+                )
+            }
         };
-        if !self.names.steady(&iter) || !reversible(&lp.expr) || self.mentions_tracked(&iter) {
+        if !reversible(&lp.expr) || self.mentions_tracked(&iter) {
             return None;
         }
-        let pat = lp.pat.to_token_stream();
         let mut bound = Vec::new();
         pattern_names(&lp.pat, &mut bound);
         if self.yields_copies(&lp.expr) {
@@ -461,6 +516,7 @@ impl Lower {
         Some(Stmt::For {
             pat,
             iter,
+            length,
             body: body?,
             after: Vec::new(),
         })
@@ -468,15 +524,9 @@ impl Lower {
 
     /// `R.iter()` of a tracked array `R` at the root of a loop's iterator chain (through
     /// `zip`, `enumerate`, `rev`, `skip`, `take`): `Some` of the chain over `R`'s indices
-    /// instead, `0..len`, and the pattern's name for the element, now bound to the index,
-    /// with the element's place. `Some(None)` for a chain over data; `None` for one this
-    /// cannot follow.
-    #[allow(clippy::type_complexity)]
-    fn tracked_iter(
-        &mut self,
-        iter: &Expr,
-        pat: &Pat,
-    ) -> Option<Option<(TokenStream, (Ident, Place))>> {
+    /// instead, `0..len`, with the pattern's name for the element (`x` or `&x`) now bound
+    /// to the index. `Some(None)` for a chain over data; `None` for one this cannot follow.
+    fn tracked_iter(&mut self, iter: &Expr, pat: &Pat) -> Option<Option<OverTracked>> {
         // The adapters from the outside in, down to the root.
         let mut chain = Vec::new();
         let mut root = iter;
@@ -496,7 +546,14 @@ impl Lower {
         }
         let mut place = self.place(receiver)?;
         let var = &self.vars[place.var];
-        let len = var.lengths.get(place.indices.len())?.clone();
+        // A length the macro cannot see is read before the loop (see `Stmt::For`).
+        let (len, length) = match var.lengths.get(place.indices.len()) {
+            Some(len) => (len.clone(), None),
+            None => {
+                let name = Ident::new(&format!("__length_{}", self.ops), Span::mixed_site());
+                (quote!(#name), Some((name, place.clone())))
+            }
+        };
         // Where the element sits in the item, as tuple positions from the outside in.
         let mut path = Vec::new();
         for call in chain.iter().rev().skip(1) {
@@ -507,12 +564,21 @@ impl Lower {
                 _ => return None,
             }
         }
-        let mut element = pat;
+        let mut pat = pat.clone();
+        let mut element = &mut pat;
         for &at in &path {
             let Pat::Tuple(tuple) = element else {
                 return None;
             };
-            element = tuple.elems.iter().nth(at)?;
+            element = tuple.elems.iter_mut().nth(at)?;
+        }
+        // `&x` binds the element as `x` does; the index loop binds the index to `x`.
+        if let Pat::Reference(reference) = element {
+            if reference.mutability.is_some() {
+                return None;
+            }
+            let inner = (*reference.pat).clone();
+            *element = inner;
         }
         let name = match element {
             Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
@@ -521,18 +587,26 @@ impl Lower {
             _ => return None,
         };
         place.indices.push(quote!(#name));
-        // The chain with `(0..len)` for `R.iter()`.
+        // The chain with `(0..len)` for `R.iter()`, and with `0` for a steadiness check.
         let mut rebuilt = quote!((0..(#len)));
+        let mut checked = quote!((0..0));
         for call in chain.iter().rev().skip(1) {
             let (method, args) = (&call.method, &call.args);
             rebuilt = quote!(#rebuilt.#method(#args));
+            checked = quote!(#checked.#method(#args));
         }
-        Some(Some((rebuilt, (name, place))))
+        Some(Some(OverTracked {
+            iter: rebuilt,
+            checked,
+            pat: pat.to_token_stream(),
+            element: (name, place),
+            length,
+        }))
     }
 
     fn assign(&mut self, place: Place, value: Value) -> Option<Stmt> {
         if let Operand::Place(source) = &value.result {
-            self.scalar.insert(source.var);
+            self.read_as_scalar(source);
         }
         let var = &mut self.vars[place.var];
         if var.param || var.depth != place.indices.len() {
@@ -601,6 +675,23 @@ impl Lower {
     /// The function's result: `Ok(copy)`, an operation's call without its `?`, or a
     /// constant.
     fn result(&mut self, tail: &Expr) -> Option<Value> {
+        if self.array_output {
+            // `Ok(out)` of a local tracked array, as it is.
+            let Expr::Call(call) = tail else {
+                return None;
+            };
+            if !path_ends(&call.func, "Ok") || call.args.len() != 1 {
+                return None;
+            }
+            let value = self.value(&call.args[0])?;
+            let Operand::Place(place) = &value.result else {
+                return None;
+            };
+            let var = &self.vars[place.var];
+            let local_array = !var.param && var.depth != UNKNOWN && var.depth > 0;
+            return (local_array && place.indices.is_empty() && value.ops.is_empty())
+                .then_some(value);
+        }
         match tail {
             Expr::Call(call) if path_ends(&call.func, "Ok") && call.args.len() == 1 => {
                 let value = self.value(&call.args[0])?;
@@ -741,8 +832,11 @@ impl Lower {
         for arg in call.args.iter().skip(1) {
             match arg {
                 Expr::Call(lend) if path_ends(&lend.func, "Tracked") && lend.args.len() == 1 => {
-                    let place = match self.place(strip_reference(&lend.args[0])) {
+                    let lent = strip_reference(&lend.args[0]);
+                    let place = match self.place(lent) {
                         Some(place) => place,
+                        // `[a * b, c.exp()]`: a local array of new values.
+                        None if matches!(lent, Expr::Array(_)) => self.array_argument(lent)?,
                         // An expression: its value into a local of its own, first.
                         None => {
                             let value = self.value(strip_reference(&lend.args[0]))?;
@@ -751,9 +845,6 @@ impl Lower {
                             }
                             let name = Ident::new("__argument", Span::mixed_site());
                             let var = self.declare(&name, false, 0, quote!(0.0f64));
-                            if let Operand::Place(source) = &value.result {
-                                self.scalar.insert(source.var);
-                            }
                             self.pending.push(Stmt::Let { var, value });
                             Place {
                                 var,
@@ -784,7 +875,13 @@ impl Lower {
             }
         }
         let name = Ident::new("__called", Span::mixed_site());
-        let var = self.declare(&name, false, 0, quote!(0.0f64));
+        let var = self.declare(
+            &name,
+            false,
+            UNKNOWN,
+            zero_of(&func.to_token_stream(), &args),
+        );
+        self.vars[var].call = true;
         self.called.push(var);
         self.pending.push(Stmt::Call {
             var,
@@ -795,6 +892,38 @@ impl Lower {
             var,
             indices: Vec::new(),
         }))
+    }
+
+    /// An array literal lent to a call, as a local tracked array whose elements are
+    /// assigned in order. Each element must be a new node (an operation's result): a
+    /// copied place would receive the callee's contributions as one sum, where the trace
+    /// adds them into its node one by one.
+    fn array_argument(&mut self, array: &Expr) -> Option<Place> {
+        let Expr::Array(array) = array else {
+            return None;
+        };
+        let len = array.elems.len();
+        let name = Ident::new("__argument", Span::mixed_site());
+        let zero = quote!([0.0f64; #len]);
+        let var = self.declare(&name, false, 1, zero.clone());
+        self.vars[var].lengths = vec![quote!(#len)];
+        self.pending.push(Stmt::LetArray { var, init: zero });
+        for (at, elem) in array.elems.iter().enumerate() {
+            let value = self.value(elem)?;
+            if !matches!(value.result, Operand::Temp(_)) {
+                return None;
+            }
+            let place = Place {
+                var,
+                indices: vec![quote!(#at)],
+            };
+            let assign = self.assign(place, value)?;
+            self.pending.push(assign);
+        }
+        Some(Place {
+            var,
+            indices: Vec::new(),
+        })
     }
 
     /// Whether a data argument can be passed twice (to the forward and the reverse half):
@@ -1041,11 +1170,12 @@ impl Lower {
         let mut operands = Vec::new();
         for arg in args {
             let operand = self.operand(arg, ops)?;
-            if self.place_depth(&operand) != Some(0) {
-                return None;
-            }
             if let Operand::Place(place) = &operand {
-                self.scalar.insert(place.var);
+                if self.vars[place.var].depth == UNKNOWN {
+                    self.read_as_scalar(place);
+                } else if self.place_depth(&operand) != Some(0) {
+                    return None;
+                }
             }
             operands.push(operand);
         }
@@ -1151,8 +1281,11 @@ impl VisitMut for PrimalReads<'_> {
         if let Expr::MethodCall(call) = expr {
             if is_backend(&call.receiver) && call.method == "value" && call.args.len() == 1 {
                 let place = self.lower.place(strip_reference(&call.args[0]));
+                let scalar = place.as_ref().is_some_and(|place| {
+                    self.lower.place_depth(&Operand::Place(place.clone())) == Some(0)
+                });
                 match place {
-                    Some(place) if self.lower.vars[place.var].depth == place.indices.len() => {
+                    Some(place) if scalar => {
                         let primal = self.lower.primal_place(&place);
                         *expr = Expr::Verbatim(quote!((#primal)));
                     }
@@ -1325,8 +1458,6 @@ pub(crate) fn pattern_names(pat: &Pat, out: &mut Vec<Ident>) {
     syn::visit::Visit::visit_pat(&mut Collect(out), pat);
 }
 
-/// Whether `iter` is an iterator the reverse half can walk backwards (`.rev()`), as
-/// written: a range, a data slice or array, or these adapters of one.
 /// The lengths of a zeros array `[[0.0f64; A]; B]`: `[B, A]`.
 fn lengths(zero: &TokenStream) -> Vec<TokenStream> {
     let mut out = Vec::new();
@@ -1338,6 +1469,26 @@ fn lengths(zero: &TokenStream) -> Vec<TokenStream> {
     out
 }
 
+/// The adjoints of a call's result: zeros of the type the callee's hidden body returns
+/// on the `Halves` backend, which rustc infers from a call that never runs (in a closure
+/// never called, with diverging tracked arguments; the data, steady, are in scope
+/// wherever the reverse sweep declares its adjoints).
+fn zero_of(path: &TokenStream, args: &[Arg]) -> TokenStream {
+    let private = quote!(::autodiff::__private);
+    let args = args.iter().map(|arg| match arg {
+        Arg::Tracked(_) => quote!(#private::Adjoints(loop {})),
+        Arg::Data(tokens) => tokens.clone(),
+    });
+    quote! {
+        #private::zero_of(|| #path(
+            &#private::Halves::forward(::core::default::Default::default()),
+            #(#args),*
+        ))
+    }
+}
+
+/// Whether `iter` is an iterator the reverse half can walk backwards (`.rev()`), as
+/// written: a range, a data slice or array, or these adapters of one.
 fn reversible(iter: &Expr) -> bool {
     match iter {
         Expr::Range(range) => range.start.is_some() && range.end.is_some(),
