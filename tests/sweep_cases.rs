@@ -5,7 +5,7 @@
 //! domains left unguarded so that some inputs fail (the same error on both paths).
 #![allow(clippy::needless_range_loop)]
 
-use autodiff::{differentiable, Scalar, ScalarAutodiffError};
+use autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
 
 #[differentiable]
 fn chain(x: f64, steps: usize) -> f64 {
@@ -212,6 +212,76 @@ fn classify(
     total
 }
 
+// Parameter structs: fields read and lent to helpers, the whole struct lent, a `Vec`
+// field walked by its length, and `#[param]` slices.
+
+/// A two-layer network's parameters.
+#[derive(Parameters, Clone, Debug)]
+struct Net {
+    w1: [[f64; 2]; 3],
+    b1: [f64; 3],
+    w2: [f64; 3],
+    b2: f64,
+    scale: Vec<f64>,
+}
+
+#[differentiable]
+fn hidden(w: [[f64; 2]; 3], b: [f64; 3], x: &[f64; 2]) -> [f64; 3] {
+    let mut h = [0.0; 3];
+    for (o, row) in w.iter().enumerate() {
+        h[o] = (row.iter().zip(x.iter()).map(|(a, v)| a * v).sum::<f64>() + b[o]).tanh();
+    }
+    h
+}
+
+#[differentiable]
+fn net_score(#[param] p: &Net, x: &[f64; 2]) -> f64 {
+    let h = hidden(p.w1, p.b1, x);
+    p.w2.iter().zip(h.iter()).map(|(a, v)| a * v).sum::<f64>() + p.b2 * p.scale[0]
+}
+
+#[differentiable]
+fn penalty(#[param] p: &Net) -> f64 {
+    p.w2.iter().map(|v| v * v).sum::<f64>() + p.scale.iter().map(|s| s * s).sum::<f64>()
+}
+
+#[differentiable]
+fn net_loss(#[param] p: &Net, rows: &[[f64; 2]], ys: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for (x, y) in rows.iter().zip(ys) {
+        let d = net_score(p, x) - y;
+        total += d * d;
+    }
+    total / ys.len() as f64 + 0.01 * penalty(p)
+}
+
+/// A struct and a scalar: the gradient is a tuple of both shapes.
+#[differentiable]
+fn mixed(#[param] p: &Net, t: f64, rows: &[[f64; 2]]) -> f64 {
+    let mut total = t * t;
+    for x in rows.iter() {
+        total += (net_score(p, x) * t).sin();
+    }
+    total
+}
+
+/// A `#[param]` slice, read in a loop.
+#[differentiable]
+fn sliced(#[param] w: &[f64], xs: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for (a, x) in w.iter().zip(xs) {
+        total += (a * x).exp();
+    }
+    total.ln()
+}
+
+/// Calls a helper with a slice parameter, which has no halves (a slice cannot be taken
+/// back into a local): the checked path decides.
+#[differentiable]
+fn sliced_through(#[param] w: &[f64], xs: &[f64]) -> f64 {
+    sliced(w, xs) * 2.0
+}
+
 /// The value and gradient bits, or the error's kind (node numbers differ between the paths).
 #[derive(Debug, PartialEq)]
 enum Outcome {
@@ -229,6 +299,27 @@ fn outcome(result: Result<(f64, Vec<f64>), ScalarAutodiffError>) -> Outcome {
         ),
         Err(error) => Outcome::Failed(error.kind()),
     }
+}
+
+/// `name_graph` + `backward` on fresh variables of the parameter shape `p`, with their
+/// gradients flattened in order.
+fn graph_of<P: Parameters + ?Sized>(
+    p: &P,
+    build: impl FnOnce(&P::Tracked<Scalar>) -> Result<Scalar, ScalarAutodiffError>,
+) -> Outcome
+where
+    P::Gradient: Parameters,
+{
+    let run = || {
+        let vars = p.variables()?;
+        let out = build(&vars)?;
+        if !out.tracks_gradient() {
+            return Ok((out.value(), vec![0.0; p.parameter_count()]));
+        }
+        out.backward()?;
+        Ok((out.value(), p.gradient_of(&vars).to_flat()))
+    };
+    outcome(run())
 }
 
 /// `name_graph` + `backward` on fresh variables `p`, read as `name_grad` reads it.
@@ -261,6 +352,17 @@ const ROWS: [[f64; 2]; 6] = [
     [2.0, -2.5],
     [-1.0, 0.25],
 ];
+
+/// A network from nine numbers, reused and scaled.
+fn net(p: &[f64]) -> Net {
+    Net {
+        w1: [[p[0], p[1]], [p[2], p[3]], [p[4], p[5]]],
+        b1: [p[6], p[7], p[8]],
+        w2: [p[8] - p[0], 2.0 * p[1], p[2] * p[3]],
+        b2: p[4] + p[5],
+        scale: vec![p[6] * 3.0, p[7] - p[8]],
+    }
+}
 
 /// A label per row, for `classify`.
 const LABELS: [usize; 6] = [0, 2, 1, 3, 1, 0];
@@ -298,7 +400,24 @@ fn warm_calls_run_the_compiled_sweeps_alone() {
             0,
             "classify"
         );
+        let net = net(&[0.3, -0.2, 0.5, 0.1, -0.4, 0.7, 0.2, -0.1, 0.3]);
+        let ys = [0.5, -0.5, 1.0, 0.0, 0.25, -1.0];
+        assert_eq!(
+            traces(|| drop(net_loss_grad(&net, &ROWS, &ys))),
+            0,
+            "net_loss"
+        );
+        assert_eq!(traces(|| drop(mixed_grad(&net, 0.7, &ROWS))), 0, "mixed");
+        assert_eq!(traces(|| drop(sliced_grad(&xs[..4], &xs))), 0, "sliced");
     }
+    let net = net(&[0.3, -0.2, 0.5, 0.1, -0.4, 0.7, 0.2, -0.1, 0.3]);
+    let (_, gradient) = net_loss_grad(&net, &ROWS, &[0.5; 6]).expect("a finite loss");
+    assert_eq!(gradient.scale.len(), 2);
+    assert_eq!(
+        traces(|| drop(sliced_through_grad(&xs[..4], &xs))),
+        1,
+        "sliced_through"
+    );
     assert!(classify_grad(W, B, V, &ROWS, &LABELS).is_ok());
     assert!(two_layer_grad(w, v, &ROWS, &xs, 6).is_ok());
     // A helper without halves, and a failing call, keep the checked path.
@@ -417,6 +536,58 @@ fn sweeps_and_the_graph_agree_bit_for_bit() {
                     })
                 },
             ),
+            {
+                let net = net(&p);
+                let ys = [p[0], p[3], -p[6], 0.5, p[1] * p[2], 1.0];
+                (
+                    outcome(
+                        net_loss_grad(&net, &ROWS[..steps], &ys[..steps])
+                            .map(|(v, g)| (v, g.to_flat())),
+                    ),
+                    graph_of(&net, |tracked| {
+                        net_loss_graph(tracked, &ROWS[..steps], &ys[..steps])
+                    }),
+                )
+            },
+            {
+                let net = net(&p);
+                let t = p[5] * 40.0;
+                (
+                    outcome(mixed_grad(&net, t, &ROWS[..steps]).map(|(v, (g, dt))| {
+                        let mut flat = g.to_flat();
+                        flat.push(dt);
+                        (v, flat)
+                    })),
+                    {
+                        let mut all = net.to_flat();
+                        all.push(t);
+                        // The struct's variables are the first ones, in order.
+                        graph(&all, |v| {
+                            let mut next = v.iter().cloned();
+                            let rebuilt = net.try_track(&mut |_| {
+                                next.next().ok_or(ScalarAutodiffError::TapeUnavailable)
+                            })?;
+                            mixed_graph(&rebuilt, &v[net.parameter_count()], &ROWS[..steps])
+                        })
+                    },
+                )
+            },
+            {
+                let w = [p[0] * 100.0, p[1], p[2], p[3]];
+                (
+                    outcome(sliced_grad(&w[..steps.min(4)], &xs)),
+                    graph_of(&w[..steps.min(4)], |tracked| sliced_graph(tracked, &xs)),
+                )
+            },
+            {
+                let w = [p[0], p[1], p[2] * 100.0, p[3]];
+                (
+                    outcome(sliced_through_grad(&w[..steps.min(4)], &xs)),
+                    graph_of(&w[..steps.min(4)], |tracked| {
+                        sliced_through_graph(tracked, &xs)
+                    }),
+                )
+            },
         ];
         for (index, (fast, checked)) in pairs.into_iter().enumerate() {
             assert_eq!(

@@ -198,10 +198,10 @@ pub(crate) fn functions(
     let gradient = gradient_value(&tracked, &next);
     let gradient_type = gradient_type(&tracked);
     // The compiled sweeps first; the trace decides every call they give up on.
+    let flat = matches!(gradient_form(&tracked), Form::Flat).then(|| gradient_len(&tracked));
     let compiled: Option<(TokenStream, bool)> = (call_path.is_none()
-        && matches!(output, Output::Scalar)
-        && matches!(gradient_form(&tracked), Form::Flat))
-    .then(|| crate::sweep::sweeps(&graph_body, params, &gradient_len(&tracked)))
+        && matches!(output, Output::Scalar))
+    .then(|| crate::sweep::sweeps(&graph_body, params, flat.as_ref()))
     .flatten()
     .map(|(sweeps, straight)| {
         let done = Ident::new("done", Span::mixed_site());
@@ -254,10 +254,7 @@ pub(crate) fn functions(
     // What the hidden body answers another function's compiled sweep (a method's
     // halves would need its receiver: it gives up).
     let dispatch = {
-        let compile = receiver.is_none()
-            && !in_impl
-            && !matches!(output, Output::Invalid)
-            && matches!(gradient_form(&tracked), Form::Flat);
+        let compile = receiver.is_none() && !in_impl && !matches!(output, Output::Invalid);
         let empty = TokenStream::new();
         let array_output = match &output {
             Output::Array(_) => Some(output_type(output, &quote!(f64))),
@@ -350,7 +347,7 @@ fn mentions_self(sig: &syn::Signature, block: &syn::Block) -> bool {
 
 /// A differentiated parameter's value by reference: `&x` for one taken by value, `p` for
 /// one taken by reference.
-fn by_reference(param: &Param) -> TokenStream {
+pub(crate) fn by_reference(param: &Param) -> TokenStream {
     let name = &param.ident;
     match (&param.kind, &param.ty) {
         (Kind::Declared { .. }, Type::Reference(_)) => quote!(#name),

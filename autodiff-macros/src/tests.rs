@@ -911,6 +911,7 @@ fn compiled(item: TokenStream) -> bool {
     let expanded = accepted(item).to_string();
     let grad = expanded.split_once("_grad (").map_or("", |(_, grad)| grad);
     grad.contains(":: autodiff :: __private :: value (")
+        || grad.contains(":: autodiff :: __private :: Halves :: forward (")
 }
 
 #[test]
@@ -982,6 +983,20 @@ fn bodies_outside_the_sweeps_keep_the_trace() {
             let h = layer(x);
             let mut total = 0.0;
             for &v in h.iter() { total += v * v; }
+            total
+        }
+    }));
+    // Parameter structs: fields read and lent (two at once), the whole struct lent.
+    assert!(compiled(quote! {
+        fn score(#[param] p: &Mlp, x: &[f64; 2]) -> f64 {
+            let h1 = dense_in(p.w1, p.b1, *x);
+            p.w3.iter().zip(h1.iter()).map(|(a, v)| a * v).sum::<f64>() + p.b3
+        }
+    }));
+    assert!(compiled(quote! {
+        fn loss(#[param] p: &Mlp, xs: &[[f64; 2]]) -> f64 {
+            let mut total = 0.0;
+            for x in xs.iter() { total += score(p, x); }
             total
         }
     }));

@@ -49,10 +49,18 @@ pub trait Argument<'a, B: Backend, T: Parameters + ?Sized> {
     /// The argument as `T`'s shape of `backend` values.
     fn lend(self, backend: &B) -> Result<Lent<'a, T::Tracked<B::Value>>>;
 
+    /// The value a compiled forward half computes with: the caller's for
+    /// [`Whole`](crate::halves::Whole), the data itself if every scalar is finite (as
+    /// the trace's constants must be), none for a tracked value of a graph.
+    #[inline]
+    fn primal(&self) -> Option<&T> {
+        None
+    }
+
     /// Where a compiled reverse half adds this parameter's adjoints: the caller's own
     /// for [`Adjoints`](crate::halves::Adjoints), none for data.
     #[inline]
-    fn adjoints(self) -> Option<&'a mut T::Tracked<f64>>
+    fn adjoints(self) -> Option<&'a mut T::Gradient>
     where
         Self: Sized,
     {
@@ -82,6 +90,7 @@ pub fn lend_data<'a, B: Backend, T: Parameters + ?Sized>(
 
 /// `Argument` for data of shape `$shape` passed as `$data`: its scalars become constants.
 /// (One impl per type rather than a blanket impl, which would overlap the `Tracked` one.)
+/// (`$view` makes `&$shape` of `$value: &$data`.)
 macro_rules! data_argument {
     ($([$($generics:tt)*] $data:ty => $shape:ty, |$value:ident| $view:expr;)*) => {$(
         impl<'a, B: Backend, $($generics)*> Argument<'a, B, $shape> for $data {
@@ -90,24 +99,31 @@ macro_rules! data_argument {
                 self,
                 backend: &B,
             ) -> Result<Lent<'a, <$shape as Parameters>::Tracked<B::Value>>> {
-                let $value = self;
+                let $value = &self;
                 let data: &$shape = $view;
                 lend_data(data, backend)
+            }
+
+            #[inline]
+            fn primal(&self) -> Option<&$shape> {
+                let $value = self;
+                let data: &$shape = $view;
+                crate::sweep::finite(data).then_some(data)
             }
         }
     )*};
 }
 
 data_argument! {
-    [] f64 => f64, |data| &data;
-    [] &f64 => f64, |data| data;
-    [T: Parameters, const K: usize] [T; K] => [T; K], |data| &data;
-    [T: Parameters, const K: usize] &[T; K] => [T; K], |data| data;
-    [T: Parameters] &[T] => [T], |data| data;
-    [T: Parameters] Vec<T> => Vec<T>, |data| &data;
-    [T: Parameters] &Vec<T> => Vec<T>, |data| data;
-    [T: Parameters] &Vec<T> => [T], |data| data;
-    [T: Parameters, const K: usize] &[T; K] => [T], |data| data;
+    [] f64 => f64, |data| data;
+    [] &f64 => f64, |data| *data;
+    [T: Parameters, const K: usize] [T; K] => [T; K], |data| data;
+    [T: Parameters, const K: usize] &[T; K] => [T; K], |data| *data;
+    [T: Parameters] &[T] => [T], |data| *data;
+    [T: Parameters] Vec<T> => Vec<T>, |data| data;
+    [T: Parameters] &Vec<T> => Vec<T>, |data| *data;
+    [T: Parameters] &Vec<T> => [T], |data| data.as_slice();
+    [T: Parameters, const K: usize] &[T; K] => [T], |data| &data[..];
 }
 
 /// Fresh variables of `trace` for every scalar of `value`, in order.

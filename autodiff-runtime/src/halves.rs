@@ -4,12 +4,13 @@
 //! reverse half on the caller's [`Stack`] instead of recording, or gives up (an error
 //! the caller never shows: its sweep gives up too, and its checked path decides).
 //!
-//! The protocol, last in first out on the one stack: the forward half lends its
-//! differentiated arguments (pushed, then popped into its parameters), keeps what its
-//! reverse half needs and its parameters last, and returns its value. The caller's
-//! reverse half pushes the output's adjoint and calls again with [`Adjoints`] where it
-//! passed tracked values: the callee pops the adjoint and its parameters and adds its
-//! contributions into the caller's own adjoints, in the trace's order.
+//! The protocol, last in first out on the one stack: the caller's forward half passes
+//! [`Whole`] for a tracked argument (its value), the callee's forward half computes with
+//! those values, keeps what its reverse half needs and its parameters last, and returns
+//! its value. The caller's reverse half keeps the output's adjoints and calls again with
+//! [`Adjoints`] where it passed tracked values: the callee takes the adjoints and its
+//! parameters back and adds its contributions into the caller's own adjoints, in the
+//! trace's order.
 
 use std::cell::{RefCell, RefMut};
 
@@ -69,22 +70,58 @@ impl Halves {
     }
 }
 
-/// Where a reverse half adds the adjoints of a differentiated parameter: the caller's own
-/// (a scalar or an array of them), passed where the forward call passed the tracked
-/// value.
+/// A tracked argument of a forward half: the caller's value of the parameter's shape
+/// (a scalar, an array, a parameter struct), finite.
 #[derive(Debug)]
-pub struct Adjoints<'a, T: ?Sized>(pub &'a mut T);
+pub struct Whole<'a, T: ?Sized>(pub &'a T);
 
-impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for Adjoints<'a, T::Tracked<f64>> {
+impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for Whole<'a, T> {
     #[inline]
     fn lend(self, _backend: &B) -> Result<Lent<'a, T::Tracked<B::Value>>> {
         Err(gave_up())
     }
 
     #[inline]
-    fn adjoints(self) -> Option<&'a mut T::Tracked<f64>> {
+    fn primal(&self) -> Option<&T> {
         Some(self.0)
     }
+}
+
+/// Where a reverse half adds the adjoints of a differentiated parameter: the caller's own
+/// (in the parameter's gradient shape), passed where the forward call passed [`Whole`].
+#[derive(Debug)]
+pub struct Adjoints<'a, T: ?Sized>(pub &'a mut T);
+
+impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for Adjoints<'a, T::Gradient> {
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, T::Tracked<B::Value>>> {
+        Err(gave_up())
+    }
+
+    #[inline]
+    fn adjoints(self) -> Option<&'a mut T::Gradient> {
+        Some(self.0)
+    }
+}
+
+/// Zeros shaped like `like`, for a shape that is its own gradient's (every shape but a
+/// slice): where a reverse half takes its parameters back, and a data argument's spare
+/// adjoints.
+#[inline]
+pub fn zeros_of<T: Parameters<Gradient = T>>(like: &T) -> T {
+    like.gradient_from(&mut || 0.0)
+}
+
+/// Adds `0.0` to every adjoint (as a pass stores its gradients: never -0.0); false if
+/// one is not finite.
+#[inline]
+pub fn settle<P: Parameters + ?Sized>(adjoints: &mut P) -> bool {
+    let mut finite = true;
+    adjoints.visit_mut(&mut |adjoint| {
+        *adjoint += 0.0;
+        finite &= adjoint.is_finite();
+    });
+    finite
 }
 
 /// What a body answers a call it has no compiled halves for, and what a half answers
@@ -92,16 +129,6 @@ impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for Adjoints<'a,
 #[cold]
 pub fn gave_up() -> ScalarAutodiffError {
     ScalarAutodiffError::TapeUnavailable
-}
-
-/// Pushes every scalar of a lent argument on `stack`, in order.
-#[inline]
-pub fn push_lent<B: Backend, T: Parameters + ?Sized>(
-    stack: &mut Stack,
-    backend: &B,
-    lent: &T::Tracked<B::Value>,
-) {
-    T::visit_tracked(lent, &mut |value| stack.push(backend.value(value)));
 }
 
 /// A forward half's `f64` result as the body's output type.

@@ -21,7 +21,7 @@ use std::collections::HashSet;
 use proc_macro2::{TokenStream, TokenTree};
 use quote::quote;
 
-use super::ir::{Arg, Op, Operand, Place, Program, Stmt, Value, VarId};
+use super::ir::{Arg, Op, Operand, Program, Stmt, Value, VarId};
 
 /// Decides every check the forward sweep leaves out.
 pub(crate) fn place(program: &mut Program) {
@@ -194,7 +194,7 @@ fn mark_updates(stmts: &mut [Stmt], var: VarId, condition: &TokenStream) {
 fn defined(stmt: &Stmt) -> Option<VarId> {
     match stmt {
         Stmt::Let { var, value } => matches!(value.result, Operand::Temp(_)).then_some(*var),
-        Stmt::Assign { place, value } if place.indices.is_empty() => {
+        Stmt::Assign { place, value } if place.is_whole() => {
             matches!(value.result, Operand::Temp(_)).then_some(place.var)
         }
         _ => None,
@@ -241,7 +241,7 @@ fn declarations(stmts: &[Stmt], out: &mut HashSet<VarId>) {
 fn assignments(stmts: &[Stmt], out: &mut Vec<VarId>) {
     for stmt in stmts {
         match stmt {
-            Stmt::Assign { place, .. } if place.indices.is_empty() => out.push(place.var),
+            Stmt::Assign { place, .. } if place.is_whole() => out.push(place.var),
             Stmt::If {
                 then, otherwise, ..
             } => {
@@ -272,8 +272,8 @@ fn sites(value: &Value, var: VarId) -> Vec<TokenStream> {
     let mut out = Vec::new();
     for op in &value.ops {
         for (slot, operand) in op.operands.iter().enumerate() {
-            if let Operand::Place(Place { var: read, indices }) = operand {
-                if *read == var && indices.is_empty() {
+            if let Operand::Place(place) = operand {
+                if place.var == var && place.is_whole() {
                     if let Some(path) = carried(value, op, slot, root) {
                         out.push(path);
                     }

@@ -15,7 +15,8 @@ use super::checks::{self, reader};
 use super::ir::{Arg, Data, Op, Operand, Place, Program, Stmt, Value, Var};
 use super::lower::{lower, temp};
 use super::names::Names;
-use crate::signature::Param;
+use crate::emit::by_reference;
+use crate::signature::{Kind, Param};
 
 /// Bodies with more operations than this (as written: a loop's body counts once) keep the
 /// checked path alone. Sweeps beside the trace roughly double what rustc does for a
@@ -25,13 +26,15 @@ use crate::signature::Param;
 /// far below this.
 const COMPILED_UP_TO: usize = 128;
 
-/// The expression `name_grad` tries first, of type `Option<(f64, [f64; len])>`, and
+/// The expression `name_grad` tries first, of type `Option<(f64, gradient)>`, and
 /// whether it is straight-line code (no loops: small enough to inline into callers), or
-/// `None` if the body is outside what the sweeps compile.
+/// `None` if the body is outside what the sweeps compile. The gradient is `[f64; len]`
+/// for `flat: Some(len)`, else each parameter's in its own shape (a tuple of them for
+/// several).
 pub(crate) fn sweeps(
     graph_body: &TokenStream,
     params: &[Param],
-    len: &TokenStream,
+    flat: Option<&TokenStream>,
 ) -> Option<(TokenStream, bool)> {
     if params.iter().any(|param| param.mutability.is_some())
         || crate::rewrite::operations(graph_body) > COMPILED_UP_TO
@@ -50,18 +53,35 @@ pub(crate) fn sweeps(
     let private = quote!(::autodiff::__private);
     let none = quote!(::core::option::Option::None);
     let stack = stack();
-    let params_prologue = program.vars.iter().filter(|var| var.param).map(|var| {
+    let tracked: Vec<(&Var, &Param)> = program
+        .vars
+        .iter()
+        .filter(|var| var.param)
+        .zip(params.iter().filter(|param| param.is_tracked()))
+        .collect();
+    // A scalar by value, an array or a parameter struct by reference; adjoints in the
+    // gradient's shape.
+    let params_prologue = tracked.iter().map(|(var, param)| {
         let (name, primal, adjoint) = (&var.name, &var.primal, &var.adjoint);
-        let (bind, like) = match var.depth {
-            0 => (quote!(#name), quote!(&#primal)),
-            _ => (quote!(&#name), quote!(#primal)),
+        let (bind, like, zero) = match param.kind {
+            Kind::Scalar => (quote!(#name), quote!(&#primal), quote!(0.0f64)),
+            Kind::Array => (
+                quote!(&#name),
+                quote!(#primal),
+                quote!(#private::zeros_like(#primal)),
+            ),
+            _ => (
+                by_reference(param),
+                quote!(#primal),
+                quote!(::autodiff::Parameters::gradient_from(#primal, &mut || 0.0)),
+            ),
         };
         quote! {
             let #primal = #bind;
             if !#private::finite(#like) {
                 return #none;
             }
-            let mut #adjoint = #private::zeros_like(#like);
+            let mut #adjoint = #zero;
         }
     });
     // (A call's array result gets its adjoints where the forward sweep has its value.)
@@ -74,14 +94,39 @@ pub(crate) fn sweeps(
     let output_value = Ident::new("__output", Span::mixed_site());
     let gradient = Ident::new("__gradient", Span::mixed_site());
     let next = Ident::new("__next", Span::mixed_site());
-    let gather = program.vars.iter().filter(|var| var.param).map(|var| {
-        let adjoint = &var.adjoint;
-        quote! {
-            if !#private::gradient_into(&#adjoint, &mut #gradient, &mut #next) {
-                return #none;
+    let gathered = match flat {
+        Some(len) => {
+            let gather = tracked.iter().map(|(var, _)| {
+                let adjoint = &var.adjoint;
+                quote! {
+                    if !#private::gradient_into(&#adjoint, &mut #gradient, &mut #next) {
+                        return #none;
+                    }
+                }
+            });
+            quote! {
+                let mut #gradient = [0.0f64; #len];
+                let mut #next = 0usize;
+                #(#gather)*
+                ::core::option::Option::Some((#output_value, #gradient))
             }
         }
-    });
+        None => {
+            let adjoints: Vec<&Ident> = tracked.iter().map(|(var, _)| &var.adjoint).collect();
+            let shaped = match &adjoints[..] {
+                [one] => quote!(#one),
+                all => quote!((#(#all,)*)),
+            };
+            quote! {
+                #(
+                    if !#private::settle(&mut #adjoints) {
+                        return #none;
+                    }
+                )*
+                ::core::option::Option::Some((#output_value, #shaped))
+            }
+        }
+    };
     let body = quote! {
         #(#params_prologue)*
         #(#top_adjoints)*
@@ -92,10 +137,7 @@ pub(crate) fn sweeps(
         let #seed: f64 = 1.0;
         #output_reverse
         #reverse
-        let mut #gradient = [0.0f64; #len];
-        let mut #next = 0usize;
-        #(#gather)*
-        ::core::option::Option::Some((#output_value, #gradient))
+        #gathered
     };
     Some(if emit.loops {
         (
@@ -125,7 +167,11 @@ pub(crate) fn halves(
             return ::core::result::Result::Err(#private::gave_up());
         }
     };
-    let Some((forward, reverse)) = compiled_halves(graph_body, params, generics, array_output)
+    let Some(Halves {
+        forward,
+        reverse,
+        primals,
+    }) = compiled_halves(graph_body, params, generics, array_output)
     else {
         return give_up;
     };
@@ -166,25 +212,37 @@ pub(crate) fn halves(
     let spares: Vec<Ident> = (0..tracked.len())
         .map(|index| Ident::new(&format!("__spare_{index}"), Span::mixed_site()))
         .collect();
+    let argument = |shape: &syn::Type| quote!(<_ as #private::Argument<#lent, #kind, #shape>>);
+    // The caller's adjoints, or for data a spare, which must stay finite.
     let slots = tracked.iter().zip(adjoint_names.iter().zip(&spares)).map(
         |((name, shape), (adjoint, spare))| {
+            let argument = argument(shape);
             quote! {
-                let mut #spare: #shape = #private::Zero::zero();
-                let #adjoint: &mut #shape =
-                    match <_ as #private::Argument<#lent, #kind, #shape>>::adjoints(#name) {
-                        ::core::option::Option::Some(#adjoint) => #adjoint,
-                        ::core::option::Option::None => &mut #spare,
-                    };
+                let mut #spare = #argument::primal(&#name).map(#private::zeros_of);
+                let #adjoint: &mut #shape = match #argument::adjoints(#name) {
+                    ::core::option::Option::Some(#adjoint) => #adjoint,
+                    ::core::option::Option::None => match #spare.as_mut() {
+                        ::core::option::Option::Some(#spare) => #spare,
+                        ::core::option::Option::None => return #error,
+                    },
+                };
             }
         },
     );
-    let lend = tracked.iter().map(|(name, shape)| {
-        let lent_value = Ident::new("__lent", Span::mixed_site());
+    // The caller's values (finite), or the data's.
+    let values = tracked.iter().zip(&primals).map(|((name, shape), primal)| {
+        let argument = argument(shape);
         quote! {
-            let #lent_value = <_ as #private::Argument<#lent, #kind, #shape>>::lend(#name, #backend)?;
-            #private::push_lent::<#kind, #shape>(#stack, #backend, &*#lent_value);
+            let #primal: &#shape = match #argument::primal(&#name) {
+                ::core::option::Option::Some(#primal) => #primal,
+                ::core::option::Option::None => return #error,
+            };
         }
     });
+    let primal_params = tracked
+        .iter()
+        .zip(&primals)
+        .map(|((_, shape), primal)| quote!(#primal: &#shape));
     let adjoint_params = tracked
         .iter()
         .zip(&adjoint_names)
@@ -199,6 +257,7 @@ pub(crate) fn halves(
             #[inline]
             fn #forward_fn<#generic_params>(
                 #stack: &mut #private::Stack,
+                #(#primal_params,)*
                 #(#data_params),*
             ) -> ::core::option::Option<#output> {
                 #forward
@@ -220,13 +279,15 @@ pub(crate) fn halves(
             if #halves.is_reverse() {
                 #(#slots)*
                 let #done = #reverse_fn #turbofish(#stack, #(#adjoint_names,)* #(#data_names),*);
-                if #done.is_none() #(|| !#private::finite(&#spares))* {
+                if #done.is_none()
+                    #(|| #spares.as_ref().is_some_and(|#spares| !#private::finite(#spares)))*
+                {
                     return #error;
                 }
                 return #private::output::<#kind, #output>(#backend, &#private::Zero::zero());
             }
-            #(#lend)*
-            return match #forward_fn #turbofish(#stack, #(#data_names),*) {
+            #(#values)*
+            return match #forward_fn #turbofish(#stack, #(#primals,)* #(#data_names),*) {
                 ::core::option::Option::Some(#done) => #private::output::<#kind, #output>(#backend, &#done),
                 ::core::option::Option::None => #error,
             };
@@ -234,24 +295,36 @@ pub(crate) fn halves(
     }
 }
 
-/// The bodies of the two halves: the forward half pops its parameters, runs the forward
-/// sweep with everything the reverse needs on the stack (as if the whole body were a
-/// loop's), keeps its parameters last, and returns its value; the reverse half pops the
-/// output's adjoint and the parameters, and runs the reverse sweep into the caller's
-/// adjoints (`__adjoint_k`, behind `&mut`).
+/// The two halves' bodies, and the names of the forward half's parameters holding the
+/// tracked arguments' values.
+struct Halves {
+    forward: TokenStream,
+    reverse: TokenStream,
+    primals: Vec<Ident>,
+}
+
+/// The bodies of the two halves: the forward half runs the forward sweep on its
+/// arguments' values with everything the reverse needs on the stack (as if the whole
+/// body were a loop's), keeps its parameters last, and returns its value; the reverse
+/// half takes the output's adjoints and the parameters back, and runs the reverse sweep
+/// into the caller's adjoints (`__adjoint_k`, behind `&mut`).
 fn compiled_halves(
     graph_body: &TokenStream,
     params: &[Param],
     generics: &syn::Generics,
     array_output: Option<&TokenStream>,
-) -> Option<(TokenStream, TokenStream)> {
+) -> Option<Halves> {
     let only_consts = generics
         .params
         .iter()
         .all(|param| matches!(param, syn::GenericParam::Const(_)));
+    // A slice parameter cannot be taken back into a local of its own.
+    let slice = |param: &Param| {
+        matches!(param.kind, Kind::Declared { .. }) && matches!(param.shape(), syn::Type::Slice(_))
+    };
     if params
         .iter()
-        .any(|param| param.mutability.is_some() || param.ident.is_none())
+        .any(|param| param.mutability.is_some() || param.ident.is_none() || slice(param))
         || !only_consts
         || generics.where_clause.is_some()
         || crate::rewrite::operations(graph_body) > COMPILED_UP_TO
@@ -281,36 +354,59 @@ fn compiled_halves(
     }
     let private = quote!(::autodiff::__private);
     let stack = stack();
-    let tracked: Vec<(&Var, &syn::Type)> = program
+    let tracked: Vec<(&Var, &Param)> = program
         .vars
         .iter()
         .filter(|var| var.param)
         .zip(params.iter().filter(|param| param.is_tracked()))
-        .map(|(var, param)| (var, param.shape()))
+        .collect();
+    let arguments: Vec<Ident> = (0..tracked.len())
+        .map(|index| Ident::new(&format!("__argument_{index}"), Span::mixed_site()))
+        .collect();
+    // A scalar as a value, the others by reference.
+    let values = tracked
+        .iter()
+        .zip(&arguments)
+        .map(|((var, param), argument)| {
+            let primal = &var.primal;
+            match param.kind {
+                Kind::Scalar => quote!(let #primal: f64 = *#argument;),
+                _ => quote!(let #primal = #argument;),
+            }
+        });
+    let keep = tracked.iter().map(|(var, param)| {
+        let primal = &var.primal;
+        match param.kind {
+            Kind::Scalar => quote!(#stack.keep(&#primal);),
+            _ => quote!(#stack.keep(#primal);),
+        }
+    });
+    let adjoints: Vec<Ident> = (0..tracked.len())
+        .map(|index| Ident::new(&format!("__adjoint_{index}"), Span::mixed_site()))
         .collect();
     let take: Vec<TokenStream> = tracked
         .iter()
+        .zip(&adjoints)
         .rev()
-        .map(|(var, shape)| {
-            let primal = &var.primal;
+        .map(|((var, param), adjoint)| {
+            let (primal, shape) = (&var.primal, param.shape());
+            let zero = match param.kind {
+                Kind::Declared { .. } => quote!(#private::zeros_of(&*#adjoint)),
+                _ => quote!(#private::Zero::zero()),
+            };
             quote! {
-                let mut #primal: #shape = #private::Zero::zero();
+                let mut #primal: #shape = #zero;
                 #stack.take(&mut #primal);
             }
         })
         .collect();
-    let keep = tracked.iter().map(|(var, _)| {
-        let primal = &var.primal;
-        quote!(#stack.keep(&#primal);)
-    });
-    let renamed = tracked.iter().enumerate().map(|(index, (var, _))| {
+    let renamed = tracked.iter().zip(&adjoints).map(|((var, _), argument)| {
         let adjoint = &var.adjoint;
-        let argument = Ident::new(&format!("__adjoint_{index}"), Span::mixed_site());
         quote!(let #adjoint = #argument;)
     });
     let result = Ident::new("__output", Span::mixed_site());
     let forward = quote! {
-        #(#take)*
+        #(#values)*
         #forward
         #output
         let #result: #output_type = #output_primal;
@@ -318,16 +414,20 @@ fn compiled_halves(
         ::core::option::Option::Some(#result)
     };
     let reverse = quote! {
-        #(#renamed)*
         let mut #upstream: #output_type = #private::Zero::zero();
         #stack.take(&mut #upstream);
         #(#take)*
+        #(#renamed)*
         #prelude
         #output_reverse
         #reverse
         ::core::option::Option::Some(())
     };
-    Some((forward, reverse))
+    Some(Halves {
+        forward,
+        reverse,
+        primals: arguments,
+    })
 }
 
 /// The body lowered, its copies checked, its checks placed, and its names (for the
@@ -514,15 +614,12 @@ impl<'a> Emit<'a> {
                     values.push(match arg {
                         Arg::Tracked(place) => {
                             let var = self.var(place);
-                            // `_grad` binds an array parameter's primal by reference.
-                            let by_reference = !self.half
-                                && var.param
-                                && var.depth > 0
-                                && place.indices.is_empty();
+                            // An array's or a struct's primal is a reference already.
+                            let by_reference = var.param && var.depth > 0 && place.is_whole();
                             let place = self.place_primal(place, in_loop)?;
                             match by_reference {
-                                true => quote!(#private::Tracked(#place)),
-                                false => quote!(#private::Tracked(&#place)),
+                                true => quote!(#private::Whole(#place)),
+                                false => quote!(#private::Whole(&#place)),
                             }
                         }
                         Arg::Data(tokens) => tokens.clone(),
@@ -553,18 +650,16 @@ impl<'a> Emit<'a> {
                 body,
                 after,
             } => {
-                let length = match length {
-                    Some((name, place)) => {
-                        let place = self.place_primal(place, in_loop)?;
-                        quote!(let #name: usize = (#place).len();)
-                    }
-                    None => TokenStream::new(),
-                };
+                let mut lengths = TokenStream::new();
+                for (name, place) in length {
+                    let place = self.place_primal(place, in_loop)?;
+                    lengths.extend(quote!(let #name: usize = (#place).len();));
+                }
                 let body = self.forward_block(body, true)?;
                 // The running sums the loop left unchecked.
                 let sums = after.iter().map(|&var| &self.program.vars[var].primal);
                 quote! {
-                    #length
+                    #lengths
                     for #pat in #iter { #body }
                     #(
                         if !#sums.is_finite() {
@@ -733,7 +828,8 @@ impl<'a> Emit<'a> {
     fn place_primal(&mut self, place: &Place, in_loop: bool) -> Option<TokenStream> {
         let primal = self.var(place).primal.clone();
         let indices = self.indices(place, in_loop)?;
-        Some(quote!(#primal #([#indices])*))
+        let fields = &place.fields;
+        Some(quote!(#primal #fields #([#indices])*))
     }
 
     /// A place's indices, recomputed in both sweeps: they must be steady.
@@ -848,16 +944,14 @@ impl<'a> Emit<'a> {
                 body,
                 ..
             } => {
-                let length = match length {
-                    Some((name, place)) => {
-                        let place = self.place_adjoint(place, in_loop)?;
-                        quote!(let #name: usize = (#place).len();)
-                    }
-                    None => TokenStream::new(),
-                };
+                let mut lengths = TokenStream::new();
+                for (name, place) in length {
+                    let place = self.place_adjoint(place, in_loop)?;
+                    lengths.extend(quote!(let #name: usize = (#place).len();));
+                }
                 let body = self.reverse_block(body, true)?;
                 quote! {
-                    #length
+                    #lengths
                     for #pat in ::core::iter::IntoIterator::into_iter(#iter).rev() { #body }
                 }
             }
@@ -988,9 +1082,10 @@ impl<'a> Emit<'a> {
         let adjoint = var.adjoint.clone();
         let behind_reference = self.half && var.param;
         let indices = self.indices(place, in_loop)?;
+        let fields = &place.fields;
         Some(match behind_reference {
-            true => quote!((*#adjoint) #([#indices])*),
-            false => quote!(#adjoint #([#indices])*),
+            true => quote!((*#adjoint) #fields #([#indices])*),
+            false => quote!(#adjoint #fields #([#indices])*),
         })
     }
 }
@@ -1047,6 +1142,7 @@ fn same_operands(op: &Op) -> bool {
     match (op.operands.first(), op.operands.get(1)) {
         (Some(Operand::Place(a)), Some(Operand::Place(b))) => {
             a.var == b.var
+                && a.fields.to_string() == b.fields.to_string()
                 && a.indices.len() == b.indices.len()
                 && a.indices
                     .iter()

@@ -16,8 +16,9 @@ pub(crate) struct Var {
     pub(crate) zero: TokenStream,
     /// A differentiated parameter.
     pub(crate) param: bool,
-    /// How many indices reach a scalar (0 for a scalar; [`UNKNOWN`] for a call's result
-    /// that is never read as a scalar, whose shape only the callee knows).
+    /// How many indices reach a scalar (0 for a scalar; [`UNKNOWN`] for a `#[param]`
+    /// parameter and for a call's result never read as a scalar, whose shapes the macro
+    /// cannot see).
     pub(crate) depth: usize,
     /// Declared at the body's top level (or a parameter): in scope for the whole reverse
     /// half.
@@ -41,8 +42,22 @@ pub(crate) type VarId = usize;
 #[derive(Clone)]
 pub(crate) struct Place {
     pub(crate) var: VarId,
+    /// Fields of a parameter struct, as written (`.w1`), before any index.
+    pub(crate) fields: TokenStream,
     /// One data expression per level, as written.
     pub(crate) indices: Vec<TokenStream>,
+}
+
+impl Place {
+    /// The whole variable: no field, no index.
+    pub(crate) fn is_whole(&self) -> bool {
+        self.fields.is_empty() && self.indices.is_empty()
+    }
+
+    /// What the trace's types prove about the place's shape is keyed by this.
+    pub(crate) fn key(&self) -> (VarId, String, usize) {
+        (self.var, self.fields.to_string(), self.indices.len())
+    }
 }
 
 /// An operand of an operation.
@@ -132,10 +147,10 @@ pub(crate) enum Stmt {
     For {
         pat: TokenStream,
         iter: TokenStream,
-        /// For a loop over a tracked array whose length the macro cannot see: the name
-        /// `iter` reads it from, and the array (its `len()`, taken before the loop, from
-        /// its primal going forward and from its adjoints going back).
-        length: Option<(Ident, Place)>,
+        /// For each tracked array the loop walks whose length the macro cannot see: the
+        /// name `iter` reads it from, and the array (its `len()`, taken before the loop,
+        /// from its primal going forward and from its adjoints going back).
+        length: Vec<(Ident, Place)>,
         body: Vec<Stmt>,
         /// Variables checked finite after the loop rather than in it.
         after: Vec<VarId>,

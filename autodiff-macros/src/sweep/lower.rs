@@ -60,6 +60,19 @@ pub(crate) fn lower(
                     &name,
                     Some(Place {
                         var,
+                        fields: TokenStream::new(),
+                        indices: Vec::new(),
+                    }),
+                );
+            }
+            // A parameter struct (or a slice, a `Vec`): places are its fields' elements.
+            Kind::Declared { .. } if param.mutability.is_none() => {
+                let var = lower.declare(&name, true, UNKNOWN, quote!());
+                lower.bind(
+                    &name,
+                    Some(Place {
+                        var,
+                        fields: TokenStream::new(),
                         indices: Vec::new(),
                     }),
                 );
@@ -100,6 +113,7 @@ pub(crate) fn lower(
                         Vec::new(),
                         Operand::Place(Place {
                             var,
+                            fields: TokenStream::new(),
                             indices: Vec::new(),
                         }),
                     )
@@ -110,13 +124,18 @@ pub(crate) fn lower(
         _ => lower.result(tail)?,
     };
     stmts.append(&mut lower.pending);
+    // A scalar output is a scalar.
+    if let (false, Operand::Place(place)) = (array_output, &output.result) {
+        lower.read_as_scalar(place);
+    }
     // Where a call's result is copied as a scalar, the trace's types must say it is one:
     // it is read as an operand at that depth somewhere.
     if !lower.needs.iter().all(|need| lower.proven.contains(need)) {
         return None;
     }
     for &var in &lower.called {
-        if let Some(&(_, depth)) = lower.proven.iter().find(|(read, _)| *read == var) {
+        let read = lower.proven.iter().find(|(read, _, _)| *read == var);
+        if let Some(&(_, _, depth)) = read {
             lower.vars[var].depth = depth;
         }
     }
@@ -173,9 +192,9 @@ struct Lower {
     called: Vec<VarId>,
     /// Such variables read as scalars, an operand or an assignment's source, with that
     /// many indices: what the trace's types prove about their shapes.
-    proven: std::collections::HashSet<(VarId, usize)>,
+    proven: std::collections::HashSet<(VarId, String, usize)>,
     /// Reads of such variables that the sweeps write as scalars: each must be proven.
-    needs: Vec<(VarId, usize)>,
+    needs: Vec<(VarId, String, usize)>,
     /// Data names whose values are `Copy`: parameters of such types and the patterns of
     /// loops over references and numbers (names the reverse re-reads are bound once).
     copies: std::collections::HashSet<String>,
@@ -187,12 +206,12 @@ struct OverTracked {
     iter: TokenStream,
     /// The same with a known length, to check that the chain is steady.
     checked: TokenStream,
-    /// The loop's pattern, the element's bound by name.
+    /// The loop's pattern, the elements' bound by name.
     pat: TokenStream,
-    /// The element's name and its place.
-    element: (Ident, Place),
-    /// A length read before the loop (see `Stmt::For`).
-    length: Option<(Ident, Place)>,
+    /// Each tracked element's name and its place.
+    elements: Vec<(Ident, Place)>,
+    /// Lengths read before the loop (see `Stmt::For`).
+    lengths: Vec<(Ident, Place)>,
 }
 
 /// A fold being lowered: `let mut total = Fold::new(); for .. { total.add(__backend, item)?; }`.
@@ -287,6 +306,7 @@ impl Lower {
         self.vars[var].mutable = true;
         let place = Place {
             var,
+            fields: TokenStream::new(),
             indices: Vec::new(),
         };
         let zero = quote!(0.0f64);
@@ -366,6 +386,7 @@ impl Lower {
             if let Some(Stmt::Let { var, .. }) = stmts.first() {
                 let place = Place {
                     var: *var,
+                    fields: TokenStream::new(),
                     indices: Vec::new(),
                 };
                 self.bind(&name, Some(place));
@@ -383,6 +404,7 @@ impl Lower {
             self.vars[var].lengths = lengths;
             let place = Place {
                 var,
+                fields: TokenStream::new(),
                 indices: Vec::new(),
             };
             self.bind(&name, Some(place));
@@ -410,6 +432,7 @@ impl Lower {
             &name,
             Some(Place {
                 var,
+                fields: TokenStream::new(),
                 indices: Vec::new(),
             }),
         );
@@ -421,7 +444,7 @@ impl Lower {
     fn place_depth(&mut self, operand: &Operand) -> Option<usize> {
         match operand {
             Operand::Place(place) if self.vars[place.var].depth == UNKNOWN => {
-                self.needs.push((place.var, place.indices.len()));
+                self.needs.push(place.key());
                 Some(0)
             }
             Operand::Place(place) => self.vars[place.var].depth.checked_sub(place.indices.len()),
@@ -431,7 +454,7 @@ impl Lower {
 
     /// Notes that the trace reads `place` where only a scalar fits.
     fn read_as_scalar(&mut self, place: &Place) {
-        self.proven.insert((place.var, place.indices.len()));
+        self.proven.insert(place.key());
     }
 
     fn expr_stmt(&mut self, expr: &Expr, semi: bool) -> Option<Stmt> {
@@ -473,23 +496,24 @@ impl Lower {
     /// the fold's variable (`total.add(__backend, item)?;`).
     fn for_loop(&mut self, lp: &syn::ExprForLoop, fold: Option<&Fold>) -> Option<Stmt> {
         // Over a tracked array: the same chain over its indices.
-        let (iter, pat, element, length) = match self.tracked_iter(&lp.expr, &lp.pat)? {
+        let (iter, pat, elements, length) = match self.tracked_iter(&lp.expr, &lp.pat)? {
             Some(over) => {
                 let steady = self.names.steady(&over.checked);
                 (
                     steady.then_some(over.iter)?,
                     over.pat,
-                    Some(over.element),
-                    over.length,
+                    over.elements,
+                    over.lengths,
                 )
             }
             None => {
                 let iter = lp.expr.to_token_stream();
+                let steady = self.names.steady(&iter);
                 (
-                    self.names.steady(&iter).then_some(iter)?,
+                    steady.then_some(iter)?,
                     lp.pat.to_token_stream(),
-                    None,
-                    None,
+                    Vec::new(),
+                    Vec::new(),
                 )
             }
         };
@@ -504,7 +528,11 @@ impl Lower {
         }
         let mut scope: Vec<(String, Option<Place>)> =
             bound.iter().map(|name| (name.to_string(), None)).collect();
-        scope.extend(element.map(|(name, place)| (name.to_string(), Some(place))));
+        scope.extend(
+            elements
+                .into_iter()
+                .map(|(name, place)| (name.to_string(), Some(place))),
+        );
         self.scopes.push(scope);
         self.loops += 1;
         let body = match fold {
@@ -522,10 +550,11 @@ impl Lower {
         })
     }
 
-    /// `R.iter()` of a tracked array `R` at the root of a loop's iterator chain (through
-    /// `zip`, `enumerate`, `rev`, `skip`, `take`): `Some` of the chain over `R`'s indices
-    /// instead, `0..len`, with the pattern's name for the element (`x` or `&x`) now bound
-    /// to the index. `Some(None)` for a chain over data; `None` for one this cannot follow.
+    /// `R.iter()` of a tracked array `R` at the root of a loop's iterator chain, or as the
+    /// argument of one of its `zip`s (through `zip`, `enumerate`, `rev`, `skip`, `take`):
+    /// `Some` of the chain over `R`'s indices instead, `0..len`, with the pattern's name
+    /// for each element (`x` or `&x`) now bound to its index. `Some(None)` for a chain
+    /// over data alone; `None` for one this cannot follow.
     fn tracked_iter(&mut self, iter: &Expr, pat: &Pat) -> Option<Option<OverTracked>> {
         // The adapters from the outside in, down to the root.
         let mut chain = Vec::new();
@@ -537,71 +566,121 @@ impl Lower {
             }
             root = &call.receiver;
         }
-        let Some(innermost) = chain.last().filter(|call| call.method == "iter") else {
-            return Some(None);
-        };
-        let receiver = strip_reference(&innermost.receiver);
-        if !self.mentions_tracked(&receiver.to_token_stream()) {
+        if !self.mentions_tracked(&iter.to_token_stream()) {
             return Some(None);
         }
-        let mut place = self.place(receiver)?;
-        let var = &self.vars[place.var];
-        // A length the macro cannot see is read before the loop (see `Stmt::For`).
-        let (len, length) = match var.lengths.get(place.indices.len()) {
-            Some(len) => (len.clone(), None),
-            None => {
-                let name = Ident::new(&format!("__length_{}", self.ops), Span::mixed_site());
-                (quote!(#name), Some((name, place.clone())))
-            }
-        };
-        // Where the element sits in the item, as tuple positions from the outside in.
-        let mut path = Vec::new();
-        for call in chain.iter().rev().skip(1) {
-            match call.method.to_string().as_str() {
-                "zip" => path.insert(0, 0),
-                "enumerate" => path.insert(0, 1),
-                "rev" | "skip" | "take" => {}
-                _ => return None,
-            }
-        }
-        let mut pat = pat.clone();
-        let mut element = &mut pat;
-        for &at in &path {
-            let Pat::Tuple(tuple) = element else {
-                return None;
-            };
-            element = tuple.elems.iter_mut().nth(at)?;
-        }
-        // `&x` binds the element as `x` does; the index loop binds the index to `x`.
-        if let Pat::Reference(reference) = element {
-            if reference.mutability.is_some() {
-                return None;
-            }
-            let inner = (*reference.pat).clone();
-            *element = inner;
-        }
-        let name = match element {
-            Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
-                ident.ident.clone()
+        let mut lengths = Vec::new();
+        // Each tracked element: where it sits in the item (tuple positions from the
+        // outside in) and its array's place.
+        let mut elements: Vec<(Vec<usize>, Place)> = Vec::new();
+        let (mut rebuilt, mut checked) = match chain.last() {
+            Some(innermost) if innermost.method == "iter" => {
+                match self.over_indices(&innermost.receiver, &mut lengths)? {
+                    Some((range, place)) => {
+                        elements.push((Vec::new(), place));
+                        (range, quote!((0..0)))
+                    }
+                    None => {
+                        let receiver = &innermost.receiver;
+                        (quote!(#receiver.iter()), quote!(#receiver.iter()))
+                    }
+                }
             }
             _ => return None,
         };
-        place.indices.push(quote!(#name));
-        // The chain with `(0..len)` for `R.iter()`, and with `0` for a steadiness check.
-        let mut rebuilt = quote!((0..(#len)));
-        let mut checked = quote!((0..0));
         for call in chain.iter().rev().skip(1) {
             let (method, args) = (&call.method, &call.args);
+            match method.to_string().as_str() {
+                "zip" => {
+                    elements.iter_mut().for_each(|(path, _)| path.insert(0, 0));
+                    let arg = args.first()?;
+                    let zipped = match strip_parens(arg) {
+                        Expr::MethodCall(inner)
+                            if inner.method == "iter" && inner.args.is_empty() =>
+                        {
+                            self.over_indices(&inner.receiver, &mut lengths)?
+                        }
+                        _ => None,
+                    };
+                    match zipped {
+                        Some((range, place)) => {
+                            elements.push((vec![1], place));
+                            rebuilt = quote!(#rebuilt.zip(#range));
+                            checked = quote!(#checked.zip(0..0));
+                        }
+                        None => {
+                            rebuilt = quote!(#rebuilt.zip(#args));
+                            checked = quote!(#checked.zip(#args));
+                        }
+                    }
+                    continue;
+                }
+                "enumerate" => elements.iter_mut().for_each(|(path, _)| path.insert(0, 1)),
+                "rev" | "skip" | "take" => {}
+                _ => return None,
+            }
             rebuilt = quote!(#rebuilt.#method(#args));
             checked = quote!(#checked.#method(#args));
+        }
+        let mut pat = pat.clone();
+        let mut bound = Vec::new();
+        for (path, mut place) in elements {
+            let mut element = &mut pat;
+            for &at in &path {
+                let Pat::Tuple(tuple) = element else {
+                    return None;
+                };
+                element = tuple.elems.iter_mut().nth(at)?;
+            }
+            // `&x` binds the element as `x` does; the index loop binds the index to `x`.
+            if let Pat::Reference(reference) = element {
+                if reference.mutability.is_some() {
+                    return None;
+                }
+                let inner = (*reference.pat).clone();
+                *element = inner;
+            }
+            let name = match element {
+                Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
+                    ident.ident.clone()
+                }
+                _ => return None,
+            };
+            place.indices.push(quote!(#name));
+            bound.push((name, place));
         }
         Some(Some(OverTracked {
             iter: rebuilt,
             checked,
             pat: pat.to_token_stream(),
-            element: (name, place),
-            length,
+            elements: bound,
+            lengths,
         }))
+    }
+
+    /// `R` of `R.iter()` if it is a tracked array: the range over its indices and its
+    /// place; a length the macro cannot see is read before the loop (see `Stmt::For`)
+    /// under a name added to `lengths`. `Some(None)` for data.
+    fn over_indices(
+        &mut self,
+        receiver: &Expr,
+        lengths: &mut Vec<(Ident, Place)>,
+    ) -> Option<Option<(TokenStream, Place)>> {
+        let receiver = strip_reference(receiver);
+        if !self.mentions_tracked(&receiver.to_token_stream()) {
+            return Some(None);
+        }
+        let place = self.place(receiver)?;
+        let len = match self.vars[place.var].lengths.get(place.indices.len()) {
+            Some(len) => len.clone(),
+            None => {
+                let at = self.ops + lengths.len();
+                let name = Ident::new(&format!("__length_{at}"), Span::mixed_site());
+                lengths.push((name.clone(), place.clone()));
+                quote!(#name)
+            }
+        };
+        Some(Some((quote!((0..(#len))), place)))
     }
 
     fn assign(&mut self, place: Place, value: Value) -> Option<Stmt> {
@@ -751,7 +830,7 @@ impl Lower {
                     _ => None,
                 }
             }
-            Expr::Path(_) | Expr::Index(_) => self.place(expr).map(Operand::Place),
+            Expr::Path(_) | Expr::Index(_) | Expr::Field(_) => self.place(expr).map(Operand::Place),
             // An `if` value or a fold runs first, as statements, into a local of its own;
             // what the expression recorded before it moves into locals too, so that
             // nothing is reordered.
@@ -771,6 +850,7 @@ impl Lower {
                     lower.pending.extend(stmts);
                     Some(Operand::Place(Place {
                         var,
+                        fields: TokenStream::new(),
                         indices: Vec::new(),
                     }))
                 })
@@ -811,6 +891,7 @@ impl Lower {
                 self.pending.push(Stmt::Let { var, value });
                 let place = Place {
                     var,
+                    fields: TokenStream::new(),
                     indices: Vec::new(),
                 };
                 self.spilled.insert(id, place);
@@ -848,15 +929,18 @@ impl Lower {
                             self.pending.push(Stmt::Let { var, value });
                             Place {
                                 var,
+                                fields: TokenStream::new(),
                                 indices: Vec::new(),
                             }
                         }
                     };
                     let steady = place.indices.iter().all(|index| self.names.steady(index));
-                    // Two lent parts of one variable would be two `&mut` of its adjoints.
-                    let shared = args
-                        .iter()
-                        .any(|arg| matches!(arg, Arg::Tracked(other) if other.var == place.var));
+                    // Two lent parts of one variable would be two `&mut` of its adjoints,
+                    // unless they are two different fields (`p.w, p.b`).
+                    let shared = args.iter().any(|arg| {
+                        matches!(arg, Arg::Tracked(other)
+                            if other.var == place.var && !disjoint_fields(other, &place))
+                    });
                     if !steady || shared {
                         return None;
                     }
@@ -890,6 +974,7 @@ impl Lower {
         });
         Some(Operand::Place(Place {
             var,
+            fields: TokenStream::new(),
             indices: Vec::new(),
         }))
     }
@@ -915,6 +1000,7 @@ impl Lower {
             }
             let place = Place {
                 var,
+                fields: TokenStream::new(),
                 indices: vec![quote!(#at)],
             };
             let assign = self.assign(place, value)?;
@@ -922,6 +1008,7 @@ impl Lower {
         }
         Some(Place {
             var,
+            fields: TokenStream::new(),
             indices: Vec::new(),
         })
     }
@@ -1047,6 +1134,7 @@ impl Lower {
         self.pending.push(lowered);
         Some(Operand::Place(Place {
             var,
+            fields: TokenStream::new(),
             indices: Vec::new(),
         }))
     }
@@ -1076,6 +1164,7 @@ impl Lower {
             let id = lower.next_op();
             let total = Operand::Place(Place {
                 var: fold.var,
+                fields: TokenStream::new(),
                 indices: Vec::new(),
             });
             ops.push(Op {
@@ -1088,6 +1177,7 @@ impl Lower {
             stmts.push(Stmt::Assign {
                 place: Place {
                     var: fold.var,
+                    fields: TokenStream::new(),
                     indices: Vec::new(),
                 },
                 value: Value::new(ops, Operand::Temp(id)),
@@ -1119,6 +1209,17 @@ impl Lower {
                 let at = self.plain(&index.index.to_token_stream())?;
                 place.indices.push(at);
                 (place.indices.len() <= self.vars[place.var].depth).then_some(place)
+            }
+            // A field of a parameter struct, before any index.
+            Expr::Field(field) => {
+                let mut place = self.place(&field.base)?;
+                let var = &self.vars[place.var];
+                if !(var.param && var.depth == UNKNOWN && place.indices.is_empty()) {
+                    return None;
+                }
+                let member = &field.member;
+                place.fields.extend(quote!(.#member));
+                Some(place)
             }
             Expr::Paren(paren) => self.place(&paren.expr),
             Expr::Group(group) => self.place(&group.expr),
@@ -1210,8 +1311,8 @@ impl Lower {
 
     fn primal_place(&self, place: &Place) -> TokenStream {
         let primal = &self.vars[place.var].primal;
-        let indices = &place.indices;
-        quote!(#primal #([#indices])*)
+        let (fields, indices) = (&place.fields, &place.indices);
+        quote!(#primal #fields #([#indices])*)
     }
 
     /// Plain tokens: every `__backend.value(place)` read as the place's primal. `None` if
@@ -1456,6 +1557,29 @@ pub(crate) fn pattern_names(pat: &Pat, out: &mut Vec<Ident>) {
         }
     }
     syn::visit::Visit::visit_pat(&mut Collect(out), pat);
+}
+
+/// Whether two places are different fields of one struct, neither inside the other and
+/// not indexed (their `&mut`s can be taken side by side).
+fn disjoint_fields(a: &Place, b: &Place) -> bool {
+    let fields = |place: &Place| -> Vec<String> {
+        place
+            .fields
+            .clone()
+            .into_iter()
+            .filter_map(|token| match token {
+                TokenTree::Punct(_) => None,
+                other => Some(other.to_string()),
+            })
+            .collect()
+    };
+    let (a_fields, b_fields) = (fields(a), fields(b));
+    let prefix = a_fields.iter().zip(&b_fields).all(|(x, y)| x == y);
+    a.indices.is_empty()
+        && b.indices.is_empty()
+        && !a_fields.is_empty()
+        && !b_fields.is_empty()
+        && !prefix
 }
 
 /// The lengths of a zeros array `[[0.0f64; A]; B]`: `[B, A]`.
