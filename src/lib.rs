@@ -88,19 +88,23 @@ pub use autodiff_runtime::*;
 ///
 /// The sweeps cover straight-line code, `let`/`let mut` and compound assignments, `if` /
 /// `else if` / `else` as statements and values, `for` loops over ranges, data slices and
-/// tracked arrays (with `.iter()`, `.zip`, `.enumerate`, `.rev`, `.skip`, `.take`), folds
-/// (`.sum()` and `.product()` of an iterator, with `.map`), `f64` and array parameters,
-/// local arrays indexed by loop variables, `.detach()`, and calls of other
-/// `#[differentiable]` functions that return `f64`. Such a call stays compiled: the
-/// caller's sweeps call the callee's own compiled halves (through its hidden body, so a
-/// call of a function that is not differentiable is still one compile error), which add
-/// the callee's contributions straight into the caller's adjoints, in the trace's order;
-/// a callee outside the sweeps' forms (or a method, or one returning an array or
-/// returning a parameter as it is) makes its callers' warm calls take the checked path.
-/// Other bodies (early `return`, `break`, `while`, `.fold(..)`, `#[param]` parameters,
-/// methods, a `let mut v = x;` whose `x` is read again later, bodies of more than 128
-/// operations as written, where sweeps would double the compile time) run on the checked
-/// path alone: same results, at the speed of the tape.
+/// tracked arrays (with `.iter()`, `.zip` of data or of another tracked array,
+/// `.enumerate`, `.rev`, `.skip`, `.take`), folds (`.sum()` and `.product()` of an
+/// iterator, with `.map`), `f64`, array and `#[param]` parameters (structs with
+/// `#[derive(Parameters)]`, their fields, `Vec` fields and slices walked by their
+/// length), local arrays indexed by loop variables, `.detach()`, and calls of other
+/// `#[differentiable]` functions, returning `f64` or arrays (layers), with tracked
+/// values, arrays, fields, whole parameter structs or array literals of new values as
+/// arguments. Such a call stays compiled: the caller's sweeps call the callee's own
+/// compiled halves (through its hidden body, so a call of a function that is not
+/// differentiable is still one compile error), which add the callee's contributions
+/// straight into the caller's adjoints, in the trace's order; a callee outside the
+/// sweeps' forms (a method, one with a slice parameter or returning a parameter as it
+/// is) makes its callers' warm calls take the checked path. Other bodies (early
+/// `return`, `break`, `while`, `match`, `.fold(..)`, methods, a `let mut v = x;` whose `x`
+/// is read again later, bodies of more than 128 operations as written, where sweeps
+/// would double the compile time) run on the checked path alone: same results, at the
+/// speed of the tape.
 ///
 /// # What the body may contain
 ///

@@ -201,7 +201,7 @@ fn classify(
             m = m.max(z.detach());
         }
         let lse = m + h.iter().map(|z| (z - m).exp()).sum::<f64>().ln();
-        total += lse - h[label] + 0.1 * readout(v, h);
+        total += lse - h[label] + 0.1 * readout(v, h) - 0.05 * readout(v, layer(w, b, x));
         let o = outer([h[0] - h[1], h[label] * 2.0]);
         for row in o.iter() {
             for &p in row.iter() {
@@ -229,9 +229,44 @@ struct Net {
 fn hidden(w: [[f64; 2]; 3], b: [f64; 3], x: &[f64; 2]) -> [f64; 3] {
     let mut h = [0.0; 3];
     for (o, row) in w.iter().enumerate() {
-        h[o] = (row.iter().zip(x.iter()).map(|(a, v)| a * v).sum::<f64>() + b[o]).tanh();
+        // A copy of a parameter's element, then accumulated: versioned in the halves.
+        let mut s = b[o];
+        for (a, v) in row.iter().zip(x.iter()) {
+            s += a * v;
+        }
+        h[o] = s.tanh();
     }
     h
+}
+
+/// Copies of parameters read several times before and after they change, with the
+/// source read again, in branches and loops.
+#[differentiable]
+fn copies(w: [f64; 3], t: f64, n: usize) -> f64 {
+    let mut a = w[0];
+    let u = a * a + a * t;
+    a = a * u + w[0];
+    let mut c = t;
+    for k in 0..n {
+        if c > 0.5 {
+            c = c * w[k % 3] - a;
+        } else {
+            c += c * 0.5;
+        }
+    }
+    let mut d = w[2];
+    if t > 0.0 {
+        d = d * d;
+    }
+    a * c + d * w[2] + t
+}
+
+/// `copies` called with the caller's own uses of the same parameters around it.
+#[differentiable]
+fn copies_caller(w: [f64; 3], t: f64, n: usize) -> f64 {
+    let first = w[0] * t;
+    let mid = copies(w, t * first, n) + copies(w, first * 2.0, n);
+    first * mid + w[0] * w[2] + t * t
 }
 
 #[differentiable]
@@ -409,6 +444,11 @@ fn warm_calls_run_the_compiled_sweeps_alone() {
         );
         assert_eq!(traces(|| drop(mixed_grad(&net, 0.7, &ROWS))), 0, "mixed");
         assert_eq!(traces(|| drop(sliced_grad(&xs[..4], &xs))), 0, "sliced");
+        assert_eq!(
+            traces(|| drop(copies_caller_grad([0.3, -0.2, 0.6], 0.7, 5))),
+            0,
+            "copies_caller"
+        );
     }
     let net = net(&[0.3, -0.2, 0.5, 0.1, -0.4, 0.7, 0.2, -0.1, 0.3]);
     let (_, gradient) = net_loss_grad(&net, &ROWS, &[0.5; 6]).expect("a finite loss");
@@ -588,6 +628,15 @@ fn sweeps_and_the_graph_agree_bit_for_bit() {
                     }),
                 )
             },
+            (
+                outcome(
+                    copies_caller_grad([p[0], p[1], p[2]], p[3], steps)
+                        .map(|(v, g)| (v, g.to_vec())),
+                ),
+                graph(&p[..4], |v| {
+                    copies_caller_graph(&[v[0].clone(), v[1].clone(), v[2].clone()], &v[3], steps)
+                }),
+            ),
         ];
         for (index, (fast, checked)) in pairs.into_iter().enumerate() {
             assert_eq!(

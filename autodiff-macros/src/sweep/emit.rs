@@ -43,7 +43,7 @@ pub(crate) fn sweeps(
     }
     let (program, names) = analysed(graph_body, params, false, None)?;
     let mut emit = Emit::new(&program, &names, false);
-    let forward = emit.forward_block(&program.body, false)?;
+    let forward = emit.forward_stmts(&program.body, false)?;
     let output = emit.forward_value(&program.output, false)?;
     let output_primal = emit.primal(&program.output.result, false)?;
     let seed = Ident::new("__seed", Span::mixed_site());
@@ -333,8 +333,9 @@ fn compiled_halves(
     }
     let (program, names) = analysed(graph_body, params, true, array_output)?;
     let mut emit = Emit::new(&program, &names, true);
-    let forward = emit.forward_block(&program.body, true)?;
+    let forward = emit.forward_stmts(&program.body, true)?;
     let output = emit.forward_value(&program.output, true)?;
+    let versions = emit.keep_versions(&program.body);
     let output_primal = emit.primal(&program.output.result, true)?;
     let upstream = Ident::new("__upstream", Span::mixed_site());
     // An array output is a local's, returned as it is: its adjoints are the caller's
@@ -410,6 +411,7 @@ fn compiled_halves(
         #forward
         #output
         let #result: #output_type = #output_primal;
+        #versions
         #(#keep)*
         ::core::option::Option::Some(#result)
     };
@@ -439,7 +441,7 @@ fn analysed(
     array_output: Option<&TokenStream>,
 ) -> Option<(Program, Names)> {
     let mut program = lower(graph_body, params, half, array_output.is_some())?;
-    if !copies_are_safe(&program) || (half && copies_a_parameter(&program)) {
+    if !copies_are_safe(&program, half) || (half && copies_a_parameter(&program)) {
         return None;
     }
     checks::place(&mut program);
@@ -453,7 +455,9 @@ fn analysed(
 fn copies_a_parameter(program: &Program) -> bool {
     fn stmts(program: &Program, body: &[Stmt]) -> bool {
         body.iter().any(|stmt| match stmt {
-            Stmt::Let { value, .. } | Stmt::Assign { value, .. } => copies(program, value),
+            // (A `let` copy is versioned instead, see `versioned`.)
+            Stmt::Assign { value, .. } => copies(program, value),
+            Stmt::Let { .. } => false,
             Stmt::If {
                 then, otherwise, ..
             } => stmts(program, then) || stmts(program, otherwise),
@@ -515,6 +519,49 @@ struct Emit<'a> {
     /// so only parameters stay in scope (restored from the stack), and a parameter's
     /// adjoints are the caller's, behind a `&mut`.
     half: bool,
+    /// In the halves, the locals that start as a copy of a parameter's element
+    /// (`let mut s = b[j];`), with that element: see [`versioned`].
+    versioned: std::collections::HashMap<usize, Place>,
+}
+
+/// A half's copy of a parameter's element, `let mut s = b[j];`, is that element's node
+/// until `s` is first assigned: the trace adds what reads it receive straight into the
+/// parameter's adjoints, which are the caller's and hold other sums already, so a copy
+/// cannot collect them first. The sweeps count the assignments of `s` (its version):
+/// going back, a read of version 0 adds into the element's adjoints, a later one into
+/// `s`'s, and the copy itself hands nothing on. Each block keeps its copies' counts for
+/// its reverse (pushed at its end, popped where its reverse starts).
+fn versioned(program: &Program, half: bool) -> std::collections::HashMap<usize, Place> {
+    fn walk(program: &Program, stmts: &[Stmt], out: &mut std::collections::HashMap<usize, Place>) {
+        for stmt in stmts {
+            match stmt {
+                Stmt::Let { var, value } => {
+                    if let (true, Operand::Place(place)) = (value.ops.is_empty(), &value.result) {
+                        if program.vars[place.var].param {
+                            out.insert(*var, place.clone());
+                        }
+                    }
+                }
+                Stmt::If {
+                    then, otherwise, ..
+                } => {
+                    walk(program, then, out);
+                    walk(program, otherwise, out);
+                }
+                Stmt::For { body, .. } => walk(program, body, out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = std::collections::HashMap::new();
+    if half {
+        walk(program, &program.body, &mut out);
+    }
+    out
+}
+
+fn version_ident(var: usize) -> Ident {
+    Ident::new(&format!("__version_{var}"), Span::mixed_site())
 }
 
 impl<'a> Emit<'a> {
@@ -527,7 +574,23 @@ impl<'a> Emit<'a> {
             arms: 0,
             direct: std::collections::HashSet::new(),
             half,
+            versioned: versioned(program, half),
         }
+    }
+
+    /// The counts of this block's versioned copies, kept for its reverse.
+    fn keep_versions(&self, stmts: &[Stmt]) -> TokenStream {
+        let stack = stack();
+        let mut out = TokenStream::new();
+        for stmt in stmts {
+            if let Stmt::Let { var, .. } = stmt {
+                if self.versioned.contains_key(var) {
+                    let version = version_ident(*var);
+                    out.extend(quote!(#stack.push(#version as f64);));
+                }
+            }
+        }
+        out
     }
 
     fn var(&self, place: &Place) -> &Var {
@@ -536,7 +599,14 @@ impl<'a> Emit<'a> {
 
     // ------------------------------------------------------------------ forward
 
+    /// A nested block: its statements, then its copies' counts kept (see [`versioned`]).
     fn forward_block(&mut self, stmts: &[Stmt], in_loop: bool) -> Option<TokenStream> {
+        let mut out = self.forward_stmts(stmts, in_loop)?;
+        out.extend(self.keep_versions(stmts));
+        Some(out)
+    }
+
+    fn forward_stmts(&mut self, stmts: &[Stmt], in_loop: bool) -> Option<TokenStream> {
         let mut out = TokenStream::new();
         for stmt in stmts {
             out.extend(self.forward_stmt(stmt, in_loop)?);
@@ -552,12 +622,17 @@ impl<'a> Emit<'a> {
             Stmt::Let { var, value } => {
                 let ops = self.forward_value(value, in_loop)?;
                 let result = self.primal(&value.result, in_loop)?;
+                let version = self.versioned.contains_key(var).then(|| {
+                    let version = version_ident(*var);
+                    quote!(let mut #version: u32 = 0;)
+                });
                 let var = &self.program.vars[*var];
                 let primal = &var.primal;
                 let mutability = var.mutable.then(|| quote!(mut));
                 quote! {
                     #ops
                     let #mutability #primal: f64 = #result;
+                    #version
                 }
             }
             Stmt::LetArray { var, init } => {
@@ -573,9 +648,14 @@ impl<'a> Emit<'a> {
                 let ops = self.forward_value(value, in_loop)?;
                 let result = self.primal(&value.result, in_loop)?;
                 let target = self.place_primal(place, in_loop)?;
+                let version = self.versioned.contains_key(&place.var).then(|| {
+                    let version = version_ident(place.var);
+                    quote!(#version += 1;)
+                });
                 quote! {
                     #ops
                     #target = #result;
+                    #version
                 }
             }
             Stmt::If {
@@ -854,6 +934,16 @@ impl<'a> Emit<'a> {
     /// A block's variables' adjoints and its replayed data, for its reverse.
     fn prelude(&self, stmts: &[Stmt]) -> TokenStream {
         let mut out = TokenStream::new();
+        // The copies' counts, kept at the block's end (see `versioned`).
+        let stack = stack();
+        for stmt in stmts.iter().rev() {
+            if let Stmt::Let { var, .. } = stmt {
+                if self.versioned.contains_key(var) {
+                    let version = version_ident(*var);
+                    out.extend(quote!(let mut #version: u32 = #stack.pop() as u32;));
+                }
+            }
+        }
         for stmt in stmts {
             match stmt {
                 Stmt::Let { var, .. } | Stmt::LetArray { var, .. } | Stmt::Call { var, .. } => {
@@ -881,11 +971,25 @@ impl<'a> Emit<'a> {
         let upstream = Ident::new("__upstream", Span::mixed_site());
         Some(match stmt {
             Stmt::Data { .. } | Stmt::LetArray { .. } => TokenStream::new(),
+            // A versioned copy's reads of version 0 went to its source already.
+            Stmt::Let { var, .. } if self.versioned.contains_key(var) => TokenStream::new(),
             Stmt::Let { var, value } => {
                 let adjoint = &self.program.vars[*var].adjoint;
                 let value = self.reverse_value(value, &upstream, in_loop)?;
                 quote!({
                     let #upstream: f64 = #adjoint;
+                    #value
+                })
+            }
+            // Version 1 or later is the local's own; the value reads the one before.
+            Stmt::Assign { place, value } if self.versioned.contains_key(&place.var) => {
+                let target = self.program.vars[place.var].adjoint.clone();
+                let version = version_ident(place.var);
+                let value = self.reverse_value(value, &upstream, in_loop)?;
+                quote!({
+                    let #upstream: f64 = #target;
+                    #target = 0.0;
+                    #version -= 1;
                     #value
                 })
             }
@@ -1078,6 +1182,13 @@ impl<'a> Emit<'a> {
     }
 
     fn place_adjoint(&mut self, place: &Place, in_loop: bool) -> Option<TokenStream> {
+        if let Some(source) = self.versioned.get(&place.var).cloned() {
+            let source = self.place_adjoint(&source, in_loop)?;
+            let (adjoint, version) = (&self.var(place).adjoint, version_ident(place.var));
+            return Some(quote! {
+                (*if #version == 0 { &mut #source } else { &mut #adjoint })
+            });
+        }
         let var = self.var(place);
         let adjoint = var.adjoint.clone();
         let behind_reference = self.half && var.param;
@@ -1171,9 +1282,13 @@ fn flag_ident(flag: usize) -> Ident {
 
 /// Whether every copy (`let mut v = x;`, `v = w;`) may hand its adjoint to its source at
 /// its place in the reverse sweep and still add in the trace's order: the source is read
-/// nowhere after the copy, and nowhere in a loop around it.
-fn copies_are_safe(program: &Program) -> bool {
-    let mut walk = Walk::default();
+/// nowhere after the copy, and nowhere in a loop around it. (A half's versioned copies
+/// hand nothing on.)
+fn copies_are_safe(program: &Program, half: bool) -> bool {
+    let mut walk = Walk {
+        versioned: versioned(program, half).into_keys().collect(),
+        ..Walk::default()
+    };
     walk.stmts(&program.body);
     walk.value(&program.output, None);
     walk.copies.iter().all(|copy| {
@@ -1224,6 +1339,8 @@ struct Walk {
     open: Vec<usize>,
     /// The loops open where each local was declared.
     declared: std::collections::HashMap<usize, Vec<usize>>,
+    /// Copies that hand nothing on (see `versioned`).
+    versioned: std::collections::HashSet<usize>,
 }
 
 impl Walk {
@@ -1238,7 +1355,11 @@ impl Walk {
                 }
                 Stmt::Let { var, value } => {
                     self.declared.insert(*var, self.open.clone());
+                    let copies = self.copies.len();
                     self.value(value, Some(at));
+                    if self.versioned.contains(var) {
+                        self.copies.truncate(copies);
+                    }
                 }
                 Stmt::Assign { value, .. } => self.value(value, Some(at)),
                 Stmt::Call { var, args, .. } => {

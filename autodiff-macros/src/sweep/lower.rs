@@ -918,19 +918,17 @@ impl Lower {
                         Some(place) => place,
                         // `[a * b, c.exp()]`: a local array of new values.
                         None if matches!(lent, Expr::Array(_)) => self.array_argument(lent)?,
-                        // An expression: its value into a local of its own, first.
+                        // An expression: its value into a local of its own, first; a
+                        // call's result (`g(h(x))`) is lent as it is, its own nodes.
                         None => {
-                            let value = self.value(strip_reference(&lend.args[0]))?;
-                            if self.place_depth(&value.result) != Some(0) {
-                                return None;
-                            }
-                            let name = Ident::new("__argument", Span::mixed_site());
-                            let var = self.declare(&name, false, 0, quote!(0.0f64));
-                            self.pending.push(Stmt::Let { var, value });
-                            Place {
-                                var,
-                                fields: TokenStream::new(),
-                                indices: Vec::new(),
+                            let value = self.value(lent)?;
+                            match &value.result {
+                                Operand::Place(place)
+                                    if value.ops.is_empty() && self.vars[place.var].call =>
+                                {
+                                    place.clone()
+                                }
+                                _ => self.local_argument(value)?,
                             }
                         }
                     };
@@ -977,6 +975,21 @@ impl Lower {
             fields: TokenStream::new(),
             indices: Vec::new(),
         }))
+    }
+
+    /// A scalar expression lent to a call, as a local of its own (its node).
+    fn local_argument(&mut self, value: Value) -> Option<Place> {
+        if self.place_depth(&value.result) != Some(0) {
+            return None;
+        }
+        let name = Ident::new("__argument", Span::mixed_site());
+        let var = self.declare(&name, false, 0, quote!(0.0f64));
+        self.pending.push(Stmt::Let { var, value });
+        Some(Place {
+            var,
+            fields: TokenStream::new(),
+            indices: Vec::new(),
+        })
     }
 
     /// An array literal lent to a call, as a local tracked array whose elements are
