@@ -57,6 +57,17 @@ pub trait Argument<'a, B: Backend, T: Parameters + ?Sized> {
         None
     }
 
+    /// The caller's value again, where the caller can pass it to both halves
+    /// ([`Steady`](crate::halves::Steady) going forward, [`AdjointsOf`](crate::halves::AdjointsOf)
+    /// going back): the callee then keeps no copy of it for its reverse half.
+    #[inline]
+    fn steady(&self) -> Option<&'a T>
+    where
+        T: 'a,
+    {
+        None
+    }
+
     /// Where a compiled reverse half adds this parameter's adjoints: the caller's own
     /// for [`Adjoints`](crate::halves::Adjoints), none for data.
     #[inline]

@@ -7,7 +7,8 @@
 //! The protocol, last in first out on the one stack: the caller's forward half passes
 //! [`Whole`] for a tracked argument (its value), the callee's forward half computes with
 //! those values, keeps what its reverse half needs and its parameters last, and returns
-//! its value. The caller's reverse half keeps the output's adjoints and calls again with
+//! its value. (A value the caller passes again going back, [`Steady`] then [`AdjointsOf`],
+//! is not kept.) The caller's reverse half keeps the output's adjoints and calls again with
 //! [`Adjoints`] where it passed tracked values: the callee takes the adjoints and its
 //! parameters back and adds its contributions into the caller's own adjoints, in the
 //! trace's order.
@@ -83,6 +84,56 @@ impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for Whole<'a, T>
 
     #[inline]
     fn primal(&self) -> Option<&T> {
+        Some(self.0)
+    }
+}
+
+/// A tracked argument of a forward half that the caller passes again to the reverse half
+/// (with [`AdjointsOf`]): a value that does not change, such as the caller's parameter.
+#[derive(Debug)]
+pub struct Steady<'a, T: ?Sized>(pub &'a T);
+
+impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for Steady<'a, T> {
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, T::Tracked<B::Value>>> {
+        Err(gave_up())
+    }
+
+    #[inline]
+    fn primal(&self) -> Option<&T> {
+        Some(self.0)
+    }
+
+    #[inline]
+    fn steady(&self) -> Option<&'a T>
+    where
+        T: 'a,
+    {
+        Some(self.0)
+    }
+}
+
+/// Where a reverse half adds the adjoints of a parameter passed as [`Steady`], with its
+/// value again.
+#[derive(Debug)]
+pub struct AdjointsOf<'a, G: ?Sized, T: ?Sized>(pub &'a mut G, pub &'a T);
+
+impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for AdjointsOf<'a, T::Gradient, T> {
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, T::Tracked<B::Value>>> {
+        Err(gave_up())
+    }
+
+    #[inline]
+    fn steady(&self) -> Option<&'a T>
+    where
+        T: 'a,
+    {
+        Some(self.1)
+    }
+
+    #[inline]
+    fn adjoints(self) -> Option<&'a mut T::Gradient> {
         Some(self.0)
     }
 }

@@ -43,7 +43,9 @@ pub use tape::tape_len;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::generated::*;
-    pub use crate::halves::{gave_up, output, settle, zeros_of, Adjoints, Halves, Whole};
+    pub use crate::halves::{
+        gave_up, output, settle, zeros_of, Adjoints, AdjointsOf, Halves, Steady, Whole,
+    };
     pub use crate::operation::Reads;
     pub use crate::sweep::{
         finite, gradient_into, kept_reads, propagates, reads, slopes, sweep, value, zero_of,

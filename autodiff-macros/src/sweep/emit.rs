@@ -53,12 +53,7 @@ pub(crate) fn sweeps(
     let private = quote!(::autodiff::__private);
     let none = quote!(::core::option::Option::None);
     let stack = stack();
-    let tracked: Vec<(&Var, &Param)> = program
-        .vars
-        .iter()
-        .filter(|var| var.param)
-        .zip(params.iter().filter(|param| param.is_tracked()))
-        .collect();
+    let tracked = tracked(&program, params);
     // A scalar by value, an array or a parameter struct by reference; adjoints in the
     // gradient's shape.
     let params_prologue = tracked.iter().map(|(var, param)| {
@@ -239,14 +234,30 @@ pub(crate) fn halves(
             };
         }
     });
+    // Whether the caller passes each value again going back (then it is not kept).
+    let steadies: Vec<Ident> = (0..tracked.len())
+        .map(|index| Ident::new(&format!("__steady_{index}"), Span::mixed_site()))
+        .collect();
+    let steady_values = tracked
+        .iter()
+        .zip(&steadies)
+        .map(|((name, shape), steady)| {
+            let argument = argument(shape);
+            quote!(let #steady: ::core::option::Option<&#shape> = #argument::steady(&#name);)
+        });
+    let steady_values: Vec<TokenStream> = steady_values.collect();
     let primal_params = tracked
         .iter()
-        .zip(&primals)
-        .map(|((_, shape), primal)| quote!(#primal: &#shape));
+        .zip(primals.iter().zip(&steadies))
+        .map(|((_, shape), (primal, steady))| {
+            quote!(#primal: &#shape, #steady: ::core::option::Option<&#shape>)
+        });
     let adjoint_params = tracked
         .iter()
-        .zip(&adjoint_names)
-        .map(|((_, shape), adjoint)| quote!(#adjoint: &mut #shape));
+        .zip(adjoint_names.iter().zip(&steadies))
+        .map(|((_, shape), (adjoint, steady))| {
+            quote!(#adjoint: &mut #shape, #steady: ::core::option::Option<&#shape>)
+        });
     let allow = quote! {
         #[allow(unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces,
             non_snake_case, clippy::all)]
@@ -276,9 +287,14 @@ pub(crate) fn halves(
                 ::core::option::Option::None => return #error,
             };
             let #stack: &mut #private::Stack = &mut #borrowed;
+            #(#steady_values)*
             if #halves.is_reverse() {
                 #(#slots)*
-                let #done = #reverse_fn #turbofish(#stack, #(#adjoint_names,)* #(#data_names),*);
+                let #done = #reverse_fn #turbofish(
+                    #stack,
+                    #(#adjoint_names, #steadies,)*
+                    #(#data_names),*
+                );
                 if #done.is_none()
                     #(|| #spares.as_ref().is_some_and(|#spares| !#private::finite(#spares)))*
                 {
@@ -287,7 +303,7 @@ pub(crate) fn halves(
                 return #private::output::<#kind, #output>(#backend, &#private::Zero::zero());
             }
             #(#values)*
-            return match #forward_fn #turbofish(#stack, #(#primals,)* #(#data_names),*) {
+            return match #forward_fn #turbofish(#stack, #(#primals, #steadies,)* #(#data_names),*) {
                 ::core::option::Option::Some(#done) => #private::output::<#kind, #output>(#backend, &#done),
                 ::core::option::Option::None => #error,
             };
@@ -355,16 +371,11 @@ fn compiled_halves(
     }
     let private = quote!(::autodiff::__private);
     let stack = stack();
-    let tracked: Vec<(&Var, &Param)> = program
-        .vars
-        .iter()
-        .filter(|var| var.param)
-        .zip(params.iter().filter(|param| param.is_tracked()))
-        .collect();
+    let tracked = tracked(&program, params);
     let arguments: Vec<Ident> = (0..tracked.len())
         .map(|index| Ident::new(&format!("__argument_{index}"), Span::mixed_site()))
         .collect();
-    // A scalar as a value, the others by reference.
+    // A scalar as a value, the others by reference. (`__steady_k`: see `keep`.)
     let values = tracked
         .iter()
         .zip(&arguments)
@@ -375,29 +386,57 @@ fn compiled_halves(
                 _ => quote!(let #primal = #argument;),
             }
         });
-    let keep = tracked.iter().map(|(var, param)| {
+    let steadies: Vec<Ident> = (0..tracked.len())
+        .map(|index| Ident::new(&format!("__steady_{index}"), Span::mixed_site()))
+        .collect();
+    // Only what the caller will not pass again.
+    let keep = tracked.iter().zip(&steadies).map(|((var, param), steady)| {
         let primal = &var.primal;
-        match param.kind {
-            Kind::Scalar => quote!(#stack.keep(&#primal);),
-            _ => quote!(#stack.keep(#primal);),
+        let kept = match param.kind {
+            Kind::Scalar => quote!(&#primal),
+            _ => quote!(#primal),
+        };
+        quote! {
+            if #steady.is_none() {
+                #stack.keep(#kept);
+            }
         }
     });
     let adjoints: Vec<Ident> = (0..tracked.len())
         .map(|index| Ident::new(&format!("__adjoint_{index}"), Span::mixed_site()))
         .collect();
+    let owned = Ident::new("__owned", Span::mixed_site());
+    let given = Ident::new("__given", Span::mixed_site());
     let take: Vec<TokenStream> = tracked
         .iter()
-        .zip(&adjoints)
+        .zip(adjoints.iter().zip(&steadies))
         .rev()
-        .map(|((var, param), adjoint)| {
+        .map(|((var, param), (adjoint, steady))| {
             let (primal, shape) = (&var.primal, param.shape());
-            let zero = match param.kind {
-                Kind::Declared { .. } => quote!(#private::zeros_of(&*#adjoint)),
-                _ => quote!(#private::Zero::zero()),
-            };
-            quote! {
-                let mut #primal: #shape = #zero;
-                #stack.take(&mut #primal);
+            match param.kind {
+                Kind::Scalar => quote! {
+                    let #primal: f64 = match #steady {
+                        ::core::option::Option::Some(#given) => *#given,
+                        ::core::option::Option::None => #stack.pop(),
+                    };
+                },
+                _ => {
+                    let zero = match param.kind {
+                        Kind::Declared { .. } => quote!(#private::zeros_of(&*#adjoint)),
+                        _ => quote!(#private::Zero::zero()),
+                    };
+                    quote! {
+                        let mut #owned: #shape;
+                        let #primal: &#shape = match #steady {
+                            ::core::option::Option::Some(#given) => #given,
+                            ::core::option::Option::None => {
+                                #owned = #zero;
+                                #stack.take(&mut #owned);
+                                &#owned
+                            }
+                        };
+                    }
+                }
             }
         })
         .collect();
@@ -469,6 +508,16 @@ fn copies_a_parameter(program: &Program) -> bool {
         matches!(&value.result, Operand::Place(place) if program.vars[place.var].param)
     }
     stmts(program, &program.body) || copies(program, &program.output)
+}
+
+/// The differentiated parameters' variables, with their parameters, in order.
+fn tracked<'a>(program: &'a Program, params: &'a [Param]) -> Vec<(&'a Var, &'a Param)> {
+    program
+        .vars
+        .iter()
+        .filter(|var| var.param)
+        .zip(params.iter().filter(|param| param.is_tracked()))
+        .collect()
 }
 
 /// `path(&Halves::which(stack), args)`, the callee's hidden body on the `Halves`
@@ -693,14 +742,13 @@ impl<'a> Emit<'a> {
                 for arg in args {
                     values.push(match arg {
                         Arg::Tracked(place) => {
-                            let var = self.var(place);
-                            // An array's or a struct's primal is a reference already.
-                            let by_reference = var.param && var.depth > 0 && place.is_whole();
-                            let place = self.place_primal(place, in_loop)?;
-                            match by_reference {
-                                true => quote!(#private::Whole(#place)),
-                                false => quote!(#private::Whole(&#place)),
-                            }
+                            // A value the reverse sweep can read again is not kept.
+                            let which = match self.place_kept(place) {
+                                true => quote!(Steady),
+                                false => quote!(Whole),
+                            };
+                            let value = self.argument_value(place, in_loop)?;
+                            quote!(#private::#which(#value))
                         }
                         Arg::Data(tokens) => tokens.clone(),
                     });
@@ -905,6 +953,18 @@ impl<'a> Emit<'a> {
         })
     }
 
+    /// A reference to a place's value, for a call.
+    fn argument_value(&mut self, place: &Place, in_loop: bool) -> Option<TokenStream> {
+        let var = self.var(place);
+        // An array's or a struct's primal is a reference already.
+        let by_reference = var.param && var.depth > 0 && place.is_whole();
+        let value = self.place_primal(place, in_loop)?;
+        Some(match by_reference {
+            true => value,
+            false => quote!(&#value),
+        })
+    }
+
     fn place_primal(&mut self, place: &Place, in_loop: bool) -> Option<TokenStream> {
         let primal = self.var(place).primal.clone();
         let indices = self.indices(place, in_loop)?;
@@ -1025,6 +1085,11 @@ impl<'a> Emit<'a> {
                 let mut slots = Vec::new();
                 for arg in args {
                     slots.push(match arg {
+                        Arg::Tracked(place) if self.place_kept(place) => {
+                            let value = self.argument_value(place, in_loop)?;
+                            let place = self.place_adjoint(place, in_loop)?;
+                            quote!(#private::AdjointsOf(&mut #place, #value))
+                        }
                         Arg::Tracked(place) => {
                             let place = self.place_adjoint(place, in_loop)?;
                             quote!(#private::Adjoints(&mut #place))
