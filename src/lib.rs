@@ -101,8 +101,8 @@ pub use autodiff_runtime::*;
 /// straight into the caller's adjoints, in the trace's order; a callee outside the
 /// sweeps' forms (a method, one with a slice parameter or returning a parameter as it
 /// is) makes its callers' warm calls take the checked path. Other bodies (early
-/// `return`, `break`, `while`, `match`, `.fold(..)`, methods, a `let mut v = x;` whose `x`
-/// is read again later, bodies of more than 128 operations as written, where sweeps
+/// `return`, `break`, `while`, `match`, `.fold(..)`, methods, a `let mut v = y;` of a
+/// local `y` read again later, bodies of more than 128 operations as written, where sweeps
 /// would double the compile time) run on the checked path alone: same results, at the
 /// speed of the tape.
 ///

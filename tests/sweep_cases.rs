@@ -449,6 +449,11 @@ fn warm_calls_run_the_compiled_sweeps_alone() {
             0,
             "copies_caller"
         );
+        assert_eq!(
+            traces(|| drop(copies_grad([0.3, -0.2, 0.6], 0.7, 5))),
+            0,
+            "copies"
+        );
     }
     let net = net(&[0.3, -0.2, 0.5, 0.1, -0.4, 0.7, 0.2, -0.1, 0.3]);
     let (_, gradient) = net_loss_grad(&net, &ROWS, &[0.5; 6]).expect("a finite loss");
@@ -628,6 +633,12 @@ fn sweeps_and_the_graph_agree_bit_for_bit() {
                     }),
                 )
             },
+            (
+                outcome(copies_grad([p[0], p[1], p[2]], p[3], steps).map(|(v, g)| (v, g.to_vec()))),
+                graph(&p[..4], |v| {
+                    copies_graph(&[v[0].clone(), v[1].clone(), v[2].clone()], &v[3], steps)
+                }),
+            ),
             (
                 outcome(
                     copies_caller_grad([p[0], p[1], p[2]], p[3], steps)

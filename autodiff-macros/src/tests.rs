@@ -962,8 +962,8 @@ fn if_values_get_compiled_sweeps() {
 
 #[test]
 fn bodies_outside_the_sweeps_keep_the_trace() {
-    // An early return, a method's call and a copy whose source is read again still run
-    // on the trace alone (and give the same bits).
+    // An early return and a method's call still run on the trace alone (and give the
+    // same bits).
     assert!(!compiled(quote! {
         fn early(x: f64) -> f64 { if x > 0.0 { return x * 2.0; } x.exp() }
     }));
@@ -1004,10 +1004,20 @@ fn bodies_outside_the_sweeps_keep_the_trace() {
     assert!(!compiled(quote! {
         fn unproven(x: f64) -> f64 { let mut h = layer(x); h = h * x; h }
     }));
-    assert!(!compiled(quote! {
+    // A copy of a parameter whose source is read again is versioned: compiled. A copy
+    // of a local read again is not.
+    assert!(compiled(quote! {
         fn reread(x: f64, n: usize) -> f64 {
             let mut v = x;
             for _ in 0..n { v = v * x; }
+            v
+        }
+    }));
+    assert!(!compiled(quote! {
+        fn reread_local(x: f64, n: usize) -> f64 {
+            let y = x * 2.0;
+            let mut v = y;
+            for _ in 0..n { v = v * y; }
             v
         }
     }));

@@ -41,8 +41,8 @@ pub(crate) fn sweeps(
     {
         return None;
     }
-    let (program, names) = analysed(graph_body, params, false, None)?;
-    let mut emit = Emit::new(&program, &names, false);
+    let (program, names, versioning) = analysed(graph_body, params, false, None)?;
+    let mut emit = Emit::new(&program, &names, false, versioning);
     let forward = emit.forward_stmts(&program.body, false)?;
     let output = emit.forward_value(&program.output, false)?;
     let output_primal = emit.primal(&program.output.result, false)?;
@@ -347,8 +347,8 @@ fn compiled_halves(
     {
         return None;
     }
-    let (program, names) = analysed(graph_body, params, true, array_output)?;
-    let mut emit = Emit::new(&program, &names, true);
+    let (program, names, versioning) = analysed(graph_body, params, true, array_output)?;
+    let mut emit = Emit::new(&program, &names, true, versioning);
     let forward = emit.forward_stmts(&program.body, true)?;
     let output = emit.forward_value(&program.output, true)?;
     let versions = emit.keep_versions(&program.body);
@@ -471,21 +471,24 @@ fn compiled_halves(
     })
 }
 
-/// The body lowered, its copies checked, its checks placed, and its names (for the
+/// The body lowered, its copies checked (versioned in the halves, and in `name_grad`'s
+/// sweeps where a copy's source is read again: the third result), its checks placed,
+/// and its names (for the
 /// halves if `half`).
 fn analysed(
     graph_body: &TokenStream,
     params: &[Param],
     half: bool,
     array_output: Option<&TokenStream>,
-) -> Option<(Program, Names)> {
+) -> Option<(Program, Names, bool)> {
     let mut program = lower(graph_body, params, half, array_output.is_some())?;
-    if !copies_are_safe(&program, half) || (half && copies_a_parameter(&program)) {
+    let versioning = half || !copies_are_safe(&program, false);
+    if !copies_are_safe(&program, versioning) || (half && copies_a_parameter(&program)) {
         return None;
     }
     checks::place(&mut program);
     let block: syn::Block = syn::parse2(graph_body.clone()).ok()?;
-    Some((program, Names::of(&block, params, half)))
+    Some((program, Names::of(&block, params, half), versioning))
 }
 
 /// Whether a copy reads a parameter (`let mut v = x;`, `v = x`, or the output `x`):
@@ -568,19 +571,20 @@ struct Emit<'a> {
     /// so only parameters stay in scope (restored from the stack), and a parameter's
     /// adjoints are the caller's, behind a `&mut`.
     half: bool,
-    /// In the halves, the locals that start as a copy of a parameter's element
-    /// (`let mut s = b[j];`), with that element: see [`versioned`].
+    /// The locals that start as a copy of a parameter's element (`let mut s = b[j];`),
+    /// with that element, where copies are versioned: see [`versioned`].
     versioned: std::collections::HashMap<usize, Place>,
 }
 
-/// A half's copy of a parameter's element, `let mut s = b[j];`, is that element's node
-/// until `s` is first assigned: the trace adds what reads it receive straight into the
-/// parameter's adjoints, which are the caller's and hold other sums already, so a copy
-/// cannot collect them first. The sweeps count the assignments of `s` (its version):
+/// A copy of a parameter's element, `let mut s = b[j];`, is that element's node until
+/// `s` is first assigned: the trace adds what reads it receive straight into the
+/// parameter's adjoints, which in a half are the caller's and hold other sums already
+/// (and in `name_grad` may, where `b` is read again), so a copy cannot collect them
+/// first. The sweeps count the assignments of `s` (its version):
 /// going back, a read of version 0 adds into the element's adjoints, a later one into
 /// `s`'s, and the copy itself hands nothing on. Each block keeps its copies' counts for
 /// its reverse (pushed at its end, popped where its reverse starts).
-fn versioned(program: &Program, half: bool) -> std::collections::HashMap<usize, Place> {
+fn versioned(program: &Program, enabled: bool) -> std::collections::HashMap<usize, Place> {
     fn walk(program: &Program, stmts: &[Stmt], out: &mut std::collections::HashMap<usize, Place>) {
         for stmt in stmts {
             match stmt {
@@ -603,7 +607,7 @@ fn versioned(program: &Program, half: bool) -> std::collections::HashMap<usize, 
         }
     }
     let mut out = std::collections::HashMap::new();
-    if half {
+    if enabled {
         walk(program, &program.body, &mut out);
     }
     out
@@ -614,7 +618,7 @@ fn version_ident(var: usize) -> Ident {
 }
 
 impl<'a> Emit<'a> {
-    fn new(program: &'a Program, names: &'a Names, half: bool) -> Self {
+    fn new(program: &'a Program, names: &'a Names, half: bool, versioning: bool) -> Self {
         Emit {
             program,
             names,
@@ -623,17 +627,18 @@ impl<'a> Emit<'a> {
             arms: 0,
             direct: std::collections::HashSet::new(),
             half,
-            versioned: versioned(program, half),
+            versioned: versioned(program, versioning),
         }
     }
 
     /// The counts of this block's versioned copies, kept for its reverse.
-    fn keep_versions(&self, stmts: &[Stmt]) -> TokenStream {
+    fn keep_versions(&mut self, stmts: &[Stmt]) -> TokenStream {
         let stack = stack();
         let mut out = TokenStream::new();
         for stmt in stmts {
             if let Stmt::Let { var, .. } = stmt {
                 if self.versioned.contains_key(var) {
+                    self.loops = true;
                     let version = version_ident(*var);
                     out.extend(quote!(#stack.push(#version as f64);));
                 }
@@ -1347,11 +1352,11 @@ fn flag_ident(flag: usize) -> Ident {
 
 /// Whether every copy (`let mut v = x;`, `v = w;`) may hand its adjoint to its source at
 /// its place in the reverse sweep and still add in the trace's order: the source is read
-/// nowhere after the copy, and nowhere in a loop around it. (A half's versioned copies
+/// nowhere after the copy, and nowhere in a loop around it. (Versioned copies
 /// hand nothing on.)
-fn copies_are_safe(program: &Program, half: bool) -> bool {
+fn copies_are_safe(program: &Program, versioning: bool) -> bool {
     let mut walk = Walk {
-        versioned: versioned(program, half).into_keys().collect(),
+        versioned: versioned(program, versioning).into_keys().collect(),
         ..Walk::default()
     };
     walk.stmts(&program.body);
