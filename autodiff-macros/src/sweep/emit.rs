@@ -201,12 +201,8 @@ pub(crate) fn halves(
         .filter(|param| param.is_tracked())
         .filter_map(|param| Some((param.ident.as_ref()?, param.shape())))
         .collect();
-    let adjoint_names: Vec<Ident> = (0..tracked.len())
-        .map(|index| Ident::new(&format!("__adjoint_{index}"), Span::mixed_site()))
-        .collect();
-    let spares: Vec<Ident> = (0..tracked.len())
-        .map(|index| Ident::new(&format!("__spare_{index}"), Span::mixed_site()))
-        .collect();
+    let adjoint_names: Vec<Ident> = numbered("adjoint", tracked.len());
+    let spares: Vec<Ident> = numbered("spare", tracked.len());
     let argument = |shape: &syn::Type| quote!(<_ as #private::Argument<#lent, #kind, #shape>>);
     // The caller's adjoints, or for data a spare, which must stay finite.
     let slots = tracked.iter().zip(adjoint_names.iter().zip(&spares)).map(
@@ -235,9 +231,7 @@ pub(crate) fn halves(
         }
     });
     // Whether the caller passes each value again going back (then it is not kept).
-    let steadies: Vec<Ident> = (0..tracked.len())
-        .map(|index| Ident::new(&format!("__steady_{index}"), Span::mixed_site()))
-        .collect();
+    let steadies: Vec<Ident> = numbered("steady", tracked.len());
     let steady_values = tracked
         .iter()
         .zip(&steadies)
@@ -372,9 +366,7 @@ fn compiled_halves(
     let private = quote!(::autodiff::__private);
     let stack = stack();
     let tracked = tracked(&program, params);
-    let arguments: Vec<Ident> = (0..tracked.len())
-        .map(|index| Ident::new(&format!("__argument_{index}"), Span::mixed_site()))
-        .collect();
+    let arguments: Vec<Ident> = numbered("argument", tracked.len());
     // A scalar as a value, the others by reference. (`__steady_k`: see `keep`.)
     let values = tracked
         .iter()
@@ -386,9 +378,7 @@ fn compiled_halves(
                 _ => quote!(let #primal = #argument;),
             }
         });
-    let steadies: Vec<Ident> = (0..tracked.len())
-        .map(|index| Ident::new(&format!("__steady_{index}"), Span::mixed_site()))
-        .collect();
+    let steadies: Vec<Ident> = numbered("steady", tracked.len());
     // Only what the caller will not pass again.
     let keep = tracked.iter().zip(&steadies).map(|((var, param), steady)| {
         let primal = &var.primal;
@@ -402,9 +392,7 @@ fn compiled_halves(
             }
         }
     });
-    let adjoints: Vec<Ident> = (0..tracked.len())
-        .map(|index| Ident::new(&format!("__adjoint_{index}"), Span::mixed_site()))
-        .collect();
+    let adjoints: Vec<Ident> = numbered("adjoint", tracked.len());
     let owned = Ident::new("__owned", Span::mixed_site());
     let given = Ident::new("__given", Span::mixed_site());
     let take: Vec<TokenStream> = tracked
@@ -536,6 +524,14 @@ fn call_halves(path: &TokenStream, args: &[TokenStream], which: TokenStream) -> 
         *#stack = #halves.into_stack();
         #result
     }}
+}
+
+/// `__{name}_0` .. `__{name}_{count - 1}`: the per-parameter names that the hidden body's
+/// dispatch and the halves share.
+fn numbered(name: &str, count: usize) -> Vec<Ident> {
+    (0..count)
+        .map(|index| Ident::new(&format!("__{name}_{index}"), Span::mixed_site()))
+        .collect()
 }
 
 fn stack() -> Ident {
