@@ -269,6 +269,65 @@ fn copies_caller(w: [f64; 3], t: f64, n: usize) -> f64 {
     first * mid + w[0] * w[2] + t * t
 }
 
+/// Early returns: at the top level, nested in a branch that returns, after an `else`
+/// chain, from a loop's neighbour, and a final `return` (as some users write it).
+#[differentiable]
+#[allow(clippy::needless_return)]
+fn piecewise(x: f64, y: f64, n: usize) -> f64 {
+    let a = x * y;
+    if a > 1.5 {
+        return a.ln() * x;
+    }
+    let mut total = a;
+    for k in 0..n {
+        total = total * 0.5 + (k as f64) * y;
+    }
+    if total < -1.0 {
+        if y > 0.0 {
+            return total * total;
+        }
+        return y - 0.5;
+    } else if x < 0.0 {
+        total += x.exp();
+    } else {
+        total -= y.tanh();
+    }
+    let b = total.sin();
+    if n > 3 {
+        return b * y + a;
+    }
+    return b * x;
+}
+
+/// `piecewise` through a helper's halves, the caller reading the same values around it.
+#[differentiable]
+fn piecewise_caller(x: f64, y: f64, n: usize) -> f64 {
+    let first = x * y;
+    first * piecewise(x, first, n) + piecewise(y, x, n) * y
+}
+
+/// Copies of locals (the source no longer assigned in the copy's scope) and of copies,
+/// read along with their sources; and a local that starts as data.
+#[differentiable]
+fn local_copies(x: f64, y: f64, n: usize) -> f64 {
+    let mut acc = x * y;
+    acc += y.sin();
+    let mut v = acc;
+    let u = v * acc + acc;
+    v *= u;
+    let mut w = v;
+    for k in 0..n {
+        let mut c = w;
+        c = c * acc + w;
+        w += c * (k as f64);
+    }
+    let start = (n as f64) * 0.5;
+    let mut d = start;
+    d += acc * w;
+    let e = d;
+    acc * v + w * e + d * x
+}
+
 #[differentiable]
 fn net_score(#[param] p: &Net, x: &[f64; 2]) -> f64 {
     let h = hidden(p.w1, p.b1, x);
@@ -453,6 +512,21 @@ fn warm_calls_run_the_compiled_sweeps_alone() {
             traces(|| drop(copies_grad([0.3, -0.2, 0.6], 0.7, 5))),
             0,
             "copies"
+        );
+        for (x, y) in [(2.0, 1.0), (0.3, -4.0), (0.3, 4.0), (-0.5, 0.2), (0.5, 0.2)] {
+            for n in [0, 2, 5] {
+                assert_eq!(traces(|| drop(piecewise_grad(x, y, n))), 0, "piecewise");
+                assert_eq!(
+                    traces(|| drop(piecewise_caller_grad(x, y, n))),
+                    0,
+                    "piecewise_caller"
+                );
+            }
+        }
+        assert_eq!(
+            traces(|| drop(local_copies_grad(0.3, -0.4, 4))),
+            0,
+            "local_copies"
         );
     }
     let net = net(&[0.3, -0.2, 0.5, 0.1, -0.4, 0.7, 0.2, -0.1, 0.3]);
@@ -647,6 +721,24 @@ fn sweeps_and_the_graph_agree_bit_for_bit() {
                 graph(&p[..4], |v| {
                     copies_caller_graph(&[v[0].clone(), v[1].clone(), v[2].clone()], &v[3], steps)
                 }),
+            ),
+            (
+                outcome(piecewise_grad(p[0], p[1] * 2.0, steps).map(|(v, g)| (v, g.to_vec()))),
+                graph(&[p[0], p[1] * 2.0], |v| {
+                    piecewise_graph(&v[0], &v[1], steps)
+                }),
+            ),
+            (
+                outcome(
+                    piecewise_caller_grad(p[0], p[1] * 2.0, steps).map(|(v, g)| (v, g.to_vec())),
+                ),
+                graph(&[p[0], p[1] * 2.0], |v| {
+                    piecewise_caller_graph(&v[0], &v[1], steps)
+                }),
+            ),
+            (
+                outcome(local_copies_grad(p[0], p[1], steps).map(|(v, g)| (v, g.to_vec()))),
+                graph(&p[..2], |v| local_copies_graph(&v[0], &v[1], steps)),
             ),
         ];
         for (index, (fast, checked)) in pairs.into_iter().enumerate() {

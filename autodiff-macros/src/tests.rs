@@ -962,10 +962,23 @@ fn if_values_get_compiled_sweeps() {
 
 #[test]
 fn bodies_outside_the_sweeps_keep_the_trace() {
-    // An early return and a method's call still run on the trace alone (and give the
-    // same bits).
+    // A `return` inside a loop, and a method's call, still run on the trace alone (and
+    // give the same bits).
     assert!(!compiled(quote! {
+        fn early(x: f64, n: usize) -> f64 {
+            for k in 0..n { if x > k as f64 { return x * 2.0; } }
+            x.exp()
+        }
+    }));
+    // Early returns from branches are compiled: what follows is the `else`.
+    assert!(compiled(quote! {
         fn early(x: f64) -> f64 { if x > 0.0 { return x * 2.0; } x.exp() }
+    }));
+    assert!(compiled(quote! {
+        fn early(x: f64) -> f64 {
+            if x > 0.0 { if x > 1.0 { return x * 2.0; } return x; } else if x < -1.0 { return -x; }
+            return x.exp();
+        }
     }));
     assert!(!compiled(quote! {
         fn method(x: f64) -> f64 { self.helper(x) * 2.0 }
@@ -1004,8 +1017,9 @@ fn bodies_outside_the_sweeps_keep_the_trace() {
     assert!(!compiled(quote! {
         fn unproven(x: f64) -> f64 { let mut h = layer(x); h = h * x; h }
     }));
-    // A copy of a parameter whose source is read again is versioned: compiled. A copy
-    // of a local read again is not.
+    // A copy of a parameter whose source is read again is versioned: compiled; so is a
+    // copy of a local not assigned while the copy may still be its node. A local
+    // assigned then, and an assignment that copies a value read again, are not.
     assert!(compiled(quote! {
         fn reread(x: f64, n: usize) -> f64 {
             let mut v = x;
@@ -1013,12 +1027,28 @@ fn bodies_outside_the_sweeps_keep_the_trace() {
             v
         }
     }));
-    assert!(!compiled(quote! {
+    assert!(compiled(quote! {
         fn reread_local(x: f64, n: usize) -> f64 {
             let y = x * 2.0;
             let mut v = y;
             for _ in 0..n { v = v * y; }
             v
+        }
+    }));
+    assert!(!compiled(quote! {
+        fn reassigned(x: f64) -> f64 {
+            let mut y = x * 2.0;
+            let v = y;
+            y = y * 3.0;
+            v * y + y
+        }
+    }));
+    assert!(!compiled(quote! {
+        fn assigned_copy(x: f64) -> f64 {
+            let y = x * 2.0;
+            let mut a = [0.0; 2];
+            a[0] = y;
+            a[0] * y + y
         }
     }));
 }

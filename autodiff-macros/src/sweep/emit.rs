@@ -572,7 +572,8 @@ struct Emit<'a> {
     versioned: std::collections::HashMap<usize, Place>,
 }
 
-/// A copy of a parameter's element, `let mut s = b[j];`, is that element's node until
+/// A copy of a parameter's element, `let mut s = b[j];` (or of a local scalar no
+/// longer assigned), is that element's node until
 /// `s` is first assigned: the trace adds what reads it receive straight into the
 /// parameter's adjoints, which in a half are the caller's and hold other sums already
 /// (and in `name_grad` may, where `b` is read again), so a copy cannot collect them
@@ -581,12 +582,49 @@ struct Emit<'a> {
 /// `s`'s, and the copy itself hands nothing on. Each block keeps its copies' counts for
 /// its reverse (pushed at its end, popped where its reverse starts).
 fn versioned(program: &Program, enabled: bool) -> std::collections::HashMap<usize, Place> {
+    /// Whether `stmts` assign `var` (any of its elements).
+    fn assigns(stmts: &[Stmt], var: usize) -> bool {
+        stmts.iter().any(|stmt| match stmt {
+            Stmt::Assign { place, .. } => place.var == var,
+            Stmt::If {
+                then, otherwise, ..
+            } => assigns(then, var) || assigns(otherwise, var),
+            Stmt::For { body, .. } => assigns(body, var),
+            Stmt::Data { .. } | Stmt::Let { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => {
+                false
+            }
+        })
+    }
+    /// Whether `rest` (the copy's scope after it) assigns `source` only once the copy
+    /// has surely been assigned (at this block's level), so that no read of version 0
+    /// comes after a new node of the source.
+    fn steady_while_read(rest: &[Stmt], copy: usize, source: usize) -> bool {
+        for stmt in rest {
+            if assigns(std::slice::from_ref(stmt), source) {
+                return false;
+            }
+            if matches!(stmt, Stmt::Assign { place, .. } if place.var == copy && place.is_whole()) {
+                return true;
+            }
+        }
+        true
+    }
     fn walk(program: &Program, stmts: &[Stmt], out: &mut std::collections::HashMap<usize, Place>) {
-        for stmt in stmts {
+        for (at, stmt) in stmts.iter().enumerate() {
             match stmt {
                 Stmt::Let { var, value } => {
                     if let (true, Operand::Place(place)) = (value.ops.is_empty(), &value.result) {
-                        if program.vars[place.var].param {
+                        // A local scalar is the same node while it is not assigned again:
+                        // not in the copy's scope while the copy may still be version 0
+                        // (a loop's next iteration starts a new copy). (Reads of version 0 add into the source's adjoints where
+                        // they are, which then hold that node's; a source that is itself a
+                        // versioned copy has the same version there as at the copy.)
+                        let source = &program.vars[place.var];
+                        let local = !source.param
+                            && source.depth == 0
+                            && place.is_whole()
+                            && steady_while_read(&stmts[at + 1..], *var, place.var);
+                        if source.param || local {
                             out.insert(*var, place.clone());
                         }
                     }

@@ -39,6 +39,7 @@ pub(crate) fn lower(
         half,
         array_output,
         called: Vec::new(),
+        shaped: Vec::new(),
         proven: std::collections::HashSet::new(),
         needs: Vec::new(),
         copies: std::collections::HashSet::new(),
@@ -92,6 +93,20 @@ pub(crate) fn lower(
         }
     }
     let body = body?;
+    // Early `return`s (`break 'body v`) assign a result local, the output.
+    if !array_output
+        && body
+            .stmts
+            .iter()
+            .any(|stmt| returned(stmt).is_some() || returns_early(stmt).is_some())
+    {
+        let name = Ident::new("__output", Span::mixed_site());
+        let (start, place) = lower.result_local(&name);
+        let mut stmts = vec![start];
+        stmts.extend(lower.returning(&body.stmts, &place)?);
+        let output = Value::new(Vec::new(), Operand::Place(place));
+        return lower.finish(stmts, output);
+    }
     let (last, rest) = body.stmts.split_last()?;
     let SynStmt::Expr(tail, None) = last else {
         return None;
@@ -123,27 +138,66 @@ pub(crate) fn lower(
         }
         _ => lower.result(tail)?,
     };
-    stmts.append(&mut lower.pending);
-    // A scalar output is a scalar.
-    if let (false, Operand::Place(place)) = (array_output, &output.result) {
-        lower.read_as_scalar(place);
-    }
-    // Where a call's result is copied as a scalar, the trace's types must say it is one:
-    // it is read as an operand at that depth somewhere.
-    if !lower.needs.iter().all(|need| lower.proven.contains(need)) {
-        return None;
-    }
-    for &var in &lower.called {
-        let read = lower.proven.iter().find(|(read, _, _)| *read == var);
-        if let Some(&(_, _, depth)) = read {
-            lower.vars[var].depth = depth;
+    lower.finish(stmts, output)
+}
+
+impl Lower {
+    /// The checks that need the whole body, then the program.
+    fn finish(mut self, mut stmts: Vec<Stmt>, output: Value) -> Option<Program> {
+        let lower = &mut self;
+        stmts.append(&mut lower.pending);
+        // A scalar output is a scalar.
+        if let (false, Operand::Place(place)) = (lower.array_output, &output.result) {
+            lower.read_as_scalar(place);
         }
+        // Where a call's result is copied as a scalar, the trace's types must say it is one:
+        // it is read as an operand at that depth somewhere.
+        if !lower.needs.iter().all(|need| lower.proven.contains(need)) {
+            return None;
+        }
+        // A local started from data must be a scalar (see `constant_local`).
+        for &var in &lower.shaped {
+            if !lower.proven.contains(&(var, String::new(), 0))
+                || lower
+                    .proven
+                    .iter()
+                    .any(|(read, _, depth)| *read == var && *depth != 0)
+            {
+                return None;
+            }
+            lower.vars[var].depth = 0;
+        }
+        for &var in &lower.called {
+            let read = lower.proven.iter().find(|(read, _, _)| *read == var);
+            if let Some(&(_, _, depth)) = read {
+                lower.vars[var].depth = depth;
+            }
+        }
+        Some(Program {
+            vars: self.vars,
+            body: stmts,
+            output,
+        })
     }
-    Some(Program {
-        vars: lower.vars,
-        body: stmts,
-        output,
-    })
+}
+
+/// The value of `break 'body value` (a `return`, as the rewrite writes it), as a
+/// statement or the block's tail.
+fn returned(stmt: &SynStmt) -> Option<&Expr> {
+    let SynStmt::Expr(Expr::Break(exit), _) = stmt else {
+        return None;
+    };
+    let label = exit.label.as_ref()?;
+    (label.ident == "body").then_some(())?;
+    exit.expr.as_deref()
+}
+
+/// `if c { ..; return v; }` (with any `else`), as a statement.
+fn returns_early(stmt: &SynStmt) -> Option<&syn::ExprIf> {
+    let SynStmt::Expr(Expr::If(branch), _) = stmt else {
+        return None;
+    };
+    returned(branch.then_branch.stmts.last()?).map(|_| branch)
 }
 
 /// `let lent_0 = <..>::lend(x, __backend)?;` or `let x = &*lent_0;`.
@@ -190,6 +244,8 @@ struct Lower {
     array_output: bool,
     /// The variables holding calls' results, of a shape the macro cannot see.
     called: Vec<VarId>,
+    /// Locals started from data of a shape the macro cannot see (`constant_local`).
+    shaped: Vec<VarId>,
     /// Such variables read as scalars, an operand or an assignment's source, with that
     /// many indices: what the trace's types prove about their shapes.
     proven: std::collections::HashSet<(VarId, String, usize)>,
@@ -299,9 +355,9 @@ impl Lower {
         Some(out)
     }
 
-    /// A new tracked scalar that an `if` value assigns in each branch: its `let` (a
-    /// constant start, never read) and the branch.
-    fn if_local(&mut self, name: &Ident, branch: &syn::ExprIf) -> Option<Vec<Stmt>> {
+    /// A new tracked scalar that each branch of an `if` value (or each `return`) assigns:
+    /// its `let` (a constant start, never read) and its place.
+    fn result_local(&mut self, name: &Ident) -> (Stmt, Place) {
         let var = self.declare(name, false, 0, quote!(0.0f64));
         self.vars[var].mutable = true;
         let place = Place {
@@ -320,8 +376,64 @@ impl Lower {
                 }),
             ),
         };
+        (start, place)
+    }
+
+    /// An `if` value into a new local (see [`Lower::result_local`]).
+    fn if_local(&mut self, name: &Ident, branch: &syn::ExprIf) -> Option<Vec<Stmt>> {
+        let (start, place) = self.result_local(name);
         let branch = self.if_value(branch, &place)?;
         Some(vec![start, branch])
+    }
+
+    /// Statements that end in the function's result, assigned to `place`: the result is
+    /// the tail or a `return`, and an `if` that returns at the end of its first branch
+    /// takes the statements after it into its `else` (which is where they run).
+    fn returning(&mut self, stmts: &[SynStmt], place: &Place) -> Option<Vec<Stmt>> {
+        let early = stmts.iter().position(|stmt| returns_early(stmt).is_some());
+        let Some(at) = early else {
+            let (last, rest) = stmts.split_last()?;
+            let tail = match last {
+                SynStmt::Expr(_, _) if returned(last).is_some() => returned(last)?,
+                SynStmt::Expr(tail, None) => tail,
+                _ => return None,
+            };
+            let mut out = self.stmts(rest)?;
+            let value = self.result(tail)?;
+            out.append(&mut self.pending);
+            out.push(self.assign(place.clone(), value)?);
+            return Some(out);
+        };
+        let branch = returns_early(&stmts[at])?;
+        if matches!(&*branch.cond, Expr::Let(_)) {
+            return None;
+        }
+        let mut out = self.stmts(&stmts[..at])?;
+        let cond = self.plain(&branch.cond.to_token_stream())?;
+        let then = self.nested(|lower| lower.returning(&branch.then_branch.stmts, place))?;
+        // What runs when the condition is false: the `else`, then the statements after.
+        let mut rest: Vec<SynStmt> = match &branch.else_branch {
+            None => Vec::new(),
+            Some((_, otherwise)) => match &**otherwise {
+                Expr::If(_) => vec![SynStmt::Expr((**otherwise).clone(), None)],
+                // Its names would stay in scope after it: only a block that binds none.
+                Expr::Block(block)
+                    if block.label.is_none()
+                        && !block
+                            .block
+                            .stmts
+                            .iter()
+                            .any(|s| matches!(s, SynStmt::Local(_))) =>
+                {
+                    block.block.stmts.clone()
+                }
+                _ => return None,
+            },
+        };
+        rest.extend(stmts[at + 1..].iter().cloned());
+        let otherwise = self.nested(|lower| lower.returning(&rest, place))?;
+        out.push(self.if_stmt(cond, then, otherwise));
+        Some(out)
     }
 
     /// `if c { ..; a } else { ..; b }` as a value: each branch assigns its value to `place`.
@@ -395,7 +507,9 @@ impl Lower {
         }
         // `constants(__backend, [0.0; N])?`: a tracked array of constants.
         if let Some(array) = constants_call(expr) {
-            let zero = zeros(&array)?;
+            let Some(zero) = zeros(&array) else {
+                return self.constant_local(&name, mutable, &array, expr);
+            };
             let depth = array_depth(&array);
             let init = self.plain(&array.to_token_stream())?;
             let lengths = lengths(&zero);
@@ -436,6 +550,39 @@ impl Lower {
                 indices: Vec::new(),
             }),
         );
+        Some(vec![Stmt::Let { var, value }])
+    }
+
+    /// `let mut v = x;` of data `x` that `v` later holds tracked values in place of: the
+    /// rewrite's `constants(__backend, x)?`, whose shape only rustc knows. A scalar if the
+    /// trace's types prove it (`v` read as an operand somewhere); else the trace.
+    fn constant_local(
+        &mut self,
+        name: &Ident,
+        mutable: bool,
+        data: &Expr,
+        init: &Expr,
+    ) -> Option<Vec<Stmt>> {
+        let Expr::Try(attempt) = init else {
+            return None;
+        };
+        let Expr::Call(call) = &*attempt.expr else {
+            return None;
+        };
+        let raw = self.plain(&data.to_token_stream())?;
+        let convert = Some(call.func.to_token_stream());
+        let var = self.declare(name, false, UNKNOWN, quote!(0.0f64));
+        self.vars[var].mutable = mutable;
+        self.shaped.push(var);
+        self.bind(
+            name,
+            Some(Place {
+                var,
+                fields: TokenStream::new(),
+                indices: Vec::new(),
+            }),
+        );
+        let value = Value::new(Vec::new(), Operand::Data(Data { raw, convert }));
         Some(vec![Stmt::Let { var, value }])
     }
 
@@ -687,8 +834,12 @@ impl Lower {
         if let Operand::Place(source) = &value.result {
             self.read_as_scalar(source);
         }
+        if self.shaped.contains(&place.var) {
+            self.needs.push(place.key());
+        }
         let var = &mut self.vars[place.var];
-        if var.param || var.depth != place.indices.len() {
+        let unknown = var.depth == UNKNOWN && self.shaped.contains(&place.var);
+        if var.param || (var.depth != place.indices.len() && !unknown) {
             return None;
         }
         var.mutable = true;
