@@ -87,7 +87,8 @@ pub use autodiff_runtime::*;
 /// checked at once, so plain code never sees a number the tape would have refused.
 ///
 /// The sweeps cover straight-line code, `let`/`let mut` and compound assignments, `if` /
-/// `else if` / `else` as statements and values, `for` loops over ranges, data slices and
+/// `else if` / `else` as statements and values, `return` from such branches (what follows
+/// the `if` becomes its `else`), `for` loops over ranges, data slices and
 /// tracked arrays (with `.iter()`, `.zip` of data or of another tracked array,
 /// `.enumerate`, `.rev`, `.skip`, `.take`), folds (`.sum()` and `.product()` of an
 /// iterator, with `.map`), `f64`, array and `#[param]` parameters (structs with
@@ -99,12 +100,14 @@ pub use autodiff_runtime::*;
 /// compiled halves (through its hidden body, so a call of a function that is not
 /// differentiable is still one compile error), which add the callee's contributions
 /// straight into the caller's adjoints, in the trace's order; a callee outside the
-/// sweeps' forms (a method, one with a slice parameter or returning a parameter as it
-/// is) makes its callers' warm calls take the checked path. Other bodies (early
-/// `return`, `break`, `while`, `match`, `.fold(..)`, methods, a `let mut v = y;` of a
-/// local `y` read again later, bodies of more than 128 operations as written, where sweeps
-/// would double the compile time) run on the checked path alone: same results, at the
-/// speed of the tape.
+/// sweeps' forms (a method with `self`, one with a slice parameter or returning a
+/// parameter as it is) makes its callers' warm calls take the checked path. Methods and
+/// associated functions are compiled like free functions (`self` is data). Other bodies
+/// (`return` inside a loop, `break`, `continue`, `while`, `loop`, `match`, `.fold(..)`, a
+/// call of a method through `self`, an assignment `a[i] = y;` or `v = y;` of a tracked
+/// `y` read again later, a `let v = y;` of a local `y` assigned again while `v` is still
+/// its copy, bodies of more than 128 operations as written, where sweeps would double the
+/// compile time) run on the checked path alone: same results, at the speed of the tape.
 ///
 /// # What the body may contain
 ///

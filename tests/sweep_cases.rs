@@ -328,6 +328,38 @@ fn local_copies(x: f64, y: f64, n: usize) -> f64 {
     acc * v + w * e + d * x
 }
 
+/// Settings as data, with differentiable methods and associated functions.
+struct Settings {
+    scale: f64,
+    target: f64,
+}
+
+impl Settings {
+    /// A method: `self` is data.
+    #[differentiable]
+    fn fit(&self, w: [f64; 2], xs: &[f64]) -> f64 {
+        let mut total = 0.0;
+        for x in xs {
+            let e = self.scale * (w[0] * x + w[1]) - self.target;
+            total += e * e;
+        }
+        total + Self::ridge(w)
+    }
+
+    /// An associated function, called through `Self::` (and compiled through its halves).
+    #[differentiable]
+    fn ridge(w: [f64; 2]) -> f64 {
+        0.1 * (w[0] * w[0] + w[1] * w[1])
+    }
+
+    /// A method calling a method: `fit` has no halves (they would need `self`), so this
+    /// one takes the checked path.
+    #[differentiable]
+    fn twice(&self, w: [f64; 2], xs: &[f64]) -> f64 {
+        self.fit(w, xs) * w[0]
+    }
+}
+
 #[differentiable]
 fn net_score(#[param] p: &Net, x: &[f64; 2]) -> f64 {
     let h = hidden(p.w1, p.b1, x);
@@ -527,6 +559,25 @@ fn warm_calls_run_the_compiled_sweeps_alone() {
             traces(|| drop(local_copies_grad(0.3, -0.4, 4))),
             0,
             "local_copies"
+        );
+        let settings = Settings {
+            scale: 1.5,
+            target: 0.25,
+        };
+        assert_eq!(
+            traces(|| drop(settings.fit_grad([0.3, -0.4], &xs))),
+            0,
+            "fit"
+        );
+        assert_eq!(
+            traces(|| drop(Settings::ridge_grad([0.3, -0.4]))),
+            0,
+            "ridge"
+        );
+        assert_eq!(
+            traces(|| drop(settings.twice_grad([0.3, -0.4], &xs))),
+            1,
+            "twice"
         );
     }
     let net = net(&[0.3, -0.2, 0.5, 0.1, -0.4, 0.7, 0.2, -0.1, 0.3]);
@@ -740,6 +791,22 @@ fn sweeps_and_the_graph_agree_bit_for_bit() {
                 outcome(local_copies_grad(p[0], p[1], steps).map(|(v, g)| (v, g.to_vec()))),
                 graph(&p[..2], |v| local_copies_graph(&v[0], &v[1], steps)),
             ),
+            {
+                let settings = Settings {
+                    scale: p[2] * 10.0,
+                    target: p[3],
+                };
+                (
+                    outcome(
+                        settings
+                            .fit_grad([p[0], p[1]], &xs[..steps])
+                            .map(|(v, g)| (v, g.to_vec())),
+                    ),
+                    graph(&p[..2], |v| {
+                        settings.fit_graph(&[v[0].clone(), v[1].clone()], &xs[..steps])
+                    }),
+                )
+            },
         ];
         for (index, (fast, checked)) in pairs.into_iter().enumerate() {
             assert_eq!(

@@ -199,7 +199,7 @@ pub(crate) fn functions(
     let gradient_type = gradient_type(&tracked);
     // The compiled sweeps first; the trace decides every call they give up on.
     let flat = matches!(gradient_form(&tracked), Form::Flat).then(|| gradient_len(&tracked));
-    let compiled: Option<(TokenStream, bool)> = (call_path.is_none()
+    let compiled: Option<(TokenStream, bool)> = ((call_path.is_none() || in_impl)
         && matches!(output, Output::Scalar))
     .then(|| crate::sweep::sweeps(&graph_body, params, flat.as_ref()))
     .flatten()
@@ -233,6 +233,11 @@ pub(crate) fn functions(
     // into the caller.
     let checked = match compiled {
         None => trace_call,
+        // A nested function could not name `self` or `Self`: the trace follows inline.
+        Some(compiled) if in_impl => quote! {
+            #compiled
+            #trace_call
+        },
         Some(compiled) => {
             let inner = Ident::new("checked", Span::mixed_site());
             let names = (0..params.len()).map(|index| param_name(&params[index], index));
