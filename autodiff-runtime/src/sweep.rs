@@ -58,7 +58,7 @@ pub fn sweep<R>(run: impl FnOnce(&mut Stack) -> Option<R>) -> Option<R> {
 #[cold]
 #[inline(never)]
 fn grow<T: Copy + Default>(buffer: &mut Box<[T]>, least: usize) {
-    let len = buffer.len().saturating_mul(2).max(least).max(64);
+    let len = buffer.len().saturating_mul(2).max(least).max(1 << 16);
     let mut grown = vec![T::default(); len];
     grown[..buffer.len()].copy_from_slice(buffer);
     *buffer = grown.into_boxed_slice();

@@ -8,6 +8,8 @@
 //! `upstream * slope` (slopes from `__private::slopes`) into its adjoint, slot by slot:
 //! the contributions of the trace's pass, in its order.
 
+use std::collections::HashSet;
+
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
@@ -552,6 +554,9 @@ fn adjoint_declaration(var: &Var) -> TokenStream {
 
 struct Emit<'a> {
     program: &'a Program,
+    /// Reads the reverse sweep makes from the local itself, and the locals their blocks
+    /// keep for that: see [`frozen_reads`].
+    frozen: (HashSet<(usize, usize)>, HashSet<usize>),
     names: &'a Names,
     /// Locals declared before the forward sweep: what operations outside loops keep.
     hoisted: Vec<TokenStream>,
@@ -582,19 +587,6 @@ struct Emit<'a> {
 /// `s`'s, and the copy itself hands nothing on. Each block keeps its copies' counts for
 /// its reverse (pushed at its end, popped where its reverse starts).
 fn versioned(program: &Program, enabled: bool) -> std::collections::HashMap<usize, Place> {
-    /// Whether `stmts` assign `var` (any of its elements).
-    fn assigns(stmts: &[Stmt], var: usize) -> bool {
-        stmts.iter().any(|stmt| match stmt {
-            Stmt::Assign { place, .. } => place.var == var,
-            Stmt::If {
-                then, otherwise, ..
-            } => assigns(then, var) || assigns(otherwise, var),
-            Stmt::For { body, .. } => assigns(body, var),
-            Stmt::Data { .. } | Stmt::Let { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => {
-                false
-            }
-        })
-    }
     /// Whether `rest` (the copy's scope after it) assigns `source` only once the copy
     /// has surely been assigned (at this block's level), so that no read of version 0
     /// comes after a new node of the source.
@@ -647,6 +639,97 @@ fn versioned(program: &Program, enabled: bool) -> std::collections::HashMap<usiz
     out
 }
 
+/// Whether `stmts` assign `var` (any of its elements).
+fn assigns(stmts: &[Stmt], var: usize) -> bool {
+    stmts.iter().any(|stmt| match stmt {
+        Stmt::Assign { place, .. } => place.var == var,
+        Stmt::If {
+            then, otherwise, ..
+        } => assigns(then, var) || assigns(otherwise, var),
+        Stmt::For { body, .. } => assigns(body, var),
+        Stmt::Data { .. } | Stmt::Let { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => false,
+    })
+}
+
+/// Reads of a local that the reverse sweep can make from the local itself instead of
+/// popping a copy per read: reads after the local's last assignment in its block. At
+/// `name_grad`'s top level its value stays in scope for the reverse sweep; in a block
+/// inside a loop, the block keeps the local once at its end and its reverse takes it
+/// back first (worth it where the reads outnumber the values kept: a layer's output read
+/// by every unit of the next). Returns the reads, as (operation, local), and the locals
+/// kept so.
+fn frozen_reads(program: &Program, half: bool) -> (HashSet<(usize, usize)>, HashSet<usize>) {
+    /// The live operations reading `var` in `stmts`, and whether one is in a loop there.
+    fn reads(stmts: &[Stmt], var: usize, looped: bool, out: &mut Vec<usize>) -> bool {
+        let mut in_loop = false;
+        let mut read = |value: &Value, out: &mut Vec<usize>| {
+            for op in value.ops.iter().filter(|op| op.live) {
+                let reads = op
+                    .operands
+                    .iter()
+                    .any(|operand| matches!(operand, Operand::Place(place) if place.var == var));
+                if reads {
+                    out.push(op.id);
+                    in_loop |= looped;
+                }
+            }
+        };
+        let mut nested = false;
+        for stmt in stmts {
+            match stmt {
+                Stmt::Let { value, .. } | Stmt::Assign { value, .. } => read(value, out),
+                Stmt::If {
+                    then, otherwise, ..
+                } => {
+                    nested |= reads(then, var, looped, out);
+                    nested |= reads(otherwise, var, looped, out);
+                }
+                Stmt::For { body, .. } => nested |= reads(body, var, true, out),
+                Stmt::Data { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => {}
+            }
+        }
+        in_loop || nested
+    }
+    fn walk(
+        program: &Program,
+        stmts: &[Stmt],
+        (top, in_loop): (bool, bool),
+        out: &mut (HashSet<(usize, usize)>, HashSet<usize>),
+    ) {
+        for (at, stmt) in stmts.iter().enumerate() {
+            match stmt {
+                Stmt::Let { var, .. } | Stmt::LetArray { var, .. } if top || in_loop => {
+                    let last = (at..stmts.len())
+                        .rev()
+                        .find(|&index| assigns(&stmts[index..=index], *var))
+                        .unwrap_or(at);
+                    let mut ops = Vec::new();
+                    let looped = reads(&stmts[last + 1..], *var, false, &mut ops);
+                    let scalar = program.vars[*var].depth == 0;
+                    let worth = top || looped || (scalar && ops.len() > 1);
+                    if worth && !ops.is_empty() {
+                        out.0.extend(ops.into_iter().map(|op| (op, *var)));
+                        if !top {
+                            out.1.insert(*var);
+                        }
+                    }
+                }
+                Stmt::If {
+                    then, otherwise, ..
+                } => {
+                    walk(program, then, (false, in_loop), out);
+                    walk(program, otherwise, (false, in_loop), out);
+                }
+                Stmt::For { body, .. } => walk(program, body, (false, true), out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = (HashSet::new(), HashSet::new());
+    walk(program, &program.body, (!half, false), &mut out);
+    out
+}
+
 fn version_ident(var: usize) -> Ident {
     Ident::new(&format!("__version_{var}"), Span::mixed_site())
 }
@@ -662,7 +745,20 @@ impl<'a> Emit<'a> {
             direct: std::collections::HashSet::new(),
             half,
             versioned: versioned(program, versioning),
+            frozen: frozen_reads(program, half),
         }
+    }
+
+    /// The locals this block keeps at its end for its reverse (see [`frozen_reads`]).
+    fn restored(&self, stmts: &[Stmt]) -> Vec<usize> {
+        stmts
+            .iter()
+            .filter_map(|stmt| match stmt {
+                Stmt::Let { var, .. } | Stmt::LetArray { var, .. } => Some(*var),
+                _ => None,
+            })
+            .filter(|var| self.frozen.1.contains(var))
+            .collect()
     }
 
     /// The counts of this block's versioned copies, kept for its reverse.
@@ -691,6 +787,12 @@ impl<'a> Emit<'a> {
     fn forward_block(&mut self, stmts: &[Stmt], in_loop: bool) -> Option<TokenStream> {
         let mut out = self.forward_stmts(stmts, in_loop)?;
         out.extend(self.keep_versions(stmts));
+        let stack = stack();
+        for var in self.restored(stmts) {
+            self.loops = true;
+            let primal = &self.program.vars[var].primal;
+            out.extend(quote!(#stack.keep(&#primal);));
+        }
         Some(out)
     }
 
@@ -962,7 +1064,11 @@ impl<'a> Emit<'a> {
         (0..3)
             .map(|slot| match op.operands.get(slot) {
                 None | Some(Operand::Temp(_)) => false,
-                Some(Operand::Place(place)) => self.place_kept(place),
+                Some(Operand::Place(place)) => {
+                    self.place_kept(place)
+                        || (self.frozen.0.contains(&(op.id, place.var))
+                            && place.indices.iter().all(|index| self.names.steady(index)))
+                }
                 Some(Operand::Data(data)) => self.names.steady(&data.raw),
             })
             .collect()
@@ -1033,8 +1139,17 @@ impl<'a> Emit<'a> {
     /// A block's variables' adjoints and its replayed data, for its reverse.
     fn prelude(&self, stmts: &[Stmt]) -> TokenStream {
         let mut out = TokenStream::new();
-        // The copies' counts, kept at the block's end (see `versioned`).
         let stack = stack();
+        // The locals kept at the block's end (see `frozen_reads`), then the copies'
+        // counts (see `versioned`).
+        for var in self.restored(stmts).into_iter().rev() {
+            let var = &self.program.vars[var];
+            let (primal, zero) = (&var.primal, &var.zero);
+            out.extend(quote! {
+                let mut #primal = #zero;
+                #stack.take(&mut #primal);
+            });
+        }
         for stmt in stmts.iter().rev() {
             if let Stmt::Let { var, .. } = stmt {
                 if self.versioned.contains_key(var) {
