@@ -557,6 +557,9 @@ struct Emit<'a> {
     /// Reads the reverse sweep makes from the local itself, and the locals their blocks
     /// keep for that: see [`frozen_reads`].
     frozen: (HashSet<(usize, usize)>, HashSet<usize>),
+    /// The adjoint an assignment's reverse has just zeroed, until a contribution reaches
+    /// it, and the value's last operation (see `reverse_op`).
+    fresh: Option<(String, usize)>,
     names: &'a Names,
     /// Locals declared before the forward sweep: what operations outside loops keep.
     hoisted: Vec<TokenStream>,
@@ -730,6 +733,15 @@ fn frozen_reads(program: &Program, half: bool) -> (HashSet<(usize, usize)>, Hash
     out
 }
 
+/// Whether the table's slope of `op` for operand `slot` is 1 whatever the operands.
+fn unit_slope(op: &Op, slot: usize) -> bool {
+    match op.method.to_string().as_str() {
+        "add" => true,
+        "sub" => slot == 0,
+        _ => false,
+    }
+}
+
 fn version_ident(var: usize) -> Ident {
     Ident::new(&format!("__version_{var}"), Span::mixed_site())
 }
@@ -746,6 +758,7 @@ impl<'a> Emit<'a> {
             half,
             versioned: versioned(program, versioning),
             frozen: frozen_reads(program, half),
+            fresh: None,
         }
     }
 
@@ -1199,7 +1212,13 @@ impl<'a> Emit<'a> {
             Stmt::Assign { place, value } if self.versioned.contains_key(&place.var) => {
                 let target = self.program.vars[place.var].adjoint.clone();
                 let version = version_ident(place.var);
-                let value = self.reverse_value(value, &upstream, in_loop)?;
+                self.fresh = match value.result {
+                    Operand::Temp(root) => Some((target.to_string(), root)),
+                    _ => None,
+                };
+                let value = self.reverse_value(value, &upstream, in_loop);
+                self.fresh = None;
+                let value = value?;
                 quote!({
                     let #upstream: f64 = #target;
                     #target = 0.0;
@@ -1209,7 +1228,14 @@ impl<'a> Emit<'a> {
             }
             Stmt::Assign { place, value } => {
                 let target = self.place_adjoint(place, in_loop)?;
-                let value = self.reverse_value(value, &upstream, in_loop)?;
+                // (Only the root operation's upstream is the target's adjoint itself.)
+                self.fresh = match value.result {
+                    Operand::Temp(root) => Some((target.to_string(), root)),
+                    _ => None,
+                };
+                let value = self.reverse_value(value, &upstream, in_loop);
+                self.fresh = None;
+                let value = value?;
                 quote!({
                     let #upstream: f64 = #target;
                     #target = 0.0;
@@ -1393,6 +1419,41 @@ impl<'a> Emit<'a> {
                 Operand::Place(place) => {
                     let adjoint = self.place_adjoint(place, in_loop)?;
                     let slope = &named[slot];
+                    // (The same for a versioned copy's own adjoint, when version 0 is not
+                    // read: see `versioned`.)
+                    if let Some(source) = self.versioned.get(&place.var).cloned() {
+                        let own = self.var(place).adjoint.clone();
+                        let first = self
+                            .fresh
+                            .take_if(|(fresh, _)| *fresh == own.to_string())
+                            .filter(|&(_, root)| root == op.id);
+                        if first.is_some() && unit_slope(op, slot) {
+                            let source = self.place_adjoint(&source, in_loop)?;
+                            let version = version_ident(place.var);
+                            out.extend(quote! {
+                                if #version == 0 {
+                                    #source += #upstream * #slope;
+                                } else {
+                                    #own = #upstream * #slope;
+                                }
+                            });
+                            continue;
+                        }
+                    }
+                    // The first contribution to an assignment's target, just zeroed, from
+                    // the value's last operation by a slope of 1 (the table's for `add`
+                    // and `sub`'s first operand): the trace's `0 + c` is `c` itself, since
+                    // `c` is the target's adjoint as it was, a sum started at `+0`, which
+                    // is never `-0`. Written as a store, it breaks the chain of additions
+                    // through a running sum's reverse loop.
+                    let first = self
+                        .fresh
+                        .take_if(|(fresh, _)| *fresh == adjoint.to_string())
+                        .filter(|&(_, root)| root == op.id);
+                    if first.is_some() && unit_slope(op, slot) {
+                        out.extend(quote!(#adjoint = #upstream * #slope;));
+                        continue;
+                    }
                     out.extend(quote!(#adjoint += #upstream * #slope;));
                 }
             }
