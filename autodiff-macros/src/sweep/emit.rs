@@ -1425,7 +1425,7 @@ impl<'a> Emit<'a> {
                         let own = self.var(place).adjoint.clone();
                         let first = self
                             .fresh
-                            .take_if(|(fresh, _)| *fresh == own.to_string())
+                            .take_if(|(fresh, _)| own == fresh)
                             .filter(|&(_, root)| root == op.id);
                         if first.is_some() && unit_slope(op, slot) {
                             let source = self.place_adjoint(&source, in_loop)?;
