@@ -328,6 +328,38 @@ fn local_copies(x: f64, y: f64, n: usize) -> f64 {
     acc * v + w * e + d * x
 }
 
+/// A layer's output read by every unit of the next and a scalar read in nested loops,
+/// each in a row's loop (the reverse sweep reads them from one copy kept per row), and a
+/// local of a branch.
+#[differentiable]
+fn reread_layer(w: [[f64; 2]; 3], v: [[f64; 3]; 2], rows: &[[f64; 2]]) -> f64 {
+    let mut total = 0.0;
+    for row in rows {
+        let mut h = [0.0; 3];
+        for j in 0..3 {
+            let mut s = 0.0;
+            for i in 0..2 {
+                s += w[j][i] * row[i];
+            }
+            h[j] = s.tanh();
+        }
+        let g = h[0] * h[2] + 0.5;
+        let mut out = 0.0;
+        for k in 0..2 {
+            for j in 0..3 {
+                out += v[k][j] * h[j] * g;
+            }
+        }
+        if out > 0.0 {
+            let q = g * out;
+            total += q * g;
+        } else {
+            total -= out * g;
+        }
+    }
+    total
+}
+
 /// Settings as data, with differentiable methods and associated functions.
 struct Settings {
     scale: f64,
@@ -560,6 +592,15 @@ fn warm_calls_run_the_compiled_sweeps_alone() {
             0,
             "local_copies"
         );
+        assert_eq!(
+            traces(|| drop(reread_layer_grad(
+                [[0.3, -0.2]; 3],
+                [[0.5, 0.1, -0.4]; 2],
+                &ROWS
+            ))),
+            0,
+            "reread_layer"
+        );
         let settings = Settings {
             scale: 1.5,
             target: 0.25,
@@ -790,6 +831,32 @@ fn sweeps_and_the_graph_agree_bit_for_bit() {
             (
                 outcome(local_copies_grad(p[0], p[1], steps).map(|(v, g)| (v, g.to_vec()))),
                 graph(&p[..2], |v| local_copies_graph(&v[0], &v[1], steps)),
+            ),
+            (
+                outcome(
+                    reread_layer_grad(
+                        [[p[0], p[1]], [p[2], p[3]], [p[4], p[5]]],
+                        [[p[6], p[7], p[8]], [p[1] * 3.0, p[2], -p[3]]],
+                        &ROWS[..steps],
+                    )
+                    .map(|(v, g)| (v, g.to_vec())),
+                ),
+                {
+                    let mut all = p.clone();
+                    all.extend([p[1] * 3.0, p[2], -p[3]]);
+                    graph(&all, |v| {
+                        let w = [
+                            [v[0].clone(), v[1].clone()],
+                            [v[2].clone(), v[3].clone()],
+                            [v[4].clone(), v[5].clone()],
+                        ];
+                        let u = [
+                            [v[6].clone(), v[7].clone(), v[8].clone()],
+                            [v[9].clone(), v[10].clone(), v[11].clone()],
+                        ];
+                        reread_layer_graph(&w, &u, &ROWS[..steps])
+                    })
+                },
             ),
             {
                 let settings = Settings {

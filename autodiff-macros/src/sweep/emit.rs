@@ -658,40 +658,38 @@ fn assigns(stmts: &[Stmt], var: usize) -> bool {
 /// popping a copy per read: reads after the local's last assignment in its block. At
 /// `name_grad`'s top level its value stays in scope for the reverse sweep; in a block
 /// inside a loop, the block keeps the local once at its end and its reverse takes it
-/// back first (worth it where the reads outnumber the values kept: a layer's output read
-/// by every unit of the next). Returns the reads, as (operation, local), and the locals
+/// back first, where the reads outnumber the values kept (a layer's output read by every
+/// unit of the next: more loops around the read than the local has indices). Returns the reads, as (operation, local), and the locals
 /// kept so.
 fn frozen_reads(program: &Program, half: bool) -> (HashSet<(usize, usize)>, HashSet<usize>) {
-    /// The live operations reading `var` in `stmts`, and whether one is in a loop there.
-    fn reads(stmts: &[Stmt], var: usize, looped: bool, out: &mut Vec<usize>) -> bool {
-        let mut in_loop = false;
-        let mut read = |value: &Value, out: &mut Vec<usize>| {
-            for op in value.ops.iter().filter(|op| op.live) {
-                let reads = op
-                    .operands
-                    .iter()
-                    .any(|operand| matches!(operand, Operand::Place(place) if place.var == var));
-                if reads {
-                    out.push(op.id);
-                    in_loop |= looped;
-                }
-            }
-        };
-        let mut nested = false;
+    /// The live operations reading `var` in `stmts`, and the most loops around one of
+    /// them there (`looped` around `stmts` already).
+    fn reads(stmts: &[Stmt], var: usize, looped: usize, out: &mut Vec<usize>) -> usize {
+        let mut most = 0;
         for stmt in stmts {
             match stmt {
-                Stmt::Let { value, .. } | Stmt::Assign { value, .. } => read(value, out),
+                Stmt::Let { value, .. } | Stmt::Assign { value, .. } => {
+                    for op in value.ops.iter().filter(|op| op.live) {
+                        let reads = op.operands.iter().any(
+                            |operand| matches!(operand, Operand::Place(place) if place.var == var),
+                        );
+                        if reads {
+                            out.push(op.id);
+                            most = most.max(looped);
+                        }
+                    }
+                }
                 Stmt::If {
                     then, otherwise, ..
                 } => {
-                    nested |= reads(then, var, looped, out);
-                    nested |= reads(otherwise, var, looped, out);
+                    most = most.max(reads(then, var, looped, out));
+                    most = most.max(reads(otherwise, var, looped, out));
                 }
-                Stmt::For { body, .. } => nested |= reads(body, var, true, out),
+                Stmt::For { body, .. } => most = most.max(reads(body, var, looped + 1, out)),
                 Stmt::Data { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => {}
             }
         }
-        in_loop || nested
+        most
     }
     fn walk(
         program: &Program,
@@ -707,9 +705,11 @@ fn frozen_reads(program: &Program, half: bool) -> (HashSet<(usize, usize)>, Hash
                         .find(|&index| assigns(&stmts[index..=index], *var))
                         .unwrap_or(at);
                     let mut ops = Vec::new();
-                    let looped = reads(&stmts[last + 1..], *var, false, &mut ops);
-                    let scalar = program.vars[*var].depth == 0;
-                    let worth = top || looped || (scalar && ops.len() > 1);
+                    let looped = reads(&stmts[last + 1..], *var, 0, &mut ops);
+                    // More loops around a read than the local has indices: each element
+                    // is read again and again.
+                    let depth = program.vars[*var].depth;
+                    let worth = top || looped > depth || (depth == 0 && ops.len() > 1);
                     if worth && !ops.is_empty() {
                         out.0.extend(ops.into_iter().map(|op| (op, *var)));
                         if !top {
