@@ -11,7 +11,7 @@
 use std::collections::HashSet;
 
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::quote;
+use quote::{quote, ToTokens};
 
 use super::checks::{self, reader};
 use super::ir::{Arg, Data, Op, Operand, Place, Program, Stmt, Value, Var};
@@ -1210,37 +1210,13 @@ impl<'a> Emit<'a> {
             }
             // Version 1 or later is the local's own; the value reads the one before.
             Stmt::Assign { place, value } if self.versioned.contains_key(&place.var) => {
-                let target = self.program.vars[place.var].adjoint.clone();
+                let target = self.program.vars[place.var].adjoint.to_token_stream();
                 let version = version_ident(place.var);
-                self.fresh = match value.result {
-                    Operand::Temp(root) => Some((target.to_string(), root)),
-                    _ => None,
-                };
-                let value = self.reverse_value(value, &upstream, in_loop);
-                self.fresh = None;
-                let value = value?;
-                quote!({
-                    let #upstream: f64 = #target;
-                    #target = 0.0;
-                    #version -= 1;
-                    #value
-                })
+                self.reverse_assign(&target, quote!(#version -= 1;), value, in_loop)?
             }
             Stmt::Assign { place, value } => {
                 let target = self.place_adjoint(place, in_loop)?;
-                // (Only the root operation's upstream is the target's adjoint itself.)
-                self.fresh = match value.result {
-                    Operand::Temp(root) => Some((target.to_string(), root)),
-                    _ => None,
-                };
-                let value = self.reverse_value(value, &upstream, in_loop);
-                self.fresh = None;
-                let value = value?;
-                quote!({
-                    let #upstream: f64 = #target;
-                    #target = 0.0;
-                    #value
-                })
+                self.reverse_assign(&target, TokenStream::new(), value, in_loop)?
             }
             Stmt::If {
                 then,
@@ -1305,6 +1281,32 @@ impl<'a> Emit<'a> {
                 }
             }
         })
+    }
+
+    /// The reverse of an assignment to the place whose adjoint is `target`: its adjoint
+    /// handed to the value (`then` runs after it is zeroed).
+    fn reverse_assign(
+        &mut self,
+        target: &TokenStream,
+        then: TokenStream,
+        value: &Value,
+        in_loop: bool,
+    ) -> Option<TokenStream> {
+        let upstream = Ident::new("__upstream", Span::mixed_site());
+        // (Only the root operation's upstream is the target's adjoint itself.)
+        self.fresh = match value.result {
+            Operand::Temp(root) => Some((target.to_string(), root)),
+            _ => None,
+        };
+        let value = self.reverse_value(value, &upstream, in_loop);
+        self.fresh = None;
+        let value = value?;
+        Some(quote!({
+            let #upstream: f64 = #target;
+            #target = 0.0;
+            #then
+            #value
+        }))
     }
 
     /// The reverse of a value whose adjoint is `upstream`.
