@@ -144,33 +144,32 @@ pub(crate) fn lower(
 impl Lower {
     /// The checks that need the whole body, then the program.
     fn finish(mut self, mut stmts: Vec<Stmt>, output: Value) -> Option<Program> {
-        let lower = &mut self;
-        stmts.append(&mut lower.pending);
+        stmts.append(&mut self.pending);
         // A scalar output is a scalar.
-        if let (false, Operand::Place(place)) = (lower.array_output, &output.result) {
-            lower.read_as_scalar(place);
+        if let (false, Operand::Place(place)) = (self.array_output, &output.result) {
+            self.read_as_scalar(place);
         }
         // Where a call's result is copied as a scalar, the trace's types must say it is one:
         // it is read as an operand at that depth somewhere.
-        if !lower.needs.iter().all(|need| lower.proven.contains(need)) {
+        if !self.needs.iter().all(|need| self.proven.contains(need)) {
             return None;
         }
         // A local started from data must be a scalar (see `constant_local`).
-        for &var in &lower.shaped {
-            if !lower.proven.contains(&(var, String::new(), 0))
-                || lower
+        for &var in &self.shaped {
+            if !self.proven.contains(&(var, String::new(), 0))
+                || self
                     .proven
                     .iter()
                     .any(|(read, _, depth)| *read == var && *depth != 0)
             {
                 return None;
             }
-            lower.vars[var].depth = 0;
+            self.vars[var].depth = 0;
         }
-        for &var in &lower.called {
-            let read = lower.proven.iter().find(|(read, _, _)| *read == var);
+        for &var in &self.called {
+            let read = self.proven.iter().find(|(read, _, _)| *read == var);
             if let Some(&(_, _, depth)) = read {
-                lower.vars[var].depth = depth;
+                self.vars[var].depth = depth;
             }
         }
         Some(Program {
