@@ -27,6 +27,7 @@ mod emit;
 mod errors;
 mod expand;
 mod expression;
+mod higher;
 mod lesson;
 mod looping;
 mod mentions;

@@ -62,7 +62,7 @@ fn accepted(item: TokenStream) -> TokenStream {
 }
 
 #[test]
-fn an_accepted_function_becomes_three_functions() {
+fn an_accepted_function_becomes_its_derivative_functions() {
     let output = accepted(quote! {
         /// Docs stay on the plain function.
         pub(crate) fn loss(x: f64) -> f64 {
@@ -72,7 +72,15 @@ fn an_accepted_function_becomes_three_functions() {
     });
     assert_eq!(
         functions(&output),
-        ["loss", "differentiable_loss", "loss_graph", "loss_grad"]
+        [
+            "loss",
+            "differentiable_loss",
+            "loss_graph",
+            "loss_grad",
+            "loss_jvp",
+            "loss_hvp",
+            "loss_hessian"
+        ]
     );
     let text = output.to_string();
     assert!(text.contains("pub (crate) fn loss_graph"), "{text}");
@@ -558,7 +566,15 @@ fn random_bodies_never_panic_and_accepted_ones_are_well_formed() {
         );
         assert_eq!(
             functions(&output),
-            ["f", "differentiable_f", "f_graph", "f_grad"],
+            [
+                "f",
+                "differentiable_f",
+                "f_graph",
+                "f_grad",
+                "f_jvp",
+                "f_hvp",
+                "f_hessian"
+            ],
             "{source}"
         );
         if messages.is_empty() {
@@ -648,7 +664,15 @@ fn random_control_flow_never_panics_and_accepted_bodies_are_well_formed() {
         );
         assert_eq!(
             functions(&output),
-            ["f", "differentiable_f", "f_graph", "f_grad"],
+            [
+                "f",
+                "differentiable_f",
+                "f_graph",
+                "f_grad",
+                "f_jvp",
+                "f_hvp",
+                "f_hessian"
+            ],
             "{source}"
         );
         if messages.is_empty() {

@@ -58,6 +58,50 @@ pub enum ScalarAutodiffError {
         /// The non-finite derivative.
         derivative: f64,
     },
+    /// A forward (`name_jvp`) or second-order (`name_hvp`, `name_hessian`) pass met an
+    /// operation without a finite derivative with respect to an operand that depends on a
+    /// differentiated input (`sqrt` at 0), the error the reverse pass reports as
+    /// [`NonFiniteDerivative`](Self::NonFiniteDerivative). These passes check every
+    /// operation on an input's path, and they number no nodes.
+    #[error(
+        "{operation}({operands}) has no finite derivative with respect to operand {operand} (it is {derivative:?}); keep the operand inside the domain where the derivative exists"
+    )]
+    NonFiniteSlope {
+        /// The operation.
+        operation: ScalarOperation,
+        /// The operand slot.
+        operand: usize,
+        /// The operand values.
+        operands: Operands,
+        /// The non-finite derivative.
+        derivative: f64,
+    },
+    /// A tangent (a directional derivative of a forward pass) overflowed.
+    #[error("the tangent of {operation}({operands}) is {tangent:?}: the directional derivative overflowed")]
+    NonFiniteTangent {
+        /// The operation.
+        operation: ScalarOperation,
+        /// Its operand values.
+        operands: Operands,
+        /// The non-finite tangent.
+        tangent: f64,
+    },
+    /// A second-order pass (`name_hvp`, `name_hessian`) met a non-finite number: the
+    /// derivative of a local derivative, an edge's second-order contribution or a node's
+    /// sum of them.
+    #[error(
+        "the second-order pass through {operation}({operands}) produced {value:?} for operand {operand}: the second derivative does not exist here or overflowed"
+    )]
+    NonFiniteSecondOrder {
+        /// The consuming operation.
+        operation: ScalarOperation,
+        /// Its operand values.
+        operands: Operands,
+        /// The operand slot.
+        operand: usize,
+        /// The non-finite number.
+        value: f64,
+    },
     /// Upstream adjoint times local derivative overflowed.
     #[error(
         "edge {operand} from topology node {child} ({operation}) to {parent} produced a non-finite contribution from upstream {upstream:?} and local derivative {local_derivative:?}"
@@ -216,6 +260,9 @@ impl ScalarAutodiffError {
             Self::NonFiniteSeed { .. } => "non-finite-seed",
             Self::NonFiniteDerivative { .. } => "non-finite-derivative",
             Self::NonFiniteContribution { .. } => "non-finite-contribution",
+            Self::NonFiniteSlope { .. } => "non-finite-slope",
+            Self::NonFiniteTangent { .. } => "non-finite-tangent",
+            Self::NonFiniteSecondOrder { .. } => "non-finite-second-order",
             Self::NonFinitePassAdjoint { .. } => "non-finite-pass-adjoint",
             Self::NonFiniteAccumulatedGradient { .. } => "non-finite-accumulated-gradient",
             Self::TapeFull { .. } => "tape-full",

@@ -2,7 +2,9 @@
 //! lending arguments to a body, making variables and constants of any parameter shape,
 //! folds. Hidden (`__private`): not a public API.
 
+use crate::dual::Dual;
 use crate::error::ScalarAutodiffError;
+use crate::operation::{Operands, ScalarOperation};
 use crate::parameters::Parameters;
 use crate::trace::{Backend, Id, Trace};
 use core::ops::Deref;
@@ -144,6 +146,89 @@ pub fn variables<'t, T: Parameters + ?Sized>(
     value: &T,
 ) -> Result<T::Tracked<Id<'t>>> {
     value.try_track(&mut |value| trace.variable(value))
+}
+
+/// The scalars of `value` (a tangent, shaped like a gradient), appended to `flat` in order.
+#[inline]
+pub fn flatten_into<T: Parameters + ?Sized>(flat: &mut Vec<f64>, value: &T) {
+    value.visit(&mut |scalar| flat.push(scalar));
+}
+
+/// `Ok` if a tangent of `found` scalars fits parameters of `expected` scalars.
+#[inline]
+pub fn check_length(expected: usize, found: usize) -> Result<()> {
+    match expected == found {
+        true => Ok(()),
+        false => Err(ScalarAutodiffError::LengthMismatch { expected, found }),
+    }
+}
+
+/// Forward-mode inputs for every scalar of `value`, their tangents taken from `tangents`
+/// in order (which [`check_length`] sized).
+///
+/// # Errors
+///
+/// [`ScalarAutodiffError::NonFiniteLeaf`] for a non-finite value,
+/// [`ScalarAutodiffError::NonFiniteTangent`] for a non-finite tangent.
+#[inline]
+pub fn duals<T: Parameters + ?Sized>(
+    value: &T,
+    tangents: &mut core::slice::Iter<'_, f64>,
+) -> Result<T::Tracked<Dual>> {
+    value.try_track(&mut |value| {
+        let operation = ScalarOperation::Variable;
+        let tangent = tangents.next().copied().unwrap_or(0.0);
+        if !value.is_finite() {
+            return Err(ScalarAutodiffError::NonFiniteLeaf { operation, value });
+        }
+        if !tangent.is_finite() {
+            return Err(ScalarAutodiffError::NonFiniteTangent {
+                operation,
+                operands: Operands::new([value, 0.0, 0.0], 1),
+                tangent,
+            });
+        }
+        Ok(Dual::variable(value, tangent))
+    })
+}
+
+/// The value and directional derivative of a forward-mode output (`0 + tangent`, as a
+/// stored gradient is: never `-0.0`).
+#[inline]
+pub fn value_and_tangent(output: &Dual) -> (f64, f64) {
+    (output.value, 0.0 + output.tangent)
+}
+
+/// A gradient of `count` scalars as `[f64; N]`, or a length error (never: generated
+/// code passes `N`).
+#[inline]
+pub fn fixed<const N: usize>(flat: &[f64]) -> Result<[f64; N]> {
+    flat.try_into()
+        .map_err(|_| ScalarAutodiffError::LengthMismatch {
+            expected: N,
+            found: flat.len(),
+        })
+}
+
+/// An `N` by `N` matrix of zeros on the heap: a Hessian of a thousand parameters would
+/// not fit a thread's stack.
+#[inline]
+pub fn square<const N: usize>() -> Result<Box<[[f64; N]; N]>> {
+    vec![[0.0; N]; N]
+        .into_boxed_slice()
+        .try_into()
+        .map_err(
+            |rows: Box<[[f64; N]]>| ScalarAutodiffError::LengthMismatch {
+                expected: N,
+                found: rows.len(),
+            },
+        )
+}
+
+/// A row-major `count` by `count` matrix as rows.
+#[inline]
+pub fn rows(flat: &[f64], count: usize) -> Vec<Vec<f64>> {
+    flat.chunks(count.max(1)).map(<[f64]>::to_vec).collect()
 }
 
 /// An `f64` computed from data alone, which enters the graph as a constant where it

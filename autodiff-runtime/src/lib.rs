@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod dual;
 mod error;
 mod generated;
 mod gradcheck;
@@ -25,6 +26,7 @@ mod ledger;
 mod operation;
 mod parameters;
 mod scalar;
+mod second;
 mod sweep;
 mod tape;
 mod trace;
@@ -42,6 +44,7 @@ pub use tape::tape_len;
 /// Support for the code `#[differentiable]` generates; not a stable API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::dual::{Dual, Forward};
     pub use crate::generated::*;
     pub use crate::halves::{
         gave_up, output, settle, zeros_of, Adjoints, AdjointsOf, Halves, Steady, Whole,

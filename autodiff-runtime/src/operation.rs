@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::dual::Real;
+
 /// The operation that produced a graph node.
 ///
 /// `as_str` gives a stable lower-case name (the `f64` method's name where there is one),
@@ -331,48 +333,61 @@ impl ScalarOperation {
         value: f64,
         exponent: i32,
     ) -> f64 {
+        self.slope(slot, a, value, exponent)
+    }
+
+    /// [`local_derivative`](Self::local_derivative) on any [`Real`]: on `f64` the slope
+    /// itself, on a [`Dual`](crate::dual::Dual) the slope and its own directional
+    /// derivative, which second-order passes need. One table of formulas for both: the
+    /// operations inside a formula (`x.cos()` for `sin`) differentiate themselves through
+    /// this same table.
+    #[inline(always)]
+    pub(crate) fn slope<T: Real>(self, slot: usize, a: [T; 3], value: T, exponent: i32) -> T {
         let [x, y, _] = a;
         let first = slot == 0;
+        let c = T::lift;
+        let pick = |condition: bool, yes: T, no: T| if condition { yes } else { no };
         match self {
-            Self::Variable | Self::Constant | Self::Detached => 0.0,
-            Self::Add => 1.0,
-            Self::Subtract => pick(first, 1.0, -1.0),
+            Self::Variable | Self::Constant | Self::Detached => c(0.0),
+            Self::Add => c(1.0),
+            Self::Subtract => c(pick_f64(first, 1.0, -1.0)),
             Self::Multiply => pick(first, y, x),
-            Self::Divide => pick(first, 1.0 / y, -(value / y)),
-            Self::Negate => -1.0,
+            Self::Divide if first => c(1.0) / y,
+            Self::Divide => -(value / y),
+            Self::Negate => c(-1.0),
             Self::Recip => -(value * value),
             Self::Powi => match exponent.checked_sub(1) {
-                _ if exponent == 0 => 0.0,
-                Some(lower) => f64::from(exponent) * x.powi(lower),
+                _ if exponent == 0 => c(0.0),
+                Some(lower) => c(f64::from(exponent)) * x.powi(lower),
                 // i32::MIN: x is not 0 here, or the forward value would be infinite.
-                None => f64::from(exponent) * value / x,
+                None => c(f64::from(exponent)) * value / x,
             },
-            Self::Powf if first => match y {
-                0.0 => 0.0,
-                _ => y * powf(x, y - 1.0),
+            Self::Powf if first => match y.primal() {
+                0.0 => c(0.0),
+                _ => y * x.powf(y - c(1.0)),
             },
-            Self::Powf => match value {
-                0.0 => 0.0,
+            Self::Powf => match value.primal() {
+                0.0 => c(0.0),
                 _ => value * x.ln(),
             },
-            Self::Sqrt => 0.5 / value,
-            Self::Cbrt => 1.0 / (3.0 * value * value),
+            Self::Sqrt => c(0.5) / value,
+            Self::Cbrt => c(1.0) / (c(3.0) * value * value),
             Self::Exp => value,
-            Self::Exp2 => value * std::f64::consts::LN_2,
+            Self::Exp2 => value * c(std::f64::consts::LN_2),
             Self::ExpM1 => x.exp(),
-            Self::Ln => 1.0 / x,
-            Self::Ln1p => 1.0 / (1.0 + x),
-            Self::Log if first => 1.0 / (x * y.ln()),
+            Self::Ln => c(1.0) / x,
+            Self::Ln1p => c(1.0) / (c(1.0) + x),
+            Self::Log if first => c(1.0) / (x * y.ln()),
             Self::Log => -(x.ln() / (y * y.ln() * y.ln())),
-            Self::Log2 => 1.0 / (x * std::f64::consts::LN_2),
-            Self::Log10 => 1.0 / (x * std::f64::consts::LN_10),
+            Self::Log2 => c(1.0) / (x * c(std::f64::consts::LN_2)),
+            Self::Log10 => c(1.0) / (x * c(std::f64::consts::LN_10)),
             Self::Sin => x.cos(),
             Self::Cos => -x.sin(),
-            Self::Tan => 1.0 + value * value,
+            Self::Tan => c(1.0) + value * value,
             // (1 - x)(1 + x) keeps its digits near ±1, where 1 - x² would not.
-            Self::Asin => 1.0 / ((1.0 - x) * (1.0 + x)).sqrt(),
-            Self::Acos => -1.0 / ((1.0 - x) * (1.0 + x)).sqrt(),
-            Self::Atan => 1.0 / (1.0 + x * x),
+            Self::Asin => c(1.0) / ((c(1.0) - x) * (c(1.0) + x)).sqrt(),
+            Self::Acos => c(-1.0) / ((c(1.0) - x) * (c(1.0) + x)).sqrt(),
+            Self::Atan => c(1.0) / (c(1.0) + x * x),
             // Dividing by the radius twice neither underflows nor overflows like x² + y².
             Self::Atan2 => {
                 let radius = x.hypot(y);
@@ -380,15 +395,16 @@ impl ScalarOperation {
             }
             Self::Sinh => x.cosh(),
             Self::Cosh => x.sinh(),
-            Self::Tanh => 1.0 - value * value,
-            Self::Asinh => 1.0 / x.hypot(1.0),
-            Self::Acosh => 1.0 / ((x - 1.0).sqrt() * (x + 1.0).sqrt()),
-            Self::Atanh => 1.0 / ((1.0 - x) * (1.0 + x)),
-            Self::Abs => match x {
-                0.0 => 0.0,
-                _ => x.signum(),
+            Self::Tanh => c(1.0) - value * value,
+            Self::Asinh => c(1.0) / x.hypot(c(1.0)),
+            Self::Acosh => c(1.0) / ((x - c(1.0)).sqrt() * (x + c(1.0)).sqrt()),
+            Self::Atanh => c(1.0) / ((c(1.0) - x) * (c(1.0) + x)),
+            Self::Abs => match x.primal() {
+                0.0 => c(0.0),
+                x => c(x.signum()),
             },
             Self::Max | Self::Min => {
+                let (x, y) = (x.primal(), y.primal());
                 let (mine, other) = if first { (x, y) } else { (y, x) };
                 let wins = if self == Self::Max {
                     mine > other
@@ -396,19 +412,19 @@ impl ScalarOperation {
                     mine < other
                 };
                 if mine == other {
-                    0.5
+                    c(0.5)
                 } else {
-                    pick(wins, 1.0, 0.0)
+                    c(pick_f64(wins, 1.0, 0.0))
                 }
             }
-            Self::Hypot => match value {
-                0.0 => 0.0,
+            Self::Hypot => match value.primal() {
+                0.0 => c(0.0),
                 _ => pick(first, x, y) / value,
             },
             Self::MulAdd => match slot {
                 0 => y,
                 1 => x,
-                _ => 1.0,
+                _ => c(1.0),
             },
         }
     }
@@ -424,7 +440,7 @@ pub struct Reads {
     pub value: bool,
 }
 
-fn pick(condition: bool, yes: f64, no: f64) -> f64 {
+fn pick_f64(condition: bool, yes: f64, no: f64) -> f64 {
     if condition {
         yes
     } else {

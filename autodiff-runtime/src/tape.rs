@@ -178,6 +178,12 @@ impl Tape {
         }
     }
 
+    /// Whether operand `slot` of node `index` is tracked (some variable reaches it).
+    #[inline]
+    pub(crate) fn operand_tracked(&self, index: u32, slot: usize) -> bool {
+        self.nodes[index as usize].flags & operand_tracked(slot) != 0
+    }
+
     /// The `powi` exponent of node `index` (0 for other operations).
     #[inline]
     pub(crate) fn exponent(&self, index: u32) -> i32 {

@@ -14,6 +14,7 @@
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 
+use crate::dual::{Dual, Forward};
 use crate::error::ScalarAutodiffError;
 use crate::ledger::explain;
 use crate::operation::ScalarOperation;
@@ -277,6 +278,67 @@ impl<'t> Trace<'t> {
         })
     }
 
+    /// The validated reverse pass from `output` into `gradient` (the first
+    /// `gradient.len()` nodes of the trace, its variables), then one Hessian-vector product
+    /// per direction: `directions` and `products` hold rows of `gradient.len()` scalars.
+    /// Returns the output's value. Every number of the second-order sweeps is checked.
+    pub fn value_gradient_products(
+        &self,
+        output: Id<'t>,
+        gradient: &mut [f64],
+        directions: &[f64],
+        products: &mut [f64],
+    ) -> Result<f64> {
+        let count = gradient.len();
+        check_rows(count, directions.len())?;
+        check_rows(count, products.len())?;
+        let value = self.first_order(output, gradient)?;
+        products.fill(0.0);
+        if let Some(out) = self.reaching(output) {
+            let tape = self.tape.borrow();
+            crate::second::products(&tape, self.base, out, count, directions, products)?;
+        }
+        Ok(value)
+    }
+
+    /// The validated reverse pass from `output` into `gradient` (the first
+    /// `gradient.len()` nodes of the trace, its variables), then the Hessian, row-major
+    /// and exactly symmetric, into `hessian` (`gradient.len()` squared scalars). Returns the
+    /// output's value.
+    pub fn value_gradient_hessian(
+        &self,
+        output: Id<'t>,
+        gradient: &mut [f64],
+        hessian: &mut [f64],
+    ) -> Result<f64> {
+        let count = gradient.len();
+        check_length(count * count, hessian.len())?;
+        let value = self.first_order(output, gradient)?;
+        hessian.fill(0.0);
+        if let Some(out) = self.reaching(output) {
+            let tape = self.tape.borrow();
+            crate::second::hessian(&tape, self.base, out, count, hessian)?;
+        }
+        Ok(value)
+    }
+
+    /// [`Trace::value_and_gradients`] into a slice.
+    fn first_order(&self, output: Id<'t>, gradient: &mut [f64]) -> Result<f64> {
+        let count = gradient.len();
+        let (value, ()) = self.value_and_gradients(output, count, |gradients| {
+            for slot in gradient.iter_mut() {
+                *slot = gradients.next_or_zero();
+            }
+        })?;
+        Ok(value)
+    }
+
+    /// The output's node, if a variable reaches it.
+    fn reaching(&self, output: Id<'t>) -> Option<u32> {
+        let tape = self.tape.borrow();
+        output.slot().filter(|&out| tape.node(out).tracked())
+    }
+
     /// The pass behind both: `read` sees the gradients once the pass has succeeded.
     #[inline]
     fn pass<G>(&self, output: Id<'t>, read: impl FnOnce(&Gradients<'_>) -> G) -> Result<(f64, G)> {
@@ -301,6 +363,27 @@ impl<'t> Trace<'t> {
         let built = read(&Gradients::after(&tape, Adjoints::Marked));
         tape.clear_marks(lowest, out as usize);
         Ok((value, built))
+    }
+}
+
+/// `Ok` if `found` scalars are whole rows of `count`.
+fn check_rows(count: usize, found: usize) -> Result<()> {
+    match (count, found) {
+        (0, 0) => Ok(()),
+        (0, _) => Err(ScalarAutodiffError::LengthMismatch { expected: 0, found }),
+        _ if found.is_multiple_of(count) => Ok(()),
+        _ => Err(ScalarAutodiffError::LengthMismatch {
+            expected: found.next_multiple_of(count),
+            found,
+        }),
+    }
+}
+
+/// `Ok` if `found` is `expected`.
+fn check_length(expected: usize, found: usize) -> Result<()> {
+    match expected == found {
+        true => Ok(()),
+        false => Err(ScalarAutodiffError::LengthMismatch { expected, found }),
     }
 }
 
@@ -613,6 +696,42 @@ macro_rules! backend {
             $(
                 fn $binary(&self, left: &f64, right: &f64) -> Result<f64> {
                     Primal::<true>.$binary(left, right)
+                }
+            )*
+        }
+
+        impl Backend for Forward {
+            type Value = Dual;
+            #[inline]
+            fn constant(&self, value: f64) -> Result<Dual> {
+                Primal::<true>.constant(value).map(Dual::constant)
+            }
+            fn detach(&self, value: &Dual) -> Result<Dual> {
+                Ok(Dual::constant(value.value))
+            }
+            #[inline]
+            fn value(&self, value: &Dual) -> f64 {
+                value.value
+            }
+            fn powi(&self, value: &Dual, n: i32) -> Result<Dual> {
+                let zero = Dual::constant(0.0);
+                Dual::checked(ScalarOperation::Powi, [*value, zero, zero], n)
+            }
+            fn mul_add(&self, value: &Dual, a: &Dual, b: &Dual) -> Result<Dual> {
+                Dual::checked(ScalarOperation::MulAdd, [*value, *a, *b], 0)
+            }
+            $(
+                #[inline]
+                fn $unary(&self, value: &Dual) -> Result<Dual> {
+                    let zero = Dual::constant(0.0);
+                    Dual::checked(ScalarOperation::$unary_op, [*value, zero, zero], 0)
+                }
+            )*
+            $(
+                #[inline]
+                fn $binary(&self, left: &Dual, right: &Dual) -> Result<Dual> {
+                    let zero = Dual::constant(0.0);
+                    Dual::checked(ScalarOperation::$binary_op, [*left, *right, zero], 0)
                 }
             )*
         }

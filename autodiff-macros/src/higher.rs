@@ -1,0 +1,293 @@
+//! The forward-mode and second-order functions: `name_jvp`, `name_hvp`, `name_hessian`.
+//!
+//! All three run the body as `name_grad`'s checked path does (inline when it is short, the
+//! hidden generic body otherwise): `name_jvp` on forward-mode duals with no tape, the other
+//! two on a trace whose recording the runtime's second-order sweeps walk (`second.rs`
+//! there).
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::{Attribute, Ident, Visibility};
+
+use crate::emit::{by_reference, gradient_len, gradient_type, gradient_value, is_flat};
+use crate::signature::Param;
+
+/// What the three functions share with `name_grad`.
+pub(crate) struct Context<'a> {
+    pub(crate) ident: &'a Ident,
+    pub(crate) vis: &'a Visibility,
+    pub(crate) forwarded: &'a [&'a Attribute],
+    /// `&self,` for a method.
+    pub(crate) receiver: Option<TokenStream>,
+    /// `name_grad`'s parameters.
+    pub(crate) grad_params: &'a [TokenStream],
+    pub(crate) params: &'a [Param],
+    /// One name per parameter for its tracked copy.
+    pub(crate) copies: &'a [Ident],
+    /// The hidden body called on the backend `Forward`, with the copies.
+    pub(crate) run_forward: TokenStream,
+    /// The hidden body called on the trace `tape`, with the copies.
+    pub(crate) run_trace: TokenStream,
+    /// The trace's name in `run_trace`.
+    pub(crate) tape: &'a Ident,
+    /// The names `name_grad` lists in its rustdoc.
+    pub(crate) list: &'a str,
+}
+
+/// `name_jvp`, `name_hvp` and `name_hessian`.
+pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
+    let Context {
+        ident,
+        vis,
+        forwarded,
+        receiver,
+        grad_params,
+        params,
+        copies,
+        run_forward,
+        run_trace,
+        tape,
+        list,
+    } = context;
+    let private = quote!(::autodiff::__private);
+    let error = quote!(::autodiff::ScalarAutodiffError);
+    let float = quote!(::core::primitive::f64);
+    let tracked: Vec<&Param> = params.iter().filter(|param| param.is_tracked()).collect();
+    let gradient_type = gradient_type(&tracked);
+    let tangent = Ident::new("tangent", Span::mixed_site());
+    let flat = Ident::new("flat", Span::mixed_site());
+    let count = Ident::new("count", Span::mixed_site());
+    let next = Ident::new("next", Span::mixed_site());
+    let scalars = Ident::new("scalars", Span::mixed_site());
+    let output = Ident::new("output", Span::mixed_site());
+    let value = Ident::new("value", Span::mixed_site());
+    let gradient = Ident::new("gradient", Span::mixed_site());
+    let product = Ident::new("product", Span::mixed_site());
+    let hessian = Ident::new("hessian", Span::mixed_site());
+    let jvp = format_ident!("{}_jvp", ident, span = ident.span());
+    let hvp = format_ident!("{}_hvp", ident, span = ident.span());
+    let hessian_fn = format_ident!("{}_hessian", ident, span = ident.span());
+
+    let counts = tracked.iter().map(|param| {
+        let value = by_reference(param);
+        quote!(+ ::autodiff::Parameters::parameter_count(#value))
+    });
+    let count_line = quote!(let #count = 0usize #(#counts)*;);
+    // The tangent's scalars in gradient order, checked against the parameters' count.
+    let tangent_parts: Vec<TokenStream> = if is_flat(&tracked) || tracked.len() == 1 {
+        vec![quote!(&#tangent)]
+    } else {
+        (0..tracked.len())
+            .map(|index| {
+                let index = syn::Index::from(index);
+                quote!(&#tangent.#index)
+            })
+            .collect()
+    };
+    let flatten = quote! {
+        let mut #flat: ::std::vec::Vec<#float> = ::std::vec::Vec::with_capacity(#count);
+        #(#private::flatten_into(&mut #flat, #tangent_parts);)*
+        #private::check_length(#count, #flat.len())?;
+    };
+    let tracked_copies: Vec<(&Param, &Ident)> = params
+        .iter()
+        .zip(copies.iter())
+        .filter(|(param, _)| param.is_tracked())
+        .collect();
+    let duals = tracked_copies.iter().map(|(param, copy)| {
+        let value = by_reference(param);
+        quote!(let #copy = #private::duals(#value, &mut #next)?;)
+    });
+    let variables: Vec<TokenStream> = tracked_copies
+        .iter()
+        .map(|(param, copy)| {
+            let value = by_reference(param);
+            quote!(let #copy = #private::variables(#tape, #value)?;)
+        })
+        .collect();
+    let shaped = |from: &Ident| {
+        let build = gradient_value(&tracked, &next);
+        quote! {{
+            let mut #scalars = #from.iter().copied();
+            let mut #next = || #scalars.next().unwrap_or(0.0);
+            #build
+        }}
+    };
+    let gradient_shaped = shaped(&gradient);
+    let product_shaped = shaped(&product);
+
+    let allow = quote! {
+        #[allow(
+            dead_code,
+            unused_mut,
+            unused_variables,
+            unused_assignments,
+            unused_parens,
+            unused_braces,
+            non_snake_case,
+            clippy::all
+        )]
+    };
+    let errors_doc = " # Errors\n\n A `ScalarAutodiffError` if an argument, a tangent or an \
+                      operation's result is not finite, or if an operation on a parameter's \
+                      path has no finite derivative there; nothing is returned half-computed.";
+    let jvp_doc = format!(
+        " The value of `{ident}` and its directional derivative along `tangent`, generated by \
+         `#[differentiable]`.\n\n Forward mode: one sweep over the body on (value, tangent) \
+         pairs, no tape. `tangent` is shaped like `{ident}_grad`'s gradient ({list}); the \
+         result's second number is that gradient dotted with `tangent`. Every operation on a \
+         parameter's path is checked as `{ident}_grad` checks it, including ones the result \
+         does not use.\n\n{errors_doc}"
+    );
+    let hvp_doc = format!(
+        " The value of `{ident}`, its gradient and its Hessian times `tangent`, generated by \
+         `#[differentiable]`.\n\n Forward over reverse: the graph is recorded once, the \
+         validated reverse pass gives the gradient (the same bits as `{ident}_grad`'s), and \
+         two more sweeps give the tangent of every adjoint along `tangent`: the \
+         Hessian-vector product. `tangent` and both results are shaped like the gradient \
+         ({list}).\n\n{errors_doc}"
+    );
+    let hessian_shape = if is_flat(&tracked) {
+        "as `[f64; N]` and a boxed `[[f64; N]; N]` (on the heap: a thousand parameters' \
+         Hessian would not fit a thread's stack)"
+    } else {
+        "flattened in parameter order, as a `Vec` and a `Vec` of rows"
+    };
+    let hessian_doc = format!(
+        " The value of `{ident}`, its gradient and its Hessian, generated by \
+         `#[differentiable]`.\n\n Records the graph once and runs one Hessian-vector \
+         product per parameter ({list}); the gradient and the Hessian come {hessian_shape}. \
+         The Hessian is exactly symmetric: `h[i][j]` and `h[j][i]` are both \
+         `(H e_j)[i] / 2 + (H e_i)[j] / 2`, the same bits since addition commutes.\n\n\
+         {errors_doc}"
+    );
+
+    let (hessian_type, hessian_body) = if is_flat(&tracked) {
+        let n = gradient_len(&tracked);
+        let ty = quote!((#float, [#float; #n], ::std::boxed::Box<[[#float; #n]; #n]>));
+        let body = quote! {
+            let mut #gradient: [#float; #n] = [0.0; #n];
+            let mut #hessian = #private::square::<{ #n }>()?;
+            let #value = #tape.value_gradient_hessian(
+                #output,
+                &mut #gradient,
+                #hessian.as_flattened_mut(),
+            )?;
+            ::core::result::Result::Ok((#value, #gradient, #hessian))
+        };
+        (ty, body)
+    } else {
+        let vec = quote!(::std::vec::Vec<#float>);
+        let ty = quote!((#float, #vec, ::std::vec::Vec<#vec>));
+        let body = quote! {
+            let mut #gradient: #vec = ::std::vec![0.0; #count];
+            let mut #hessian: #vec = ::std::vec![0.0; #count * #count];
+            let #value = #tape.value_gradient_hessian(#output, &mut #gradient, &mut #hessian)?;
+            ::core::result::Result::Ok((#value, #gradient, #private::rows(&#hessian, #count)))
+        };
+        (ty, body)
+    };
+
+    quote! {
+        #[doc = #jvp_doc]
+        #allow
+        #(#forwarded)*
+        #vis fn #jvp(#receiver #(#grad_params,)* #tangent: #gradient_type)
+            -> ::core::result::Result<(#float, #float), #error>
+        {
+            #count_line
+            #flatten
+            let mut #next = #flat.iter();
+            #(#duals)*
+            let #output = #run_forward?;
+            ::core::result::Result::Ok(#private::value_and_tangent(&#output))
+        }
+
+        #[doc = #hvp_doc]
+        #allow
+        #(#forwarded)*
+        #vis fn #hvp(#receiver #(#grad_params,)* #tangent: #gradient_type)
+            -> ::core::result::Result<(#float, #gradient_type, #gradient_type), #error>
+        {
+            #count_line
+            #flatten
+            #private::trace(|#tape| {
+                #(#variables)*
+                let #output = #run_trace?;
+                let mut #gradient: ::std::vec::Vec<#float> = ::std::vec![0.0; #count];
+                let mut #product: ::std::vec::Vec<#float> = ::std::vec![0.0; #count];
+                let #value = #tape.value_gradient_products(
+                    #output,
+                    &mut #gradient,
+                    &#flat,
+                    &mut #product,
+                )?;
+                ::core::result::Result::Ok((#value, #gradient_shaped, #product_shaped))
+            })
+        }
+
+        #[doc = #hessian_doc]
+        #allow
+        #(#forwarded)*
+        #vis fn #hessian_fn(#receiver #(#grad_params),*)
+            -> ::core::result::Result<#hessian_type, #error>
+        {
+            #count_line
+            #private::trace(|#tape| {
+                #(#variables)*
+                let #output = #run_trace?;
+                #hessian_body
+            })
+        }
+    }
+}
+
+/// Stand-ins for a rejected function's three functions, so that its callers get no
+/// second error.
+pub(crate) fn stubs(context: &StubContext<'_>) -> TokenStream {
+    let StubContext {
+        ident,
+        vis,
+        receiver,
+        grad_params,
+        gradient_type,
+    } = context;
+    let error = quote!(::autodiff::ScalarAutodiffError);
+    let float = quote!(::core::primitive::f64);
+    let rejected = "#[differentiable] rejected this function at compile time";
+    let tangent = Ident::new("tangent", Span::mixed_site());
+    let jvp = format_ident!("{}_jvp", ident, span = ident.span());
+    let hvp = format_ident!("{}_hvp", ident, span = ident.span());
+    let hessian = format_ident!("{}_hessian", ident, span = ident.span());
+    quote! {
+        #[allow(dead_code, unused_variables, unused_mut)]
+        #vis fn #jvp(#receiver #(#grad_params,)* #tangent: #gradient_type)
+            -> ::core::result::Result<(#float, #float), #error>
+        {
+            ::core::panic!(#rejected)
+        }
+
+        #[allow(dead_code, unused_variables, unused_mut)]
+        #vis fn #hvp(#receiver #(#grad_params,)* #tangent: #gradient_type)
+            -> ::core::result::Result<(#float, #gradient_type, #gradient_type), #error>
+        {
+            ::core::panic!(#rejected)
+        }
+
+        #[allow(dead_code, unused_variables, unused_mut)]
+        #vis fn #hessian(#receiver #(#grad_params),*)
+            -> ::core::result::Result<(#float, ::std::vec::Vec<#float>, ::std::vec::Vec<::std::vec::Vec<#float>>), #error>
+        {
+            ::core::panic!(#rejected)
+        }
+    }
+}
+
+/// What the stand-ins need.
+pub(crate) struct StubContext<'a> {
+    pub(crate) ident: &'a Ident,
+    pub(crate) vis: &'a Visibility,
+    pub(crate) receiver: Option<TokenStream>,
+    pub(crate) grad_params: &'a [TokenStream],
+    pub(crate) gradient_type: TokenStream,
+}

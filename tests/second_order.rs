@@ -1,0 +1,425 @@
+//! `name_jvp`, `name_hvp` and `name_hessian` against analytic derivatives, central
+//! differences of `name_grad`, and each other.
+
+use autodiff::{differentiable, Parameters, ScalarAutodiffError};
+
+#[differentiable]
+fn rosenbrock(x: f64, y: f64) -> f64 {
+    (1.0 - x).powi(2) + 100.0 * (y - x * x).powi(2)
+}
+
+/// Rosenbrock's analytic Hessian.
+fn rosenbrock_analytic(x: f64, y: f64) -> [[f64; 2]; 2] {
+    [
+        [2.0 - 400.0 * (y - x * x) + 800.0 * x * x, -400.0 * x],
+        [-400.0 * x, 200.0],
+    ]
+}
+
+#[differentiable]
+fn rosenbrock_n(x: [f64; 10]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..9 {
+        total = total + 100.0 * (x[i + 1] - x[i] * x[i]).powi(2) + (1.0 - x[i]).powi(2);
+    }
+    total
+}
+
+/// The N-dimensional Rosenbrock function's analytic Hessian (tridiagonal).
+fn rosenbrock_n_analytic(x: &[f64; 10]) -> [[f64; 10]; 10] {
+    let mut h = [[0.0; 10]; 10];
+    for i in 0..9 {
+        h[i][i] += 1200.0 * x[i] * x[i] - 400.0 * x[i + 1] + 2.0;
+        h[i + 1][i + 1] += 200.0;
+        h[i][i + 1] += -400.0 * x[i];
+        h[i + 1][i] += -400.0 * x[i];
+    }
+    h
+}
+
+fn close(found: f64, expected: f64, relative: f64) -> bool {
+    (found - expected).abs() <= relative * expected.abs().max(1.0)
+}
+
+fn assert_symmetric_bits<const N: usize>(h: &[[f64; N]; N]) {
+    for i in 0..N {
+        for j in 0..N {
+            assert_eq!(h[i][j].to_bits(), h[j][i].to_bits(), "h[{i}][{j}]");
+        }
+    }
+}
+
+#[test]
+fn rosenbrock_hessian_is_the_analytic_one() -> Result<(), ScalarAutodiffError> {
+    for (x, y) in [(-1.2, 1.0), (1.0, 1.0), (0.3, -0.7), (2.5, 6.0), (0.0, 0.0)] {
+        let (value, gradient, h) = rosenbrock_hessian(x, y)?;
+        let (grad_value, grad) = rosenbrock_grad(x, y)?;
+        assert_eq!(value.to_bits(), grad_value.to_bits());
+        assert_eq!(gradient.map(f64::to_bits), grad.map(f64::to_bits));
+        let expected = rosenbrock_analytic(x, y);
+        for i in 0..2 {
+            for j in 0..2 {
+                assert!(
+                    close(h[i][j], expected[i][j], 1e-14),
+                    "at ({x}, {y}): h[{i}][{j}] = {} against {}",
+                    h[i][j],
+                    expected[i][j]
+                );
+            }
+        }
+        assert_symmetric_bits(&h);
+    }
+    Ok(())
+}
+
+#[test]
+fn ten_dimensional_rosenbrock_hessian_is_the_analytic_one() -> Result<(), ScalarAutodiffError> {
+    let x = [-1.2, 1.0, 0.5, -0.3, 2.0, 1.5, 0.0, -2.0, 0.7, 1.1];
+    let (_, _, h) = rosenbrock_n_hessian(x)?;
+    let expected = rosenbrock_n_analytic(&x);
+    for i in 0..10 {
+        for j in 0..10 {
+            assert!(close(h[i][j], expected[i][j], 1e-14), "h[{i}][{j}]");
+        }
+    }
+    assert_symmetric_bits(&h);
+    Ok(())
+}
+
+#[test]
+fn jvp_is_the_gradient_dotted_with_the_tangent() -> Result<(), ScalarAutodiffError> {
+    let x = [-1.2, 1.0, 0.5, -0.3, 2.0, 1.5, 0.0, -2.0, 0.7, 1.1];
+    let (grad_value, grad) = rosenbrock_n_grad(x)?;
+    for seed in 0..20u64 {
+        let tangent: [f64; 10] = std::array::from_fn(|i| {
+            let bits = (seed * 31 + i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11;
+            bits as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        });
+        let (value, derivative) = rosenbrock_n_jvp(x, tangent)?;
+        assert_eq!(value.to_bits(), grad_value.to_bits());
+        let dot: f64 = grad.iter().zip(&tangent).map(|(g, t)| g * t).sum();
+        let scale: f64 = grad.iter().zip(&tangent).map(|(g, t)| (g * t).abs()).sum();
+        assert!(
+            (derivative - dot).abs() <= 1e-14 * scale,
+            "{derivative} against {dot}"
+        );
+        // And the Hessian-vector product is the Hessian times the tangent.
+        let (_, gradient, product) = rosenbrock_n_hvp(x, tangent)?;
+        assert_eq!(gradient.map(f64::to_bits), grad.map(f64::to_bits));
+        let h = rosenbrock_n_analytic(&x);
+        for i in 0..10 {
+            let expected: f64 = (0..10).map(|j| h[i][j] * tangent[j]).sum();
+            let scale: f64 = (0..10).map(|j| (h[i][j] * tangent[j]).abs()).sum();
+            assert!((product[i] - expected).abs() <= 1e-13 * scale.max(1.0));
+        }
+    }
+    Ok(())
+}
+
+/// A softmax cross-entropy over three classes of a two-feature linear model.
+#[differentiable]
+fn cross_entropy(w: [[f64; 2]; 3], b: [f64; 3], x: &[f64; 2], label: usize) -> f64 {
+    let mut logits = [0.0; 3];
+    for k in 0..3 {
+        logits[k] = w[k][0] * x[0] + w[k][1] * x[1] + b[k];
+    }
+    let top = logits[0].max(logits[1]).max(logits[2]).detach();
+    let mut total = 0.0;
+    for k in 0..3 {
+        total = total + (logits[k] - top).exp();
+    }
+    total.ln() + top - logits[label]
+}
+
+/// Central differences of `name_grad` along each coordinate: column `j` of the Hessian.
+fn central_hessian<const N: usize>(
+    point: [f64; N],
+    grad: impl Fn([f64; N]) -> Result<(f64, [f64; N]), ScalarAutodiffError>,
+) -> Result<[[f64; N]; N], ScalarAutodiffError> {
+    let mut h = [[0.0; N]; N];
+    for j in 0..N {
+        let step = 1e-5 * point[j].abs().max(1.0);
+        let (mut up, mut down) = (point, point);
+        up[j] += step;
+        down[j] -= step;
+        let (_, g_up) = grad(up)?;
+        let (_, g_down) = grad(down)?;
+        for i in 0..N {
+            h[i][j] = (g_up[i] - g_down[i]) / (2.0 * step);
+        }
+    }
+    Ok(h)
+}
+
+fn flat_cross_entropy(p: [f64; 9]) -> ([[f64; 2]; 3], [f64; 3]) {
+    (
+        [[p[0], p[1]], [p[2], p[3]], [p[4], p[5]]],
+        [p[6], p[7], p[8]],
+    )
+}
+
+#[test]
+fn cross_entropy_hessian_matches_central_differences() -> Result<(), ScalarAutodiffError> {
+    let x = [0.8, -1.3];
+    let point = [0.2, -0.4, 0.9, 0.1, -0.6, 0.5, 0.05, -0.1, 0.3];
+    for label in 0..3 {
+        let (w, b) = flat_cross_entropy(point);
+        let (_, gradient, h) = cross_entropy_hessian(w, b, &x, label)?;
+        let (_, grad) = cross_entropy_grad(w, b, &x, label)?;
+        assert_eq!(gradient.map(f64::to_bits), grad.map(f64::to_bits));
+        let central = central_hessian(point, |p| {
+            let (w, b) = flat_cross_entropy(p);
+            cross_entropy_grad(w, b, &x, label)
+        })?;
+        for i in 0..9 {
+            for j in 0..9 {
+                assert!(
+                    (h[i][j] - central[i][j]).abs() < 1e-8,
+                    "label {label}: h[{i}][{j}] = {} against {}",
+                    h[i][j],
+                    central[i][j]
+                );
+            }
+        }
+        assert_symmetric_bits(&h);
+        // The bias block of a softmax's Hessian is diag(p) - p pᵀ: rows sum to zero.
+        for i in 6..9 {
+            let row: f64 = (6..9).map(|j| h[i][j]).sum();
+            assert!(row.abs() < 1e-15, "row {i} sums to {row}");
+        }
+    }
+    Ok(())
+}
+
+#[derive(Parameters, Clone, Debug, PartialEq)]
+struct Quadratic {
+    a: [f64; 2],
+    c: f64,
+}
+
+#[differentiable]
+fn bowl(#[param] q: &Quadratic, x: f64) -> f64 {
+    q.a[0] * q.a[0] * q.c + (q.a[1] * x).sin() * q.c.exp()
+}
+
+#[differentiable]
+fn spread(#[param] ps: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 1..ps.len() {
+        total = total + (ps[i] - ps[i - 1]).powi(2) * ps[i].cosh();
+    }
+    total
+}
+
+#[test]
+fn struct_and_slice_parameters_have_vec_hessians() -> Result<(), ScalarAutodiffError> {
+    let q = Quadratic {
+        a: [0.7, -0.4],
+        c: 0.3,
+    };
+    let x = 1.5;
+    let (value, gradient, h) = bowl_hessian(&q, x)?;
+    let (grad_value, grad) = bowl_grad(&q, x)?;
+    assert_eq!(value.to_bits(), grad_value.to_bits());
+    let flat_grad = [grad.0.to_flat(), vec![grad.1]].concat();
+    assert_eq!(gradient, flat_grad);
+    // In parameter order: a0, a1, c, then x.
+    let [a0, a1, c] = [q.a[0], q.a[1], q.c];
+    let (s, co, e) = ((a1 * x).sin(), (a1 * x).cos(), c.exp());
+    let expected = [
+        [2.0 * c, 0.0, 2.0 * a0, 0.0],
+        [0.0, -x * x * s * e, x * co * e, co * e - a1 * x * s * e],
+        [2.0 * a0, x * co * e, s * e, a1 * co * e],
+        [0.0, co * e - a1 * x * s * e, a1 * co * e, -a1 * a1 * s * e],
+    ];
+    assert_eq!(h.len(), 4);
+    for i in 0..4 {
+        for j in 0..4 {
+            assert!(close(h[i][j], expected[i][j], 1e-14), "h[{i}][{j}]");
+            assert_eq!(h[i][j].to_bits(), h[j][i].to_bits());
+        }
+    }
+    // The tangent is shaped like the gradient: here a tuple of the struct and the scalar.
+    let tangent = (
+        Quadratic {
+            a: [1.0, 0.5],
+            c: -2.0,
+        },
+        0.25,
+    );
+    let (_, grad_again, product) = bowl_hvp(&q, x, tangent.clone())?;
+    assert_eq!(grad_again, grad);
+    let t = [tangent.0.to_flat(), vec![tangent.1]].concat();
+    let product = [product.0.to_flat(), vec![product.1]].concat();
+    for i in 0..4 {
+        let expected: f64 = (0..4).map(|j| h[i][j] * t[j]).sum();
+        assert!(close(product[i], expected, 1e-14), "product[{i}]");
+    }
+    let (_, derivative) = bowl_jvp(&q, x, tangent)?;
+    let dot: f64 = flat_grad.iter().zip(&t).map(|(g, t)| g * t).sum();
+    assert!(close(derivative, dot, 1e-14));
+
+    let ps = vec![0.3, -0.2, 0.9, 1.4];
+    let (_, _, h) = spread_hessian(&ps)?;
+    let central = {
+        let mut central = vec![vec![0.0; 4]; 4];
+        for j in 0..4 {
+            let step = 1e-5;
+            let (mut up, mut down) = (ps.clone(), ps.clone());
+            up[j] += step;
+            down[j] -= step;
+            let (_, g_up) = spread_grad(&up)?;
+            let (_, g_down) = spread_grad(&down)?;
+            for i in 0..4 {
+                central[i][j] = (g_up[i] - g_down[i]) / (2.0 * step);
+            }
+        }
+        central
+    };
+    for i in 0..4 {
+        for j in 0..4 {
+            assert!((h[i][j] - central[i][j]).abs() < 1e-7, "h[{i}][{j}]");
+        }
+    }
+    // A tangent of the wrong length is refused, not cut short.
+    assert!(matches!(
+        spread_hvp(&ps, vec![1.0; 3]),
+        Err(ScalarAutodiffError::LengthMismatch {
+            expected: 4,
+            found: 3
+        })
+    ));
+    assert!(matches!(
+        spread_jvp(&ps, vec![1.0; 5]),
+        Err(ScalarAutodiffError::LengthMismatch {
+            expected: 4,
+            found: 5
+        })
+    ));
+    Ok(())
+}
+
+#[differentiable]
+fn helper(u: f64, v: f64) -> f64 {
+    u * v.exp()
+}
+
+#[differentiable]
+fn composed(x: f64, y: f64) -> f64 {
+    helper(x * x, y) + x * y.detach()
+}
+
+struct Scale {
+    k: f64,
+}
+
+impl Scale {
+    #[differentiable]
+    fn energy(&self, x: f64, y: f64) -> f64 {
+        self.k * x * x * y + Self::bias(y)
+    }
+
+    #[differentiable]
+    fn bias(y: f64) -> f64 {
+        y.powi(3)
+    }
+}
+
+#[test]
+fn composition_detach_and_methods() -> Result<(), ScalarAutodiffError> {
+    let (x, y) = (0.7, -0.3);
+    // helper(x², y) = x² e^y; x · detach(y) has no y-derivative and no second derivative.
+    let (_, _, h) = composed_hessian(x, y)?;
+    let e = y.exp();
+    let expected = [[2.0 * e, 2.0 * x * e], [2.0 * x * e, x * x * e]];
+    for i in 0..2 {
+        for j in 0..2 {
+            assert!(close(h[i][j], expected[i][j], 1e-15), "h[{i}][{j}]");
+        }
+    }
+    let scale = Scale { k: 2.0 };
+    let (_, _, h) = scale.energy_hessian(x, y)?;
+    let expected = [[2.0 * 2.0 * y, 2.0 * 2.0 * x], [2.0 * 2.0 * x, 6.0 * y]];
+    for i in 0..2 {
+        for j in 0..2 {
+            assert!(close(h[i][j], expected[i][j], 1e-15), "h[{i}][{j}]");
+        }
+    }
+    let (value, derivative) = scale.energy_jvp(x, y, [1.0, 0.0])?;
+    assert!(close(value, 2.0 * x * x * y + y.powi(3), 1e-15));
+    assert!(close(derivative, 2.0 * 2.0 * x * y, 1e-15));
+    let (_, d) = Scale::bias_jvp(y, [2.0])?;
+    assert!(close(d, 2.0 * 3.0 * y * y, 1e-15));
+    Ok(())
+}
+
+#[differentiable]
+fn root(x: f64) -> f64 {
+    x.sqrt()
+}
+
+#[differentiable]
+fn lonely(x: f64, y: f64) -> f64 {
+    x.ln() + y
+}
+
+#[test]
+fn non_finite_numbers_are_typed_errors() {
+    // sqrt at 0: no first derivative, in every mode.
+    assert_eq!(root_grad(0.0).unwrap_err().kind(), "non-finite-derivative");
+    assert_eq!(root_jvp(0.0, [1.0]).unwrap_err().kind(), "non-finite-slope");
+    assert_eq!(
+        root_hessian(0.0).unwrap_err().kind(),
+        "non-finite-derivative"
+    );
+    // A tangent along which x does not move still checks x's path, as `_grad` does.
+    assert_eq!(
+        lonely_jvp(-1.0, 0.0, [0.0, 1.0]).unwrap_err().kind(),
+        "non-finite-result"
+    );
+    // sqrt near 0: the slope 0.5 / sqrt(x) is finite, its derivative overflows.
+    let tiny = 1e-300;
+    assert!(root_grad(tiny).is_ok());
+    assert!(matches!(
+        root_hessian(tiny),
+        Err(ScalarAutodiffError::NonFiniteSecondOrder { .. })
+    ));
+    // A large slope times a large tangent overflows the tangent.
+    assert_eq!(
+        root_jvp(1e-300, [1e300]).unwrap_err().kind(),
+        "non-finite-tangent"
+    );
+    // Non-finite tangents and arguments are refused up front.
+    assert_eq!(
+        root_jvp(1.0, [f64::NAN]).unwrap_err().kind(),
+        "non-finite-tangent"
+    );
+    assert_eq!(
+        root_hvp(f64::INFINITY, [1.0]).unwrap_err().kind(),
+        "non-finite-leaf"
+    );
+}
+
+#[differentiable]
+#[allow(unused_variables)]
+fn flat_in_x(x: f64, y: f64) -> f64 {
+    (y * 3.0).exp() + 2.0
+}
+
+#[differentiable]
+fn constant_output(x: f64) -> f64 {
+    x.detach() * 2.0
+}
+
+#[test]
+fn parameters_the_result_ignores_have_zero_rows() -> Result<(), ScalarAutodiffError> {
+    let (_, gradient, h) = flat_in_x_hessian(0.4, 0.2)?;
+    assert_eq!(gradient[0], 0.0);
+    assert_eq!(h[0], [0.0, 0.0]);
+    assert_eq!(h[1][0], 0.0);
+    assert!(close(h[1][1], 9.0 * 0.6f64.exp(), 1e-15));
+    let (value, gradient, h) = constant_output_hessian(3.0)?;
+    assert_eq!((value, gradient, *h), (6.0, [0.0], [[0.0]]));
+    assert_eq!(constant_output_jvp(3.0, [1.0])?, (6.0, 0.0));
+    Ok(())
+}
