@@ -1382,12 +1382,225 @@ fn first_call(c: &mut Criterion) {
     group.finish();
 }
 
+// ---------------------------------------------------------------- second order
+
+#[differentiable]
+fn rosenbrock2(x: f64, y: f64) -> f64 {
+    (1.0 - x).powi(2) + 100.0 * (y - x * x).powi(2)
+}
+
+#[differentiable]
+fn rosenbrock10(x: [f64; 10]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..9 {
+        total = total + 100.0 * (x[i + 1] - x[i] * x[i]).powi(2) + (1.0 - x[i]).powi(2);
+    }
+    total
+}
+
+fn rosenbrock_generic<D: DualNum<Primitive = f64> + Copy>(x: &[D]) -> D {
+    let mut total = D::zero();
+    for i in 0..x.len() - 1 {
+        let a = x[i + 1] - x[i] * x[i];
+        let b = D::one() - x[i];
+        total = total + a * a * 100.0 + b * b;
+    }
+    total
+}
+
+/// The value, gradient and Hessian (tridiagonal) of the N-dimensional Rosenbrock
+/// function, by hand.
+fn rosenbrock_hand<const N: usize>(x: [f64; N]) -> Second<N> {
+    let (mut value, mut g, mut h) = (0.0, [0.0; N], [[0.0; N]; N]);
+    for i in 0..N - 1 {
+        let a = x[i + 1] - x[i] * x[i];
+        let b = 1.0 - x[i];
+        value += 100.0 * a * a + b * b;
+        g[i] += -400.0 * a * x[i] - 2.0 * b;
+        g[i + 1] += 200.0 * a;
+        h[i][i] += 1200.0 * x[i] * x[i] - 400.0 * x[i + 1] + 2.0;
+        h[i + 1][i + 1] += 200.0;
+        h[i][i + 1] += -400.0 * x[i];
+        h[i + 1][i] += -400.0 * x[i];
+    }
+    (value, g, h)
+}
+
+fn rosenbrock_dual<const N: usize>(x: [f64; N]) -> Second<N>
+where
+    Const<N>: nalgebra::DimName,
+{
+    let (value, g, h) = num_dual::hessian(
+        |v: SVector<num_dual::Dual2SVec64<N>, N>| rosenbrock_generic(v.as_slice()),
+        &SVector::from(x),
+    );
+    let h = std::array::from_fn(|i| std::array::from_fn(|j| h[(i, j)]));
+    (value, std::array::from_fn(|i| g[i]), h)
+}
+
+/// Panics unless two Hessians agree to `tolerance` relative to the largest entry.
+fn check_hessian<const N: usize>(
+    case: &str,
+    variant: &str,
+    got: &[[f64; N]; N],
+    want: &[[f64; N]; N],
+) {
+    let scale = want.iter().flatten().fold(1.0f64, |m, v| m.max(v.abs()));
+    for i in 0..N {
+        for j in 0..N {
+            assert!(
+                (got[i][j] - want[i][j]).abs() <= 1e-13 * scale,
+                "{case}/{variant}: h[{i}][{j}] = {} against {}",
+                got[i][j],
+                want[i][j]
+            );
+        }
+    }
+}
+
+/// A value, gradient and Hessian.
+type Second<const N: usize> = (f64, [f64; N], [[f64; N]; N]);
+
+fn hessian_case<const N: usize>(
+    c: &mut Criterion,
+    name: &str,
+    x: [f64; N],
+    ours: fn([f64; N]) -> Second<N>,
+) where
+    Const<N>: nalgebra::DimName,
+{
+    type Variant<const N: usize> = (&'static str, fn([f64; N]) -> Second<N>);
+    let variants: [Variant<N>; 3] = [
+        ("name_hessian", ours),
+        ("hand", rosenbrock_hand::<N>),
+        ("num_dual", rosenbrock_dual::<N>),
+    ];
+    let want = rosenbrock_hand(x);
+    let mut group = c.benchmark_group(name);
+    for (variant, f) in variants {
+        let got = f(x);
+        check(name, variant, (got.0, &got.1), (want.0, &want.1));
+        check_hessian(name, variant, &got.2, &want.2);
+        group.bench_function(variant, |b| b.iter(|| f(black_box(x))));
+    }
+    group.finish();
+}
+
+fn second_order(c: &mut Criterion) {
+    hessian_case(
+        c,
+        "hessian_rosenbrock_2",
+        [-1.2, 1.0],
+        |[x, y]| match rosenbrock2_hessian(x, y) {
+            Ok((value, g, h)) => (value, g, *h),
+            Err(_) => (f64::NAN, [f64::NAN; 2], [[f64::NAN; 2]; 2]),
+        },
+    );
+    let x10 = [-1.2, 1.0, 0.5, -0.3, 2.0, 1.5, 0.0, -2.0, 0.7, 1.1];
+    hessian_case(
+        c,
+        "hessian_rosenbrock_10",
+        x10,
+        |x| match rosenbrock10_hessian(x) {
+            Ok((value, g, h)) => (value, g, *h),
+            Err(_) => (f64::NAN, [f64::NAN; 10], [[f64::NAN; 10]; 10]),
+        },
+    );
+
+    // `name_hvp` on the MLP batch against `name_grad` (compiled) and the graph's
+    // `backward` (the tape `name_hvp` records on), with a tangent of ±1s.
+    let (xs, labels) = mlp_batch_data();
+    let (w1, b1, w2, b2) = mlp_batch_start();
+    let mut state = 0x7a9;
+    let tangent: [f64; MLP_PARAMS] = std::array::from_fn(|_| 2.0 * lcg(&mut state) - 1.0);
+    let (value, gradient, product) =
+        mlp_batch_hvp(w1, b1, w2, b2, &xs, &labels, tangent).expect("the MLP's hvp");
+    let want = mlp_batch_hand_reverse(w1, b1, w2, b2, &xs, &labels);
+    check(
+        "mlp_batch_hvp",
+        "name_hvp",
+        (value, &gradient),
+        (want.0, &want.1),
+    );
+    // The product against a central difference of the gradient along the tangent.
+    let step = 1e-5;
+    let moved = |sign: f64| {
+        let mut flat = [0.0; MLP_PARAMS];
+        let mut w = (w1, b1, w2, b2);
+        let mut at = 0;
+        let mut next = |v: &mut f64| {
+            *v += sign * step * tangent[at];
+            at += 1;
+        };
+        w.0.iter_mut().flatten().for_each(&mut next);
+        w.1.iter_mut().for_each(&mut next);
+        w.2.iter_mut().flatten().for_each(&mut next);
+        w.3.iter_mut().for_each(&mut next);
+        let (_, g) = mlp_batch_grad(w.0, w.1, w.2, w.3, &xs, &labels).expect("a gradient");
+        flat.copy_from_slice(&g);
+        flat
+    };
+    let (up, down) = (moved(1.0), moved(-1.0));
+    let scale = product.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    for i in 0..MLP_PARAMS {
+        let central = (up[i] - down[i]) / (2.0 * step);
+        assert!(
+            (product[i] - central).abs() <= 1e-6 * scale,
+            "mlp_batch_hvp: product[{i}] = {} against {central}",
+            product[i]
+        );
+    }
+    let mut group = c.benchmark_group("mlp_batch_hvp");
+    group.sample_size(20);
+    group.bench_function("name_grad", |bench| {
+        bench.iter(|| mlp_batch_grad(black_box(w1), b1, w2, b2, &xs, &labels).ok())
+    });
+    group.bench_function("graph_backward", |bench| {
+        bench.iter(|| {
+            let tracked = |w: &[f64]| -> Vec<Scalar> {
+                w.iter()
+                    .map(|&v| Scalar::variable(v).expect("finite"))
+                    .collect()
+            };
+            let p1 = tracked(w1.as_flattened());
+            let q1 = tracked(&b1);
+            let p2 = tracked(w2.as_flattened());
+            let q2 = tracked(&b2);
+            let rows = |p: &[Scalar], cols: usize| -> Vec<Vec<Scalar>> {
+                p.chunks(cols).map(<[Scalar]>::to_vec).collect()
+            };
+            let w1s: [[Scalar; MLP_INPUTS]; MLP_HIDDEN] = rows(&p1, MLP_INPUTS)
+                .into_iter()
+                .map(|row| row.try_into().expect("a row"))
+                .collect::<Vec<_>>()
+                .try_into()
+                .expect("rows");
+            let w2s: [[Scalar; MLP_HIDDEN]; MLP_OUTPUTS] = rows(&p2, MLP_HIDDEN)
+                .into_iter()
+                .map(|row| row.try_into().expect("a row"))
+                .collect::<Vec<_>>()
+                .try_into()
+                .expect("rows");
+            let b1s: [Scalar; MLP_HIDDEN] = q1.try_into().expect("b1");
+            let b2s: [Scalar; MLP_OUTPUTS] = q2.try_into().expect("b2");
+            let loss = mlp_batch_graph(&w1s, &b1s, &w2s, &b2s, &xs, &labels).expect("a graph");
+            loss.backward().expect("a pass");
+            black_box(loss.value())
+        })
+    });
+    group.bench_function("name_hvp", |bench| {
+        bench.iter(|| mlp_batch_hvp(black_box(w1), b1, w2, b2, &xs, &labels, tangent).ok())
+    });
+    group.finish();
+}
+
 criterion_group!(
     benches,
     scalar_cases,
     chain,
     models,
     softmax_models,
-    first_call
+    first_call,
+    second_order
 );
 criterion_main!(benches);

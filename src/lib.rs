@@ -9,7 +9,8 @@
 pub use autodiff_runtime::*;
 
 /// Differentiates a plain Rust function of `f64` values: keeps it, and generates
-/// `name_graph` and `name_grad` beside it.
+/// `name_graph` and `name_grad` beside it (and `name_jvp`, `name_hvp`, `name_hessian`, or
+/// `name_jacobian` for an array result).
 ///
 /// For `#[differentiable] fn name(a: f64, w: [f64; 2], xs: &[f64]) -> f64 { ... }` it
 /// emits, with the function's own visibility (parameter structs, slices, methods and
@@ -56,7 +57,54 @@ pub use autodiff_runtime::*;
 /// A function may also return `[f64; M]` (nested to any depth): an array-valued helper such
 /// as a dense layer, callable from other differentiable functions, with a `name_graph` that
 /// returns the `Scalar` outputs. It has no `name_grad` (calling one is a compile error that
-/// says so): differentiate a function that reduces its outputs to one `f64`.
+/// says so); it has `name_jacobian` instead (below).
+///
+/// # Forward mode, Hessians and Jacobians
+///
+/// A function returning `f64` also gets, with `tangent` of the gradient's type `G`:
+///
+/// - `fn name_jvp(args.., tangent: G) -> Result<(f64, f64), ScalarAutodiffError>`: the value
+///   and the directional derivative (the gradient dotted with `tangent`), in one forward
+///   sweep on (value, tangent) pairs, with no tape;
+/// - `fn name_hvp(args.., tangent: G) -> Result<(f64, G, G), ScalarAutodiffError>`: the
+///   value, the gradient (the bits `name_grad` returns) and the Hessian times `tangent`, by
+///   forward over reverse: the graph is recorded once, and after the validated reverse pass
+///   a tangent sweep and a reverse sweep of the adjoints' tangents give the product;
+/// - `fn name_hessian(args..)`: the value, the gradient and the Hessian, one product per
+///   parameter on one recording. With only `f64` and arrays it returns
+///   `(f64, [f64; N], Box<[[f64; N]; N]>)` (boxed: a thousand parameters' Hessian would not
+///   fit a thread's stack); with a `#[param]` parameter, `(f64, Vec<f64>, Vec<Vec<f64>>)`
+///   flattened in parameter order. It is exactly symmetric: `h[i][j]` and `h[j][i]` are
+///   both `(H e_j)[i] / 2 + (H e_i)[j] / 2`, the same bits since addition commutes.
+///
+/// A function returning `[f64; M]` gets `fn name_jacobian(args..) -> Result<([f64; M], J),
+/// ScalarAutodiffError>`, `J` being `Box<[[f64; N]; M]>` (or `Vec<Vec<f64>>` with a
+/// `#[param]` parameter): row `i` is output `i`'s gradient. It runs one forward sweep per
+/// parameter scalar when there are fewer of them than outputs, else one reverse pass per
+/// output on one recording.
+///
+/// Every number is checked as in `name_grad`: a non-finite value, derivative, tangent or
+/// second-order number is a typed error naming the operation
+/// ([`ScalarAutodiffError::NonFiniteSlope`], [`ScalarAutodiffError::NonFiniteTangent`],
+/// [`ScalarAutodiffError::NonFiniteSecondOrder`] besides the reverse pass's own), and
+/// nothing half-computed is returned. Forward mode checks every operation on a parameter's
+/// path, including ones the result does not use (a reverse pass skips those).
+///
+/// ```
+/// use autodiff::differentiable;
+///
+/// #[differentiable]
+/// fn energy(x: f64, y: f64) -> f64 {
+///     x * x * y + y.sin()
+/// }
+///
+/// let (value, slope) = energy_jvp(1.0, 2.0, [1.0, 0.0])?; // d/dx = 2xy
+/// assert_eq!((value, slope), (2.0 + 2f64.sin(), 4.0));
+/// let (_, gradient, h) = energy_hessian(1.0, 2.0)?;
+/// assert_eq!(gradient, [4.0, 1.0 + 2f64.cos()]);
+/// assert_eq!(*h, [[4.0, 2.0], [2.0, -(2f64.sin())]]);
+/// # Ok::<(), autodiff::ScalarAutodiffError>(())
+/// ```
 ///
 /// On methods (`&self`, `self`) and associated functions in an `impl`, the generated
 /// functions are methods and associated functions too: `model.loss_grad(w)`,

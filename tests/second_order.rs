@@ -1,6 +1,10 @@
 //! `name_jvp`, `name_hvp` and `name_hessian` against analytic derivatives, central
 //! differences of `name_grad`, and each other.
 
+// Hessians are read as `h[i][j]`, as the formulas write them; the bodies are the math as a
+// user writes it.
+#![allow(clippy::needless_range_loop, clippy::assign_op_pattern)]
+
 use autodiff::{differentiable, Parameters, ScalarAutodiffError};
 
 #[differentiable]
@@ -421,5 +425,86 @@ fn parameters_the_result_ignores_have_zero_rows() -> Result<(), ScalarAutodiffEr
     let (value, gradient, h) = constant_output_hessian(3.0)?;
     assert_eq!((value, gradient, *h), (6.0, [0.0], [[0.0]]));
     assert_eq!(constant_output_jvp(3.0, [1.0])?, (6.0, 0.0));
+    Ok(())
+}
+
+#[differentiable]
+fn polar(r: f64, theta: f64) -> [f64; 3] {
+    [r * theta.cos(), r * theta.sin(), r * r]
+}
+
+#[differentiable]
+fn dense(w: [[f64; 3]; 2], b: [f64; 2], x: &[f64; 3]) -> [f64; 2] {
+    let mut out = [0.0; 2];
+    for k in 0..2 {
+        let mut s = b[k];
+        for i in 0..3 {
+            s += w[k][i] * x[i];
+        }
+        out[k] = s.tanh();
+    }
+    out
+}
+
+#[differentiable]
+fn pairs(#[param] ps: &[f64]) -> [f64; 2] {
+    let mut sum = 0.0;
+    let mut squares = 0.0;
+    for p in ps {
+        sum += p;
+        squares += p * p;
+    }
+    [sum, squares.sqrt()]
+}
+
+#[test]
+fn jacobians_forward_and_reverse() -> Result<(), ScalarAutodiffError> {
+    // Two inputs, three outputs: forward sweeps.
+    let (r, t) = (2.0, 0.5);
+    let (values, j) = polar_jacobian(r, t)?;
+    assert_eq!(values, polar(r, t));
+    let expected = [
+        [t.cos(), -r * t.sin()],
+        [t.sin(), r * t.cos()],
+        [2.0 * r, 0.0],
+    ];
+    for i in 0..3 {
+        for k in 0..2 {
+            assert!(close(j[i][k], expected[i][k], 1e-15), "j[{i}][{k}]");
+        }
+    }
+    // Eight inputs, two outputs: reverse passes, each row `name_grad` of that output.
+    let w = [[0.1, 0.2, 0.3], [-0.1, 0.4, 0.2]];
+    let b = [0.0, 0.1];
+    let x = [1.0, 2.0, -1.0];
+    let (values, j) = dense_jacobian(w, b, &x)?;
+    assert_eq!(values, dense(w, b, &x));
+    for k in 0..2 {
+        let slope = 1.0 - values[k] * values[k];
+        for i in 0..3 {
+            assert!(close(j[k][k * 3 + i], slope * x[i], 1e-15));
+            assert_eq!(j[k][(1 - k) * 3 + i], 0.0);
+        }
+        assert!(close(j[k][6 + k], slope, 1e-15));
+        assert_eq!(j[k][6 + (1 - k)], 0.0);
+    }
+    // A slice parameter: rows as `Vec`s of its length.
+    let ps = vec![3.0, 4.0];
+    let (values, j) = pairs_jacobian(&ps)?;
+    assert_eq!(values, [7.0, 5.0]);
+    let expected = [[1.0, 1.0], [0.6, 0.8]];
+    assert_eq!(j.len(), 2);
+    for i in 0..2 {
+        assert_eq!(j[i].len(), 2);
+        for k in 0..2 {
+            assert!(close(j[i][k], expected[i][k], 1e-15), "j[{i}][{k}]");
+        }
+    }
+    // A point without a derivative is a typed error on both paths.
+    assert!(pairs_jacobian(&[0.0, 0.0]).is_err());
+    assert_eq!(
+        polar_jacobian(f64::NAN, 0.0).unwrap_err().kind(),
+        "non-finite-leaf"
+    );
     Ok(())
 }

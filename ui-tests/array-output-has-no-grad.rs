@@ -1,6 +1,6 @@
-// Lesson: reverse mode differentiates one `f64` result. A #[differentiable] function that
-// returns an array is a helper: call it from a function that reduces its outputs to one
-// `f64` (a loss) and differentiate that one, or build its outputs with `_graph`.
+// Lesson: a gradient is of one `f64` result. A #[differentiable] function that returns an
+// array has a Jacobian instead, one gradient row per output (`dense_jacobian`); or call it
+// from a function that reduces its outputs to one `f64` (a loss) and differentiate that.
 use autodiff::differentiable;
 
 #[differentiable]

@@ -317,21 +317,24 @@ pub(crate) fn functions(
             }
         },
     };
-    let higher = matches!(output, Output::Scalar).then(|| {
-        crate::higher::functions(&crate::higher::Context {
-            ident,
-            vis: &vis,
-            forwarded: &forwarded,
-            receiver: receiver.clone(),
-            grad_params: &grad_params_again,
-            params,
-            copies: &copies,
-            run_forward: forward_run,
-            run_trace: grad_run.clone(),
-            tape: &tape,
-            list: &list,
-        })
-    });
+    let context = crate::higher::Context {
+        ident,
+        vis: &vis,
+        forwarded: &forwarded,
+        receiver: receiver.clone(),
+        grad_params: &grad_params_again,
+        params,
+        copies: &copies,
+        run_forward: forward_run,
+        run_trace: grad_run.clone(),
+        tape: &tape,
+        list: &list,
+    };
+    let higher = match output {
+        Output::Scalar => Some(crate::higher::functions(&context)),
+        Output::Array(ty) => Some(crate::higher::jacobian(&context, ty)),
+        _ => None,
+    };
     quote! {
         // Calling only `name_grad` or `name_graph` uses the function: no dead-code warning.
         #[allow(dead_code)]
@@ -482,6 +485,26 @@ fn with_scalar(ty: &Type, scalar: &TokenStream) -> TokenStream {
         Type::Paren(paren) => with_scalar(&paren.elem, scalar),
         _ => scalar.clone(),
     }
+}
+
+/// The number of `f64`s in an array type, as a constant expression.
+pub(crate) fn array_len(ty: &Type) -> TokenStream {
+    let lengths = signature::array_lengths(ty);
+    let known: Option<usize> = lengths.iter().try_fold(1usize, |product, len| {
+        product.checked_mul(literal_len(len)?)
+    });
+    match known {
+        Some(count) => Literal::usize_unsuffixed(count).into_token_stream(),
+        None => {
+            let factors = lengths.iter().map(|len| quote!((#len)));
+            quote!(1 #(* #factors)*)
+        }
+    }
+}
+
+/// An array type of `f64` as written with `f64` (a type alias for `f64` becomes `f64`).
+pub(crate) fn f64_shape(ty: &Type) -> TokenStream {
+    with_scalar(ty, &quote!(::core::primitive::f64))
 }
 
 /// The name of the hidden generic body of `ident`, `differentiable_ident`, as defined.

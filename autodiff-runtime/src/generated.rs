@@ -225,6 +225,20 @@ pub fn square<const N: usize>() -> Result<Box<[[f64; N]; N]>> {
         )
 }
 
+/// An `M` by `N` matrix of zeros on the heap (see [`square`]).
+#[inline]
+pub fn rectangle<const N: usize, const M: usize>() -> Result<Box<[[f64; N]; M]>> {
+    vec![[0.0; N]; M]
+        .into_boxed_slice()
+        .try_into()
+        .map_err(
+            |rows: Box<[[f64; N]]>| ScalarAutodiffError::LengthMismatch {
+                expected: M,
+                found: rows.len(),
+            },
+        )
+}
+
 /// A row-major `count` by `count` matrix as rows.
 #[inline]
 pub fn rows(flat: &[f64], count: usize) -> Vec<Vec<f64>> {
@@ -316,9 +330,10 @@ pub fn constants<B: Backend, P: PlainShape>(
 #[diagnostic::on_unimplemented(
     message = "a #[differentiable] function that returns an array has no `_grad` function",
     label = "this function returns an array, not the one `f64` a gradient is taken of",
-    note = "call it from a #[differentiable] function that reduces its outputs to one \
-            `f64` (a loss) and differentiate that one, or build its outputs as `Scalar`s \
-            with its `_graph` function and call `backward` on each"
+    note = "for the derivatives of every output, call its `_jacobian` function: the \
+            outputs' values and one gradient row per output",
+    note = "or call it from a #[differentiable] function that reduces its outputs to one \
+            `f64` (a loss) and differentiate that one"
 )]
 pub trait ArrayOutputHasNoGrad {
     /// Never called: nothing implements the trait.

@@ -341,7 +341,9 @@ impl ScalarOperation {
     /// derivative, which second-order passes need. One table of formulas for both: the
     /// operations inside a formula (`x.cos()` for `sin`) differentiate themselves through
     /// this same table.
-    #[inline(always)]
+    // Not inlined in debug builds: `dual_slope` pastes it once per operation, and a debug
+    // frame holding every copy's locals overflowed a test thread's stack.
+    #[cfg_attr(not(debug_assertions), inline(always))]
     pub(crate) fn slope<T: Real>(self, slot: usize, a: [T; 3], value: T, exponent: i32) -> T {
         let [x, y, _] = a;
         let first = slot == 0;
