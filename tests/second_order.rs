@@ -508,3 +508,64 @@ fn jacobians_forward_and_reverse() -> Result<(), ScalarAutodiffError> {
     );
     Ok(())
 }
+
+#[test]
+fn the_public_checks_pass_real_derivatives_and_catch_wrong_ones() -> Result<(), ScalarAutodiffError>
+{
+    use autodiff::{directional_check, hessian_check, hvp_check};
+    let x = [-1.2, 1.0, 0.5, -0.3, 2.0, 1.5, 0.0, -2.0, 0.7, 1.1];
+    let gradient = |p: &[f64]| {
+        let point: [f64; 10] = p.try_into().expect("ten scalars");
+        Ok(rosenbrock_n_grad(point)?.1.to_vec())
+    };
+    let (_, g, h) = rosenbrock_n_hessian(x)?;
+    let flat: Vec<f64> = h.iter().flatten().copied().collect();
+    let check = hessian_check(&x, &flat, 1e-5, 1e-7, gradient)?;
+    assert!(check.passed && check.entries == 100, "{check:?}");
+    // One entry off by one part in a thousand fails, and the check says which.
+    let mut wrong = flat.clone();
+    wrong[3 * 10 + 4] *= 1.001;
+    let check = hessian_check(&x, &wrong, 1e-5, 1e-7, gradient)?;
+    assert!(!check.passed && check.worst == (3, 4), "{check:?}");
+
+    let tangent = [0.3, -0.1, 0.7, 0.2, -0.5, 0.9, -0.4, 0.6, 0.1, -0.8];
+    let (_, _, product) = rosenbrock_n_hvp(x, tangent)?;
+    assert!(hvp_check(&x, &tangent, &product, 1e-5, 1e-7, gradient)?.passed);
+    let mut off = product;
+    off[9] += 0.01;
+    assert!(!hvp_check(&x, &tangent, &off, 1e-5, 1e-7, gradient)?.passed);
+
+    let jvp = |p: &[f64], t: &[f64]| {
+        let point: [f64; 10] = p.try_into().expect("ten scalars");
+        let direction: [f64; 10] = t.try_into().expect("ten scalars");
+        Ok(rosenbrock_n_jvp(point, direction)?.1)
+    };
+    let f = |p: &[f64]| rosenbrock_n(p.try_into().expect("ten scalars"));
+    let check = directional_check(&x, &g, 16, 42, 1e-6, 1e-7, jvp, f)?;
+    assert!(check.passed, "{check:?}");
+    assert!(check.against_gradient < 1e-14, "{check:?}");
+    // A directional derivative that drops one parameter's path fails.
+    let dropped = |p: &[f64], t: &[f64]| Ok(jvp(p, t)? - g[5] * t[5]);
+    assert!(!directional_check(&x, &g, 16, 42, 1e-6, 1e-7, dropped, f)?.passed);
+
+    // Bad arguments are typed errors.
+    assert_eq!(
+        hessian_check(&x, &flat[..99], 1e-5, 1e-7, gradient)
+            .unwrap_err()
+            .kind(),
+        "length-mismatch"
+    );
+    assert_eq!(
+        hvp_check(&x, &tangent, &product, 0.0, 1e-7, gradient)
+            .unwrap_err()
+            .kind(),
+        "invalid-step"
+    );
+    assert_eq!(
+        directional_check(&x, &g, 4, 1, 1e-6, f64::NAN, jvp, f)
+            .unwrap_err()
+            .kind(),
+        "invalid-tolerance"
+    );
+    Ok(())
+}

@@ -34,7 +34,10 @@ mod trace;
 pub use error::ScalarAutodiffError;
 #[doc(hidden)]
 pub use generated::ArrayOutputHasNoGrad;
-pub use gradcheck::{scalar_gradient_check, ScalarGradientCheck};
+pub use gradcheck::{
+    directional_check, hessian_check, hvp_check, scalar_gradient_check, DirectionalCheck,
+    ScalarGradientCheck, SecondOrderCheck,
+};
 pub use ledger::{BackwardPass, Ledger, LedgerEdge, LedgerNode};
 pub use operation::{Operands, ScalarOperation};
 pub use parameters::Parameters;
