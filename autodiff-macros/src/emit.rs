@@ -279,6 +279,7 @@ pub(crate) fn functions(
     // call of a function that is not differentiable then suggests no other hidden body.
     let hidden_body = quote_spanned!(body_span=> { #dispatch #graph_body });
     let receiver = receiver.map(|receiver| quote!(#receiver,));
+    let lints = generated_lints();
     let grad_fn = match output {
         Output::Array(_) => {
             let mut grad_params = grad_params.into_iter();
@@ -298,16 +299,7 @@ pub(crate) fn functions(
         }
         _ => quote! {
             #(#[doc = #grad_doc])*
-            #[allow(
-                dead_code,
-                unused_mut,
-                unused_variables,
-                unused_assignments,
-                unused_parens,
-                unused_braces,
-                non_snake_case,
-                clippy::all
-            )]
+            #lints
             #inline
             #(#forwarded)*
             #vis fn #grad(#receiver #(#grad_params),*)
@@ -484,6 +476,23 @@ fn with_scalar(ty: &Type, scalar: &TokenStream) -> TokenStream {
         Type::Group(group) => with_scalar(&group.elem, scalar),
         Type::Paren(paren) => with_scalar(&paren.elem, scalar),
         _ => scalar.clone(),
+    }
+}
+
+/// The lints a generated derivative function silences: its body is the user's, rewritten,
+/// and what the user wrote is linted on the plain function.
+pub(crate) fn generated_lints() -> TokenStream {
+    quote! {
+        #[allow(
+            dead_code,
+            unused_mut,
+            unused_variables,
+            unused_assignments,
+            unused_parens,
+            unused_braces,
+            non_snake_case,
+            clippy::all
+        )]
     }
 }
 

@@ -34,6 +34,38 @@ pub(crate) struct Context<'a> {
     pub(crate) list: &'a str,
 }
 
+impl Context<'_> {
+    /// The differentiated parameters.
+    fn tracked(&self) -> Vec<&Param> {
+        self.params
+            .iter()
+            .filter(|param| param.is_tracked())
+            .collect()
+    }
+
+    /// `let count = 0 + ...;`: the number of differentiated scalars.
+    fn count_line(&self, count: &Ident) -> TokenStream {
+        let counts = self.tracked().into_iter().map(|param| {
+            let value = by_reference(param);
+            quote!(+ ::autodiff::Parameters::parameter_count(#value))
+        });
+        quote!(let #count = 0usize #(#counts)*;)
+    }
+
+    /// `let copy = make(value)?;` for every differentiated parameter.
+    fn copies_by(&self, make: impl Fn(TokenStream) -> TokenStream) -> Vec<TokenStream> {
+        self.params
+            .iter()
+            .zip(self.copies.iter())
+            .filter(|(param, _)| param.is_tracked())
+            .map(|(param, copy)| {
+                let made = make(by_reference(param));
+                quote!(let #copy = #made?;)
+            })
+            .collect()
+    }
+}
+
 /// `name_jvp`, `name_hvp` and `name_hessian`.
 pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
     let Context {
@@ -42,17 +74,16 @@ pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
         forwarded,
         receiver,
         grad_params,
-        params,
-        copies,
         run_forward,
         run_trace,
         tape,
         list,
+        ..
     } = context;
     let private = quote!(::autodiff::__private);
     let error = quote!(::autodiff::ScalarAutodiffError);
     let float = quote!(::core::primitive::f64);
-    let tracked: Vec<&Param> = params.iter().filter(|param| param.is_tracked()).collect();
+    let tracked = context.tracked();
     let gradient_type = gradient_type(&tracked);
     let tangent = Ident::new("tangent", Span::mixed_site());
     let flat = Ident::new("flat", Span::mixed_site());
@@ -68,11 +99,7 @@ pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
     let hvp = format_ident!("{}_hvp", ident, span = ident.span());
     let hessian_fn = format_ident!("{}_hessian", ident, span = ident.span());
 
-    let counts = tracked.iter().map(|param| {
-        let value = by_reference(param);
-        quote!(+ ::autodiff::Parameters::parameter_count(#value))
-    });
-    let count_line = quote!(let #count = 0usize #(#counts)*;);
+    let count_line = context.count_line(&count);
     // The tangent's scalars in gradient order, checked against the parameters' count.
     let tangent_parts: Vec<TokenStream> = if is_flat(&tracked) || tracked.len() == 1 {
         vec![quote!(&#tangent)]
@@ -89,22 +116,8 @@ pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
         #(#private::flatten_into(&mut #flat, #tangent_parts);)*
         #private::check_length(#count, #flat.len())?;
     };
-    let tracked_copies: Vec<(&Param, &Ident)> = params
-        .iter()
-        .zip(copies.iter())
-        .filter(|(param, _)| param.is_tracked())
-        .collect();
-    let duals = tracked_copies.iter().map(|(param, copy)| {
-        let value = by_reference(param);
-        quote!(let #copy = #private::duals(#value, &mut #next)?;)
-    });
-    let variables: Vec<TokenStream> = tracked_copies
-        .iter()
-        .map(|(param, copy)| {
-            let value = by_reference(param);
-            quote!(let #copy = #private::variables(#tape, #value)?;)
-        })
-        .collect();
+    let duals = context.copies_by(|value| quote!(#private::duals(#value, &mut #next)));
+    let variables = context.copies_by(|value| quote!(#private::variables(#tape, #value)));
     let shaped = |from: &Ident| {
         let build = gradient_value(&tracked, &next);
         quote! {{
@@ -118,18 +131,10 @@ pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
 
     // `#[inline]`: a library defining a `#[differentiable]` function compiles these only
     // where they are called (a crate's non-inline public functions are all compiled).
+    let lints = crate::emit::generated_lints();
     let allow = quote! {
         #[inline]
-        #[allow(
-            dead_code,
-            unused_mut,
-            unused_variables,
-            unused_assignments,
-            unused_parens,
-            unused_braces,
-            non_snake_case,
-            clippy::all
-        )]
+        #lints
     };
     let errors_doc = " # Errors\n\n A `ScalarAutodiffError` if an argument, a tangent or an \
                       operation's result is not finite, or if an operation on a parameter's \
@@ -305,17 +310,16 @@ pub(crate) fn jacobian(context: &Context<'_>, output_ty: &syn::Type) -> TokenStr
         forwarded,
         receiver,
         grad_params,
-        params,
-        copies,
         run_forward,
         run_trace,
         tape,
         list,
+        ..
     } = context;
     let private = quote!(::autodiff::__private);
     let error = quote!(::autodiff::ScalarAutodiffError);
     let float = quote!(::core::primitive::f64);
-    let tracked: Vec<&Param> = params.iter().filter(|param| param.is_tracked()).collect();
+    let tracked = context.tracked();
     let jacobian = format_ident!("{}_jacobian", ident, span = ident.span());
     let count = Ident::new("count", Span::mixed_site());
     let next = Ident::new("next", Span::mixed_site());
@@ -325,28 +329,12 @@ pub(crate) fn jacobian(context: &Context<'_>, output_ty: &syn::Type) -> TokenStr
     let matrix = Ident::new("matrix", Span::mixed_site());
     let input = Ident::new("input", Span::mixed_site());
     let row = Ident::new("row", Span::mixed_site());
+    let lints = crate::emit::generated_lints();
     let outputs = crate::emit::array_len(output_ty);
     let shape = crate::emit::f64_shape(output_ty);
-    let counts = tracked.iter().map(|param| {
-        let value = by_reference(param);
-        quote!(+ ::autodiff::Parameters::parameter_count(#value))
-    });
-    let tracked_copies: Vec<(&Param, &Ident)> = params
-        .iter()
-        .zip(copies.iter())
-        .filter(|(param, _)| param.is_tracked())
-        .collect();
-    let duals: Vec<TokenStream> = tracked_copies
-        .iter()
-        .map(|(param, copy)| {
-            let value = by_reference(param);
-            quote!(let #copy = #private::duals(#value, &mut #next)?;)
-        })
-        .collect();
-    let variables = tracked_copies.iter().map(|(param, copy)| {
-        let value = by_reference(param);
-        quote!(let #copy = #private::variables(#tape, #value)?;)
-    });
+    let count_line = context.count_line(&count);
+    let duals = context.copies_by(|value| quote!(#private::duals(#value, &mut #next)));
+    let variables = context.copies_by(|value| quote!(#private::variables(#tape, #value)));
     let (matrix_type, matrix_new, matrix_row) = if is_flat(&tracked) {
         let n = gradient_len(&tracked);
         (
@@ -375,21 +363,12 @@ pub(crate) fn jacobian(context: &Context<'_>, output_ty: &syn::Type) -> TokenStr
     quote! {
         #[doc = #doc]
         #[inline]
-        #[allow(
-            dead_code,
-            unused_mut,
-            unused_variables,
-            unused_assignments,
-            unused_parens,
-            unused_braces,
-            non_snake_case,
-            clippy::all
-        )]
+        #lints
         #(#forwarded)*
         #vis fn #jacobian(#receiver #(#grad_params),*)
             -> ::core::result::Result<([#float; #outputs], #matrix_type), #error>
         {
-            let #count = 0usize #(#counts)*;
+            #count_line
             let mut #values: [#float; #outputs] = [0.0; #outputs];
             let mut #matrix = #matrix_new;
             if #count < #outputs {
