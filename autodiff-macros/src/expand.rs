@@ -6,7 +6,7 @@ use syn::ItemFn;
 
 use crate::errors::Errors;
 use crate::lesson::lesson;
-use crate::{args, emit, rewrite, signature};
+use crate::{args, emit, rewrite, rule, signature};
 
 /// Expands `#[differentiable(args)] item`.
 ///
@@ -14,7 +14,7 @@ use crate::{args, emit, rewrite, signature};
 /// emitted next to stand-ins for the generated functions so the user's calls still resolve.
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    args::check(args, &mut errors);
+    let args = args::parse(args, &mut errors);
     let item: ItemFn = match syn::parse2(item.clone()) {
         Ok(item) => item,
         Err(error) => {
@@ -30,10 +30,23 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let (params, output) = signature::check(&item, &mut errors);
-    let returns_value = !matches!(item.sig.output, syn::ReturnType::Default);
-    let graph_body = rewrite::graph_body(&item.block, &params, returns_value, &mut errors);
+    let graph_body = match &args.derivative {
+        // A custom rule's body is its value, not differentiated.
+        Some(_) => {
+            rule::check(&item, &params, &output, &mut errors);
+            rule::graph_body(&item.sig.ident, &params)
+        }
+        None => {
+            let returns_value = !matches!(item.sig.output, syn::ReturnType::Default);
+            rewrite::graph_body(&item.block, &params, returns_value, &mut errors)
+        }
+    };
     if errors.is_empty() {
-        emit::functions(item, &params, &output, graph_body)
+        let rule = args
+            .derivative
+            .map(|derivative| rule::items(&item, &derivative, &params));
+        let functions = emit::functions(item, &params, &output, graph_body);
+        quote!(#rule #functions)
     } else {
         emit::stubs(&item, &params, &output, errors.into_compile_errors())
     }

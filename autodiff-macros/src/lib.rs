@@ -35,6 +35,7 @@ mod ops;
 mod plain;
 mod primal;
 mod rewrite;
+mod rule;
 mod signature;
 mod statement;
 mod sweep;

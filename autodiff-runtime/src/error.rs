@@ -148,6 +148,21 @@ pub enum ScalarAutodiffError {
         /// This pass's adjoint.
         pass_adjoint: f64,
     },
+    /// `name_hvp` or `name_hessian` met a custom rule whose slope function is not
+    /// `#[differentiable]`, so its second derivatives are unknown.
+    #[error(
+        "{operation} has a custom derivative whose slope function is not #[differentiable] (or whose hidden body is not in scope where the rule is defined), so second derivatives through it are unknown; put #[differentiable] on the slope function to use name_hvp and name_hessian"
+    )]
+    NoSecondDerivative {
+        /// The custom operation's name.
+        operation: &'static str,
+    },
+    /// More custom rules were used in one program than an operation can number.
+    #[error("more than {limit} custom derivative rules were used in one program")]
+    TooManyCustomRules {
+        /// The number of rules an operation can name.
+        limit: usize,
+    },
     /// This thread's tape holds `u32::MAX` nodes; drop graphs you no longer need.
     #[error("the tape is full at {limit} nodes; drop graphs that are no longer needed")]
     TapeFull {
@@ -265,6 +280,8 @@ impl ScalarAutodiffError {
             Self::NonFiniteSecondOrder { .. } => "non-finite-second-order",
             Self::NonFinitePassAdjoint { .. } => "non-finite-pass-adjoint",
             Self::NonFiniteAccumulatedGradient { .. } => "non-finite-accumulated-gradient",
+            Self::NoSecondDerivative { .. } => "no-second-derivative",
+            Self::TooManyCustomRules { .. } => "too-many-custom-rules",
             Self::TapeFull { .. } => "tape-full",
             Self::TapeUnavailable => "tape-unavailable",
             Self::NotALeaf { .. } => "not-a-leaf",

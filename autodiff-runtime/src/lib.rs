@@ -17,6 +17,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod custom;
 mod dual;
 mod error;
 mod generated;
@@ -31,6 +32,7 @@ mod sweep;
 mod tape;
 mod trace;
 
+pub use custom::{CustomOp, CustomRule};
 pub use error::ScalarAutodiffError;
 #[doc(hidden)]
 pub use generated::ArrayOutputHasNoGrad;
@@ -47,6 +49,7 @@ pub use tape::tape_len;
 /// Support for the code `#[differentiable]` generates; not a stable API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::custom::{dual_slopes, IntoDualSlopes, NotDifferentiable};
     pub use crate::dual::{Dual, Forward};
     pub use crate::generated::*;
     pub use crate::halves::{

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::custom::CustomOp;
 use crate::dual::Real;
 
 /// The operation that produced a graph node.
@@ -89,11 +90,16 @@ pub enum ScalarOperation {
     Hypot,
     /// `a.mul_add(b, c)`, that is `a * b + c` with one rounding.
     MulAdd,
+    /// An operation with a derivative rule of the user's (a [`CustomRule`]), named by it.
+    ///
+    /// [`CustomRule`]: crate::CustomRule
+    Custom(CustomOp),
 }
 
 impl ScalarOperation {
-    /// A stable, locale-neutral lower-case name, e.g. `"mul"`, `"exp_m1"`, `"mul_add"`.
-    pub const fn as_str(self) -> &'static str {
+    /// A stable, locale-neutral lower-case name, e.g. `"mul"`, `"exp_m1"`, `"mul_add"`;
+    /// a custom rule's own name.
+    pub fn as_str(self) -> &'static str {
         match self {
             Self::Variable => "variable",
             Self::Constant => "constant",
@@ -134,6 +140,7 @@ impl ScalarOperation {
             Self::Min => "min",
             Self::Hypot => "hypot",
             Self::MulAdd => "mul_add",
+            Self::Custom(op) => op.name(),
         }
     }
 
@@ -152,6 +159,7 @@ impl ScalarOperation {
             | Self::Min
             | Self::Hypot => 2,
             Self::MulAdd => 3,
+            Self::Custom(op) => op.arity(),
             _ => 1,
         }
     }
@@ -202,6 +210,8 @@ impl ScalarOperation {
             Self::Min => min(x, y),
             Self::Hypot => x.hypot(y),
             Self::MulAdd => x.mul_add(y, z),
+            // Recorded with the rule's own function (`custom::evaluate`), never through here.
+            Self::Custom(op) => op.rule().map_or(f64::NAN, |rule| rule.value(a)),
         }
     }
 
@@ -242,6 +252,8 @@ impl ScalarOperation {
             Self::Log | Self::Atan2 | Self::Max | Self::Min => ([true, true, false], false),
             Self::Hypot => ([true, true, false], true),
             Self::MulAdd => ([b, a, false], false),
+            // Compiled sweeps do not record custom rules.
+            Self::Custom(_) => ([true; 3], true),
         };
         Reads { operands, value }
     }
@@ -428,6 +440,10 @@ impl ScalarOperation {
                 1 => x,
                 _ => c(1.0),
             },
+            // A custom node's slopes are kept on the tape when it is recorded (and its
+            // second derivatives come from its rule): never from here. NaN would be an
+            // error, never a silently wrong derivative.
+            Self::Custom(_) => c(f64::NAN),
         }
     }
 }

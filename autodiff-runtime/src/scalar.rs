@@ -3,6 +3,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+use crate::custom::{padded, CustomRule};
 use crate::error::ScalarAutodiffError;
 use crate::ledger::BackwardPass;
 use crate::operation::ScalarOperation;
@@ -331,6 +332,33 @@ impl Scalar {
         Self::record(ScalarOperation::MulAdd, [self, a, b], 0, |a| {
             ScalarOperation::MulAdd.apply(a, 0)
         })
+    }
+
+    /// The custom operation `rule` on `self` and then `others` (the rule's arity in all):
+    /// one node, named by the rule in the ledger and in errors, whose local derivatives are
+    /// the rule's slopes at these operands.
+    ///
+    /// # Errors
+    ///
+    /// A non-finite value, a wrong number of operands, or a tape that is full or gone.
+    pub fn custom(
+        &self,
+        rule: &'static CustomRule,
+        others: &[&Scalar],
+    ) -> Result<Self, ScalarAutodiffError> {
+        let mut operands = vec![self];
+        operands.extend_from_slice(others);
+        let values: Vec<f64> = operands.iter().map(|operand| operand.value()).collect();
+        let (op, value, slopes) = crate::custom::evaluate(rule, padded(rule, &values)?)?;
+        let mut indices = [0; 3];
+        for (slot, operand) in operands.iter().enumerate() {
+            indices[slot] = operand.index;
+        }
+        match try_tape(|tape| tape.record_custom(op, indices, value, slopes)) {
+            Some(Recorded::Node(index)) => Ok(Self::from_index(index)),
+            Some(_) => Err(ScalarAutodiffError::tape_full()),
+            None => Err(ScalarAutodiffError::TapeUnavailable),
+        }
     }
 }
 

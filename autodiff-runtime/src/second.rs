@@ -88,12 +88,28 @@ fn seconds(tape: &Tape, index: u32, node: &mut Node) -> Result<()> {
     let values = tape.operand_values(index);
     let value = tape.node(index).value;
     let exponent = tape.exponent(index);
+    let rule = match op {
+        ScalarOperation::Custom(custom) => Some(custom.rule().ok_or(
+            ScalarAutodiffError::NoSecondDerivative {
+                operation: custom.name(),
+            },
+        )?),
+        _ => None,
+    };
     for j in 0..node.len {
         let mut operands = values.map(Dual::constant);
         operands[node.slots[j]] = Dual::variable(values[node.slots[j]], 1.0);
         let result = Dual::variable(value, node.slopes[j]);
+        // A custom rule's slopes, differentiated through its slope function's body.
+        let custom = match rule {
+            Some(rule) => Some(rule.dual_slopes(operands, result)?),
+            None => None,
+        };
         for k in 0..node.len {
-            let second = dual_slope(op, node.slots[k], operands, result, exponent).tangent;
+            let second = match custom {
+                Some(slopes) => slopes[node.slots[k]].tangent,
+                None => dual_slope(op, node.slots[k], operands, result, exponent).tangent,
+            };
             if !second.is_finite() {
                 return Err(ScalarAutodiffError::NonFiniteSecondOrder {
                     operation: op,
@@ -118,6 +134,8 @@ fn dual_slope(op: ScalarOperation, slot: usize, a: [Dual; 3], value: Dual, expon
         ($($name:ident)*) => {
             match op {
                 $(ScalarOperation::$name => ScalarOperation::$name.slope(slot, a, value, exponent),)*
+                // See `custom_seconds`.
+                ScalarOperation::Custom(_) => Dual::constant(f64::NAN),
             }
         };
     }

@@ -65,17 +65,28 @@ impl Node {
     }
 }
 
+/// What a custom node keeps beside the tape (its `aux` is the entry's index): its third
+/// operand and the local derivatives its rule gave when it was recorded.
+#[derive(Clone, Copy, Debug)]
+struct CustomEntry {
+    node: u32,
+    third: u32,
+    slopes: [f64; 3],
+}
+
 /// One thread's graph storage.
 #[derive(Debug)]
 pub(crate) struct Tape {
     nodes: Vec<Node>,
     /// Stored gradients by node index; shorter than `nodes` where none was stored yet.
     grads: Vec<f64>,
+    /// The custom nodes' entries, in node order.
+    customs: Vec<CustomEntry>,
 }
 
 thread_local! {
     pub(crate) static TAPE: RefCell<Tape> = const {
-        RefCell::new(Tape { nodes: Vec::new(), grads: Vec::new() })
+        RefCell::new(Tape { nodes: Vec::new(), grads: Vec::new(), customs: Vec::new() })
     };
 }
 
@@ -174,7 +185,10 @@ impl Tape {
         match slot {
             _ if slot < 2 && node.flags & operand_immediate(slot) != 0 => None,
             0 | 1 => Some(node.args[slot]),
-            _ => Some(node.aux as u32),
+            _ => match node.op {
+                ScalarOperation::Custom(_) => Some(self.customs[node.aux as usize].third),
+                _ => Some(node.aux as u32),
+            },
         }
     }
 
@@ -222,6 +236,9 @@ impl Tape {
     /// The local derivative of node `index` with respect to operand `slot`.
     pub(crate) fn local_derivative(&self, index: u32, slot: usize) -> f64 {
         let node = &self.nodes[index as usize];
+        if let ScalarOperation::Custom(_) = node.op {
+            return self.customs[node.aux as usize].slopes[slot];
+        }
         node.op.local_derivative(
             slot,
             self.operand_values(index),
@@ -279,6 +296,36 @@ impl Tape {
         }
     }
 
+    /// Records a custom operation on `operands` (live nodes, `op`'s arity of them) whose
+    /// rule gave the finite `value` and the local derivatives `slopes`.
+    pub(crate) fn record_custom(
+        &mut self,
+        op: ScalarOperation,
+        operands: [u32; 3],
+        value: f64,
+        slopes: [f64; 3],
+    ) -> Recorded {
+        let mut flags = 0;
+        for (slot, &operand) in operands.iter().enumerate().take(op.arity()) {
+            if self.nodes[operand as usize].tracked() {
+                flags |= TRACKED | operand_tracked(slot);
+            }
+        }
+        let entry = self.customs.len() as u64;
+        let args = [operands[0], operands[1]];
+        match self.push(value, op, args, entry, flags) {
+            Some(index) => {
+                self.customs.push(CustomEntry {
+                    node: index,
+                    third: operands[2],
+                    slopes,
+                });
+                Recorded::Node(index)
+            }
+            None => Recorded::Full,
+        }
+    }
+
     /// Records a leaf with one handle (`None`: the tape is full).
     #[inline]
     pub(crate) fn leaf(&mut self, value: f64, op: ScalarOperation) -> Option<u32> {
@@ -324,6 +371,13 @@ impl Tape {
     pub(crate) fn truncate(&mut self, len: usize) {
         self.nodes.truncate(len);
         self.grads.truncate(len);
+        while self
+            .customs
+            .last()
+            .is_some_and(|entry| entry.node as usize >= len)
+        {
+            self.customs.pop();
+        }
     }
 
     /// One more handle names `index`. A count that would overflow sticks at the maximum,
@@ -429,9 +483,10 @@ impl Tape {
                     return Err(PassFailed);
                 }
                 // Unary and binary nodes (nearly all) read their operands directly.
+                let custom = matches!(op, ScalarOperation::Custom(_));
                 match op.arity() {
                     0 => {}
-                    1 => {
+                    1 if !custom => {
                         if flags & operand_tracked(0) != 0 {
                             let parent = args[0] as usize;
                             let exponent = if op == ScalarOperation::Powi {
@@ -451,7 +506,7 @@ impl Tape {
                             );
                         }
                     }
-                    2 => {
+                    2 if !custom => {
                         let [left, right] = [args[0] as usize, args[1] as usize];
                         let tracked = [
                             flags & operand_tracked(0) != 0,
@@ -503,11 +558,15 @@ impl Tape {
                         }
                     }
                     arity => {
+                        // `mul_add` and custom operations.
                         let index = at as u32;
                         let values = self.operand_values(index);
                         for slot in 0..arity {
                             if flags & operand_tracked(slot) != 0 {
-                                let local = op.local_derivative(slot, values, value, 0);
+                                let local = match custom {
+                                    true => self.customs[aux as usize].slopes[slot],
+                                    false => op.local_derivative(slot, values, value, 0),
+                                };
                                 if let Some(parent) = self.operand(index, slot) {
                                     let parent = parent as usize;
                                     let contribution = upstream * local;

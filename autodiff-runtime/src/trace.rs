@@ -14,6 +14,7 @@
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 
+use crate::custom::CustomRule;
 use crate::dual::{Dual, Forward};
 use crate::error::ScalarAutodiffError;
 use crate::ledger::explain;
@@ -242,6 +243,27 @@ impl<'t> Trace<'t> {
         let aux = u64::from(indices[2]);
         let recorded = tape.record_values(operation, args, aux, values, flags, forward);
         finish(recorded, operation, values, 3, 0, flags)
+    }
+
+    /// Records the custom operation `rule` on `operands`; constant operands become leaves
+    /// (as `mul_add`'s do), and constants alone are computed on the spot.
+    fn custom_node(&self, rule: &'static CustomRule, operands: &[Id<'t>]) -> Result<Id<'t>> {
+        let mut tape = self.tape.borrow_mut();
+        let primals: Vec<f64> = operands.iter().map(|&id| Self::primal(&tape, id)).collect();
+        let values = crate::custom::padded(rule, &primals)?;
+        // The user's functions run with the tape borrowed: they are plain `f64` code.
+        let (op, value, slopes) = crate::custom::evaluate(rule, values)?;
+        if operands.iter().all(|operand| operand.slot().is_none()) {
+            return Ok(Id::constant(value));
+        }
+        let mut indices = [0; 3];
+        for (slot, &operand) in operands.iter().enumerate() {
+            indices[slot] = Self::materialize(&mut tape, operand)?;
+        }
+        match tape.record_custom(op, indices, value, slopes) {
+            Recorded::Node(index) => Ok(Id::node(index, tape.node(index).tracked())),
+            _ => Err(ScalarAutodiffError::tape_full()),
+        }
     }
 
     /// One validated reverse pass from `output` (seed 1): its value and the gradients of
@@ -540,6 +562,8 @@ macro_rules! backend {
             fn powi(&self, value: &Self::Value, n: i32) -> Result<Self::Value>;
             /// `value.mul_add(a, b)`.
             fn mul_add(&self, value: &Self::Value, a: &Self::Value, b: &Self::Value) -> Result<Self::Value>;
+            /// The custom operation `rule` on `operands` (its arity of them).
+            fn custom(&self, rule: &'static CustomRule, operands: &[&Self::Value]) -> Result<Self::Value>;
             /// `Some` when the call comes from another function's compiled sweep, which
             /// wants this body's compiled halves rather than a recording.
             #[inline(always)]
@@ -572,6 +596,12 @@ macro_rules! backend {
             }
             fn mul_add(&self, value: &Scalar, a: &Scalar, b: &Scalar) -> Result<Scalar> {
                 value.mul_add(a, b)
+            }
+            fn custom(&self, rule: &'static CustomRule, operands: &[&Scalar]) -> Result<Scalar> {
+                match operands.split_first() {
+                    Some((first, others)) => first.custom(rule, others),
+                    None => Err(ScalarAutodiffError::LengthMismatch { expected: rule.arity(), found: 0 }),
+                }
             }
             $(
                 #[inline]
@@ -611,6 +641,10 @@ macro_rules! backend {
             }
             fn mul_add(&self, value: &Id<'t>, a: &Id<'t>, b: &Id<'t>) -> Result<Id<'t>> {
                 self.ternary(*value, *a, *b)
+            }
+            fn custom(&self, rule: &'static CustomRule, operands: &[&Id<'t>]) -> Result<Id<'t>> {
+                let operands: Vec<Id<'t>> = operands.iter().map(|&&id| id).collect();
+                self.custom_node(rule, &operands)
             }
             $(
                 #[cfg_attr(not(debug_assertions), inline(always))]
@@ -653,6 +687,11 @@ macro_rules! backend {
             fn mul_add(&self, value: &f64, a: &f64, b: &f64) -> Result<f64> {
                 Ok(ScalarOperation::MulAdd.apply([*value, *a, *b], 0))
             }
+            fn custom(&self, rule: &'static CustomRule, operands: &[&f64]) -> Result<f64> {
+                let primals: Vec<f64> = operands.iter().map(|&&value| value).collect();
+                let values = crate::custom::padded(rule, &primals)?;
+                crate::custom::evaluate(rule, values).map(|(_, value, _)| value)
+            }
             $(
                 fn $unary(&self, value: &f64) -> Result<f64> {
                     Ok(ScalarOperation::$unary_op.apply([*value, 0.0, 0.0], 0))
@@ -688,6 +727,12 @@ macro_rules! backend {
             fn mul_add(&self, value: &f64, a: &f64, b: &f64) -> Result<f64> {
                 Primal::<true>.mul_add(value, a, b)
             }
+            // Compiled sweeps have no custom nodes: a body with one gives up on halves
+            // before it computes anything, and this refuses too, never a value without
+            // its derivative.
+            fn custom(&self, _: &'static CustomRule, _: &[&f64]) -> Result<f64> {
+                Err(crate::halves::gave_up())
+            }
             $(
                 fn $unary(&self, value: &f64) -> Result<f64> {
                     Primal::<true>.$unary(value)
@@ -719,6 +764,10 @@ macro_rules! backend {
             }
             fn mul_add(&self, value: &Dual, a: &Dual, b: &Dual) -> Result<Dual> {
                 Dual::checked(ScalarOperation::MulAdd, [*value, *a, *b], 0)
+            }
+            fn custom(&self, rule: &'static CustomRule, operands: &[&Dual]) -> Result<Dual> {
+                let operands: Vec<Dual> = operands.iter().map(|&&dual| dual).collect();
+                crate::custom::forward(rule, &operands)
             }
             $(
                 #[inline]
@@ -780,6 +829,10 @@ macro_rules! backend {
             #[inline(never)]
             fn mul_add(&self, value: &B::Value, a: &B::Value, b: &B::Value) -> Result<B::Value> {
                 self.0.mul_add(value, a, b)
+            }
+            #[inline(never)]
+            fn custom(&self, rule: &'static CustomRule, operands: &[&B::Value]) -> Result<B::Value> {
+                self.0.custom(rule, operands)
             }
             $(
                 #[inline(never)]

@@ -1,0 +1,166 @@
+//! Custom derivative rules: `#[differentiable(derivative = erf_slope)] fn erf(x: f64) -> f64`.
+//!
+//! The body is not differentiated: it is the operation's value, and `erf_slope(x, value)`
+//! its local derivative. The attribute writes a `static` [`CustomRule`] for the pair and a
+//! graph body that records one node of it, then emits every generated function from that
+//! body as for any other function: callers record `erf(x)` as one node named `erf`.
+//!
+//! Second derivatives (`name_hvp`, `name_hessian`) differentiate the slope function: the
+//! rule calls its hidden body on duals, `differentiable_erf_slope`, which exists only if
+//! `erf_slope` is `#[differentiable]`. The attribute cannot see that, so it also defines a
+//! stand-in of that name, glob-imported: an item of the module shadows a glob import, so
+//! the stand-in is used exactly when there is no real one, and it makes the second-order
+//! passes through the rule a typed error (`NoSecondDerivative`) rather than a compile
+//! error in code that never asks for them.
+//!
+//! [`CustomRule`]: https://docs.rs/autodiff/latest/autodiff/struct.CustomRule.html
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, ItemFn, Path};
+
+use crate::emit::body_ident;
+use crate::errors::Errors;
+use crate::lesson::lesson;
+use crate::rewrite::backend;
+use crate::signature::{Kind, Output, Param};
+
+/// Checks what a custom rule needs beyond a plain signature: a free function of one to
+/// three `f64` operands returning `f64`.
+pub(crate) fn check(item: &ItemFn, params: &[Param], output: &Output, errors: &mut Errors) {
+    let sig = &item.sig;
+    if let Some(receiver) = sig.receiver() {
+        errors.push(lesson(
+            receiver,
+            "a custom derivative rule cannot be a method",
+            "the rule is one operation on `f64` operands, recorded as one node wherever it \
+             is called",
+            "make it a free function of its operands: `fn erf(x: f64) -> f64`",
+        ));
+    }
+    let count = params.len();
+    if !(1..=3).contains(&count) {
+        errors.push(lesson(
+            &sig.inputs,
+            &format!("a custom derivative rule takes one to three `f64` operands, not {count}"),
+            "its node keeps up to three operands, each with the slope the rule gives it",
+            "split the operation, or pass data that is not differentiated as constants of \
+             the body",
+        ));
+    }
+    for param in params {
+        if !matches!(param.kind, Kind::Scalar) {
+            errors.push(lesson(
+                &param.ty,
+                "every operand of a custom derivative rule is an `f64`",
+                "the slope function returns one partial derivative per operand",
+                "take each operand as `x: f64`",
+            ));
+        }
+    }
+    if !matches!(output, Output::Scalar) {
+        errors.push(lesson(
+            &sig.output,
+            "a custom derivative rule returns `f64`",
+            "its value is one number, and its slopes are the derivatives of that number",
+            "write `-> f64`",
+        ));
+    }
+}
+
+/// The name of the rule's `static`.
+fn rule_ident(ident: &Ident) -> Ident {
+    format_ident!("__autodiff_rule_{}", ident)
+}
+
+/// The graph body: the parameters lent as in any body, then one custom node of them.
+pub(crate) fn graph_body(ident: &Ident, params: &[Param]) -> TokenStream {
+    let backend = backend();
+    let private = quote!(::autodiff::__private);
+    let rule = rule_ident(ident);
+    let mut prologue = TokenStream::new();
+    let mut operands = Vec::new();
+    for (index, param) in params.iter().enumerate() {
+        let Some(name) = &param.ident else { continue };
+        let lent = Ident::new(&format!("lent_{index}"), Span::mixed_site());
+        prologue.extend(quote! {
+            let #lent = <_ as #private::Argument<'_, _, f64>>::lend(#name, #backend)?;
+        });
+        operands.push(quote!(&*#lent));
+    }
+    quote!({
+        #prologue
+        #private::Backend::custom(#backend, &#rule, &[#(#operands),*])
+    })
+}
+
+/// The rule's `static`, and the stand-in for a slope function that is not
+/// `#[differentiable]` (see the module docs).
+pub(crate) fn items(item: &ItemFn, derivative: &Path, params: &[Param]) -> TokenStream {
+    let ident = &item.sig.ident;
+    let rule = rule_ident(ident);
+    let private = quote!(::autodiff::__private);
+    let error = quote!(::autodiff::ScalarAutodiffError);
+    let name = ident.to_string();
+    let constructor = match params.len() {
+        1 => quote!(unary),
+        2 => quote!(binary),
+        _ => quote!(ternary),
+    };
+    // The slope's hidden body, beside the slope function's path.
+    let mut slope_body = derivative.clone();
+    let plain_name = derivative.get_ident().cloned();
+    if let Some(last) = slope_body.segments.last_mut() {
+        last.ident = body_ident(&last.ident);
+    }
+    let operand = Ident::new("operand", Span::mixed_site());
+    let value = Ident::new("value", Span::mixed_site());
+    let lent = (0..params.len()).map(|slot| quote!(#private::Tracked(&#operand[#slot])));
+    let span = derivative.span();
+    let rule_static = quote_spanned! {span=>
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals)]
+        static #rule: ::autodiff::CustomRule =
+            ::autodiff::CustomRule::#constructor(#name, #ident, #derivative).with_second({
+                fn second(
+                    #operand: [#private::Dual; 3],
+                    #value: #private::Dual,
+                ) -> ::core::result::Result<[#private::Dual; 3], #error> {
+                    #private::dual_slopes(#slope_body(
+                        &#private::Forward,
+                        #(#lent,)*
+                        #private::Tracked(&#value)
+                    ))
+                }
+                second
+            });
+    };
+    // A slope function named by a path is looked up there; only a plain name can have a
+    // stand-in beside it.
+    let Some(slope) = plain_name else {
+        return rule_static;
+    };
+    let stand_in = body_ident(&slope);
+    let module = format_ident!("__autodiff_slope_of_{}", ident);
+    let generics: Vec<Ident> = (0..=params.len())
+        .map(|index| format_ident!("A{}", index))
+        .collect();
+    quote! {
+        #rule_static
+
+        #[doc(hidden)]
+        #[allow(non_snake_case, dead_code)]
+        mod #module {
+            /// Stands in for the hidden body of a slope function that is not
+            /// `#[differentiable]` (a real one shadows this glob-imported one).
+            pub(super) fn #stand_in<B, #(#generics),*>(
+                _: &B, #(_: #generics),*
+            ) -> ::core::result::Result<#private::NotDifferentiable, #error> {
+                ::core::result::Result::Ok(#private::NotDifferentiable(#name))
+            }
+        }
+        #[allow(unused_imports)]
+        use #module::*;
+    }
+}
