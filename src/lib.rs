@@ -8,6 +8,12 @@
 
 pub use autodiff_runtime::*;
 
+// Generated code names this crate `::autodiff`, also inside it (`special`).
+extern crate self as autodiff;
+
+#[cfg(feature = "libm")]
+pub mod special;
+
 /// Differentiates a plain Rust function of `f64` values: keeps it, and generates
 /// `name_graph` and `name_grad` beside it (and `name_jvp`, `name_hvp`, `name_hessian`, or
 /// `name_jacobian` for an array result).
@@ -105,6 +111,63 @@ pub use autodiff_runtime::*;
 /// assert_eq!(*h, [[4.0, 2.0], [2.0, -(2f64.sin())]]);
 /// # Ok::<(), autodiff::ScalarAutodiffError>(())
 /// ```
+///
+/// # Custom derivative rules
+///
+/// An operation the attribute cannot see through (a `libm` special function, a solver, a
+/// table lookup) gets its derivative from you:
+/// `#[differentiable(derivative = slope)] fn op(x: f64, ..) -> f64 { .. }`, with one to
+/// three `f64` operands. The body is kept as the value and not differentiated; `slope`
+/// takes the operands and the value and returns the local derivative: `fn slope(x: f64,
+/// value: f64) -> f64` for one operand, `-> [f64; K]` (one per operand) for `K` of them.
+/// Inside any `#[differentiable]` body, `op(x)` then records one node named `op` whose
+/// local derivatives are `slope`'s: `name_graph` (and its ledger), `name_grad` and
+/// `name_jvp` all use them, and a non-finite slope on a parameter's path is the same typed
+/// error as a built-in operation's. ([`CustomRule`] is the same thing for hand-built
+/// [`Scalar`] graphs.)
+///
+/// `name_hvp` and `name_hessian` differentiate the slope too, so they need `slope` to be
+/// `#[differentiable]` itself, defined or imported under its plain name beside `op` (its
+/// hidden body `differentiable_slope` must be in scope there). When it is not, they return
+/// [`ScalarAutodiffError::NoSecondDerivative`] naming `op`. (A compile error would be
+/// kinder, but the attribute on `op` cannot see whether `slope` is differentiable, and a
+/// post-monomorphization error would not show in `cargo check`.)
+///
+/// ```
+/// use autodiff::differentiable;
+///
+/// /// `ln(1 + e^x)`, written so that it never overflows.
+/// #[differentiable(derivative = softplus_slope)]
+/// fn softplus(x: f64) -> f64 {
+///     x.max(0.0) + (-x.abs()).exp().ln_1p()
+/// }
+///
+/// /// Its derivative, the logistic sigmoid; differentiable, so Hessians work.
+/// #[differentiable]
+/// fn softplus_slope(x: f64, _value: f64) -> f64 {
+///     1.0 / (1.0 + (-x).exp())
+/// }
+///
+/// #[differentiable]
+/// fn loss(w: f64) -> f64 {
+///     softplus(3.0 * w) + softplus(-w)
+/// }
+///
+/// let sig = |x: f64| 1.0 / (1.0 + (-x).exp());
+/// let (_, gradient) = loss_grad(0.25)?;
+/// assert!((gradient[0] - (3.0 * sig(0.75) - sig(-0.25))).abs() < 1e-15);
+/// let (_, _, h) = loss_hessian(0.25)?;
+/// let second = 9.0 * sig(0.75) * sig(-0.75) + sig(-0.25) * sig(0.25);
+/// assert!((h[0][0] - second).abs() < 1e-15);
+/// // The ledger shows the rule by name.
+/// let w = autodiff::Scalar::variable(0.25)?;
+/// let pass = loss_graph(&w)?.backward()?;
+/// assert!(pass.ledger().to_string().contains("softplus"));
+/// # Ok::<(), autodiff::ScalarAutodiffError>(())
+/// ```
+///
+/// With the default `libm` feature, [`special`] ships `erf`, `erfc`, `ln_gamma`, `digamma`
+/// and `sigmoid` written this way.
 ///
 /// On methods (`&self`, `self`) and associated functions in an `impl`, the generated
 /// functions are methods and associated functions too: `model.loss_grad(w)`,
