@@ -139,6 +139,39 @@ fn one_node_named_by_the_rule_on_every_path() -> Result {
 }
 
 #[test]
+fn a_rule_s_own_generated_functions() -> Result {
+    // `name_grad` of the rule itself: the slope, through the same node.
+    let (value, gradient) = sig_grad(0.4)?;
+    assert_eq!(
+        (value, gradient),
+        (logistic(0.4), [sig_slope(0.4, logistic(0.4))])
+    );
+    let (value, gradient) = mix_grad(1.5, -0.5)?;
+    assert_eq!(
+        (value, gradient),
+        (mix(1.5, -0.5), mix_slopes(1.5, -0.5, value))
+    );
+    let (value, gradient) = triple_grad(2.0, 3.0, 5.0)?;
+    assert_eq!((value, gradient), (30.0, [15.0, 10.0, 6.0]));
+    let (_, slope) = triple_jvp(2.0, 3.0, 5.0, [1.0, -1.0, 0.5])?;
+    assert_eq!(slope, 15.0 - 10.0 + 3.0);
+    let x = Scalar::variable(1.5)?;
+    let y = Scalar::variable(-0.5)?;
+    let out = mix_graph(&x, &y)?;
+    out.backward()?;
+    assert_eq!(out.operation().as_str(), "mix");
+    assert_eq!(
+        [x.gradient(), y.gradient()],
+        gradient_of_mix(1.5, -0.5).map(Some)
+    );
+    Ok(())
+}
+
+fn gradient_of_mix(x: f64, y: f64) -> [f64; 2] {
+    mix_slopes(x, y, mix(x, y))
+}
+
+#[test]
 fn rules_of_two_and_three_operands() -> Result {
     let (a, b, c) = (0.7, -0.4, 1.3);
     let (value, g) = model_grad(a, b, c)?;

@@ -1,5 +1,6 @@
-// Lesson: #[differentiable] takes no arguments yet. An unknown argument is an error rather
-// than silently ignored, so a typo never changes what gets differentiated.
+// Lesson: #[differentiable] takes one argument, `derivative = slope`, and nothing else. An
+// unknown argument is an error rather than silently ignored, so a typo never changes what
+// gets differentiated.
 use autodiff::differentiable;
 
 #[differentiable(order = 2)]

@@ -353,7 +353,7 @@ pub(crate) fn functions(
 
 /// Whether the signature or the body names `Self` or `self`: then the function is inside
 /// an `impl`.
-fn mentions_self(sig: &syn::Signature, block: &syn::Block) -> bool {
+pub(crate) fn mentions_self(sig: &syn::Signature, block: &syn::Block) -> bool {
     fn walk(tokens: TokenStream) -> bool {
         tokens.into_iter().any(|token| match token {
             TokenTree::Ident(ident) => ident == "Self" || ident == "self",

@@ -30,13 +30,14 @@ use crate::signature::{Kind, Output, Param};
 /// three `f64` operands returning `f64`.
 pub(crate) fn check(item: &ItemFn, params: &[Param], output: &Output, errors: &mut Errors) {
     let sig = &item.sig;
-    if let Some(receiver) = sig.receiver() {
+    if sig.receiver().is_some() || crate::emit::mentions_self(sig, &item.block) {
         errors.push(lesson(
-            receiver,
-            "a custom derivative rule cannot be a method",
+            &sig.ident,
+            "a custom derivative rule cannot be a method or an associated function",
             "the rule is one operation on `f64` operands, recorded as one node wherever it \
              is called",
-            "make it a free function of its operands: `fn erf(x: f64) -> f64`",
+            "make it a free function of its operands, outside the `impl`: \
+             `fn erf(x: f64) -> f64`",
         ));
     }
     let count = params.len();

@@ -250,7 +250,7 @@ fn every_error_of_a_function_is_reported_at_once() {
     assert_eq!(
         headlines,
         [
-            "unknown argument `order`: #[differentiable] takes no arguments yet",
+            "unknown argument `order`: #[differentiable] takes no arguments but `derivative = slope_function`",
             "an `async fn` cannot be #[differentiable]",
             "generic functions cannot be #[differentiable]",
             "parameter patterns are not supported by #[differentiable]",
