@@ -84,10 +84,10 @@ fn summed(w: [f64; 3], xs: &[f64]) -> f64 {
     let mut total = 0.0;
     for x in xs {
         let mut row = 0.0;
-        for j in 0..3 {
-            row = row + sig(w[j] * x) * w[j];
+        for wj in w {
+            row += sig(wj * x) * wj;
         }
-        total = total + special::erf(row) + ln_gamma(1.5 + row * row);
+        total += special::erf(row) + ln_gamma(1.5 + row * row);
     }
     total
 }
@@ -353,16 +353,18 @@ fn second_order_needs_a_differentiable_slope() -> Result {
     Ok(())
 }
 
+/// A generated `name_grad` and `name_hessian` of one `f64`.
+type Grad = fn(f64) -> std::result::Result<(f64, [f64; 1]), ScalarAutodiffError>;
+type Hessian =
+    fn(f64) -> std::result::Result<(f64, [f64; 1], Box<[[f64; 1]; 1]>), ScalarAutodiffError>;
+
 /// `f` against a central difference of `plain` at each point, and the Hessian of `f`
 /// (through its differentiable slope) against a central difference of its gradient.
 fn check_special(
     name: &str,
     plain: fn(f64) -> f64,
-    grad: fn(f64) -> std::result::Result<(f64, [f64; 1]), ScalarAutodiffError>,
-    hessian: fn(
-        f64,
-    )
-        -> std::result::Result<(f64, [f64; 1], Box<[[f64; 1]; 1]>), ScalarAutodiffError>,
+    grad: Grad,
+    hessian: Hessian,
     points: impl Iterator<Item = f64>,
 ) -> Result {
     let mut count = 0;
