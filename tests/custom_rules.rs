@@ -79,6 +79,13 @@ fn model(a: f64, b: f64, c: f64) -> f64 {
     mix(a, b) + triple(a, b, c) * mix(c, 0.5) + triple(2.0, c, c)
 }
 
+/// [`model`] without the repeated operand (`triple(2.0, c, c)` lends `c` twice, which a
+/// compiled caller leaves to the tape).
+#[differentiable]
+fn spread(a: f64, b: f64, c: f64) -> f64 {
+    mix(a, b) + triple(a, b, c) * mix(c, 0.5)
+}
+
 #[differentiable]
 fn summed(w: [f64; 3], xs: &[f64]) -> f64 {
     let mut total = 0.0;
@@ -265,6 +272,61 @@ fn grad_and_graph_agree_bit_for_bit_in_loops() -> Result {
             );
         }
     }
+    Ok(())
+}
+
+/// The value and gradient bits of `name_grad` and of `name_graph` + `backward`.
+fn both_paths<const N: usize>(
+    grad: impl Fn(&[f64; N]) -> std::result::Result<(f64, [f64; N]), ScalarAutodiffError>,
+    graph: impl Fn(&[Scalar; N]) -> std::result::Result<Scalar, ScalarAutodiffError>,
+    point: [f64; N],
+) -> std::result::Result<(u64, Vec<u64>), ScalarAutodiffError> {
+    let (value, gradient) = grad(&point)?;
+    let variables = point.map(|p| Scalar::variable(p).expect("finite"));
+    let out = graph(&variables)?;
+    out.backward()?;
+    assert_eq!(out.value().to_bits(), value.to_bits(), "value at {point:?}");
+    for (variable, expected) in variables.iter().zip(gradient) {
+        let found = variable.gradient().map(f64::to_bits);
+        assert_eq!(found, Some(expected.to_bits()), "gradient at {point:?}");
+    }
+    Ok((
+        value.to_bits(),
+        gradient.iter().map(|g| g.to_bits()).collect(),
+    ))
+}
+
+#[test]
+fn callers_of_rules_run_compiled_sweeps_with_the_tape_s_bits() -> Result {
+    use autodiff::__private::traces;
+    for point in [[0.3, -0.2], [2.0, 1.0], [-4.0, 0.0]] {
+        let loss_both = |p: &[f64; 2]| loss_grad(p[0], p[1]);
+        both_paths(loss_both, |v| loss_graph(&v[0], &v[1]), point)?;
+        let before = traces();
+        loss_grad(point[0], point[1])?;
+        assert_eq!(traces(), before, "loss_grad{point:?} traced");
+    }
+    for point in [[0.7, -0.4, 1.3], [0.0, 2.0, -1.0]] {
+        let model_both = |p: &[f64; 3]| model_grad(p[0], p[1], p[2]);
+        both_paths(model_both, |v| model_graph(&v[0], &v[1], &v[2]), point)?;
+        let spread_both = |p: &[f64; 3]| spread_grad(p[0], p[1], p[2]);
+        both_paths(spread_both, |v| spread_graph(&v[0], &v[1], &v[2]), point)?;
+        let before = traces();
+        spread_grad(point[0], point[1], point[2])?;
+        assert_eq!(traces(), before, "spread_grad{point:?} traced");
+    }
+    // Loops over data calling rules by path and by name.
+    let xs = [0.5, -1.25, 2.0];
+    summed_grad([0.1, -0.3, 0.8], &xs)?;
+    let before = traces();
+    summed_grad([0.1, -0.3, 0.8], &xs)?;
+    assert_eq!(traces(), before, "summed_grad traced");
+    // An infinite slope in a compiled caller: its sweep gives up, the tape names the rule.
+    let before = traces();
+    let error = through_root_grad(0.0).unwrap_err();
+    assert!(traces() > before);
+    assert_eq!(error.kind(), "non-finite-derivative");
+    assert!(error.to_string().starts_with("root(0.0)"), "{error}");
     Ok(())
 }
 

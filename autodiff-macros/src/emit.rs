@@ -9,12 +9,15 @@ use crate::plain;
 use crate::rewrite;
 use crate::signature::{self, Kind, Output, Param};
 
-/// The functions of an accepted `#[differentiable] fn`.
+/// The functions of an accepted `#[differentiable] fn`. `halves` is what the hidden body
+/// answers another function's compiled sweep, when the body's own sweeps do not say it
+/// (a custom rule's).
 pub(crate) fn functions(
     item: ItemFn,
     params: &[Param],
     output: &Output,
     graph_body: TokenStream,
+    halves: Option<TokenStream>,
 ) -> TokenStream {
     let ItemFn {
         attrs,
@@ -260,7 +263,7 @@ pub(crate) fn functions(
     };
     // What the hidden body answers another function's compiled sweep (a method's
     // halves would need its receiver: it gives up).
-    let dispatch = {
+    let dispatch = halves.unwrap_or_else(|| {
         let compile = receiver.is_none() && !in_impl && !matches!(output, Output::Invalid);
         let empty = TokenStream::new();
         let array_output = match &output {
@@ -274,7 +277,7 @@ pub(crate) fn functions(
             array_output.as_ref(),
             (&backend, &kind, &lent),
         )
-    };
+    });
     // Spanned like the user's body, which rustc reads as the function's: its error for a
     // call of a function that is not differentiable then suggests no other hidden body.
     let hidden_body = quote_spanned!(body_span=> { #dispatch #graph_body });
@@ -526,12 +529,12 @@ pub(crate) fn body_ident(ident: &Ident) -> Ident {
 }
 
 /// The lifetime of what the hidden body's differentiated arguments lend it.
-fn lent_lifetime() -> syn::Lifetime {
+pub(crate) fn lent_lifetime() -> syn::Lifetime {
     syn::Lifetime::new("'lent", Span::mixed_site())
 }
 
 /// The generic type parameter of the hidden body: the backend.
-fn backend_type() -> Ident {
+pub(crate) fn backend_type() -> Ident {
     Ident::new("__AutodiffBackend", Span::mixed_site())
 }
 

@@ -44,8 +44,12 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     if errors.is_empty() {
         let rule = args
             .derivative
-            .map(|derivative| rule::items(&item, &derivative, &params));
-        let functions = emit::functions(item, &params, &output, graph_body);
+            .as_ref()
+            .map(|derivative| rule::items(&item, derivative, &params));
+        let halves = args
+            .derivative
+            .map(|_| rule::halves(&item.sig.ident, &params));
+        let functions = emit::functions(item, &params, &output, graph_body, halves);
         quote!(#rule #functions)
     } else {
         emit::stubs(&item, &params, &output, errors.into_compile_errors())

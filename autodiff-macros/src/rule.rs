@@ -5,6 +5,10 @@
 //! graph body that records one node of it, then emits every generated function from that
 //! body as for any other function: callers record `erf(x)` as one node named `erf`.
 //!
+//! A caller's compiled sweeps call the rule's hidden body on the `Halves` backend, as any
+//! helper's: its halves (written here, not lowered from a body) keep the slopes going
+//! forward and hand them back going back.
+//!
 //! Second derivatives (`name_hvp`, `name_hessian`) differentiate the slope function: the
 //! rule calls its hidden body on duals, `differentiable_erf_slope`, which exists only if
 //! `erf_slope` is `#[differentiable]`. The attribute cannot see that, so it also defines a
@@ -94,6 +98,90 @@ pub(crate) fn graph_body(ident: &Ident, params: &[Param]) -> TokenStream {
         #prologue
         #private::Backend::custom(#backend, &#rule, &[#(#operands),*])
     })
+}
+
+/// What the rule's hidden body answers another function's compiled sweep (see the runtime's
+/// `halves`): going forward, the value, keeping the slopes on the caller's stack; going
+/// back, each operand's adjoint plus the upstream adjoint times its slope, in slot order,
+/// as the tape's reverse pass adds them.
+pub(crate) fn halves(ident: &Ident, params: &[Param]) -> TokenStream {
+    let private = quote!(::autodiff::__private);
+    let backend = backend();
+    let kind = crate::emit::backend_type();
+    let lent = crate::emit::lent_lifetime();
+    let rule = rule_ident(ident);
+    let count = params.len();
+    let halves = Ident::new("__halves", Span::mixed_site());
+    let borrowed = Ident::new("__borrowed", Span::mixed_site());
+    let stack = Ident::new("__stack", Span::mixed_site());
+    let upstream = Ident::new("__upstream", Span::mixed_site());
+    let slopes = Ident::new("__slopes", Span::mixed_site());
+    let values = Ident::new("__values", Span::mixed_site());
+    let value = Ident::new("__value", Span::mixed_site());
+    let spare = Ident::new("__spare", Span::mixed_site());
+    let adjoint = Ident::new("__adjoint", Span::mixed_site());
+    let give_up = quote!(return ::core::result::Result::Err(#private::gave_up()));
+    let argument = quote!(<_ as #private::Argument<#lent, #kind, f64>>);
+    let names: Vec<&Ident> = params
+        .iter()
+        .filter_map(|param| param.ident.as_ref())
+        .collect();
+    let slots = 0..names.len();
+    let adds = names.iter().zip(slots.clone()).map(|(name, slot)| {
+        quote! {
+            // Data's spare adjoint must stay finite, as the trace ignores it.
+            let mut #spare = #argument::primal(&#name).map(#private::zeros_of);
+            let #adjoint: &mut f64 = match #argument::adjoints(#name) {
+                ::core::option::Option::Some(#adjoint) => #adjoint,
+                ::core::option::Option::None => match #spare.as_mut() {
+                    ::core::option::Option::Some(#spare) => #spare,
+                    ::core::option::Option::None => #give_up,
+                },
+            };
+            *#adjoint += #upstream * #slopes[#slot];
+            if #spare.is_some_and(|#spare: f64| !#spare.is_finite()) {
+                #give_up
+            }
+        }
+    });
+    let reads = names.iter().zip(slots).map(|(name, slot)| {
+        quote! {
+            #values[#slot] = match #argument::primal(&#name) {
+                ::core::option::Option::Some(#value) => *#value,
+                ::core::option::Option::None => #give_up,
+            };
+        }
+    });
+    quote! {
+        if let ::core::option::Option::Some(#halves) = #private::Backend::halves(#backend) {
+            let mut #borrowed = match #halves.stack() {
+                ::core::option::Option::Some(#borrowed) => #borrowed,
+                ::core::option::Option::None => #give_up,
+            };
+            let #stack: &mut #private::Stack = &mut #borrowed;
+            if #halves.is_reverse() {
+                let mut #upstream: f64 = 0.0;
+                #stack.take(&mut #upstream);
+                let mut #slopes = [0.0f64; #count];
+                for #value in #slopes.iter_mut().rev() {
+                    *#value = #stack.pop();
+                }
+                #(#adds)*
+                return #private::output::<#kind, f64>(#backend, &0.0);
+            }
+            let mut #values = [0.0f64; 3];
+            #(#reads)*
+            let ::core::option::Option::Some((#value, #slopes)) =
+                #private::halves_forward(&#rule, #values)
+            else {
+                #give_up
+            };
+            for #upstream in &#slopes[..#count] {
+                #stack.keep(#upstream);
+            }
+            return #private::output::<#kind, f64>(#backend, &#value);
+        }
+    }
 }
 
 /// The rule's `static`, and the stand-in for a slope function that is not

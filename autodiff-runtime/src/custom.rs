@@ -248,6 +248,17 @@ pub(crate) fn evaluate(
     Ok((op, value, rule.slopes(values, value)))
 }
 
+/// What a rule's compiled forward half computes: its value and local derivatives on
+/// `values`, or `None` (the half gives up, and the caller's checked path decides) if the
+/// value is not finite.
+#[doc(hidden)]
+#[inline]
+pub fn halves_forward(rule: &'static CustomRule, values: [f64; 3]) -> Option<(f64, [f64; 3])> {
+    evaluate(rule, values)
+        .ok()
+        .map(|(_, value, slopes)| (value, slopes))
+}
+
 /// `rule` on duals (the backend of `name_jvp`), checked as [`Dual`]'s built-in operations
 /// are: a tracked operand's non-finite slope or a non-finite tangent is an error.
 pub(crate) fn forward(rule: &'static CustomRule, a: &[Dual]) -> Result<Dual> {
