@@ -1291,6 +1291,85 @@ fn softmax_models(c: &mut Criterion) {
     group.finish();
 }
 
+// ---------------------------------------------------------------- logistic regression
+
+/// Labels for the line data: 1 above the line's middle, 0 below.
+fn labels(ys: &[f64]) -> Vec<f64> {
+    ys.iter()
+        .map(|&y| if y > -1.0 { 1.0 } else { 0.0 })
+        .collect()
+}
+
+/// Cross-entropy of a logistic regression through `special::sigmoid`, a custom rule.
+#[differentiable]
+fn logistic_rule(w: f64, b: f64, xs: &[f64], ts: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for (x, t) in xs.iter().zip(ts) {
+        let p = autodiff::special::sigmoid(w * x + b);
+        total += -(t * p.ln() + (1.0 - t) * (1.0 - p).ln());
+    }
+    total
+}
+
+/// The same loss with the sigmoid written out, differentiated through its operations.
+#[differentiable]
+fn logistic_inline(w: f64, b: f64, xs: &[f64], ts: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for (x, t) in xs.iter().zip(ts) {
+        let p = 1.0 / (1.0 + (-(w * x + b)).exp());
+        total += -(t * p.ln() + (1.0 - t) * (1.0 - p).ln());
+    }
+    total
+}
+
+/// Reverse mode by hand: each point's `dL/dp`, times the sigmoid's slope `p (1 - p)`.
+fn logistic_hand_reverse(w: f64, b: f64, xs: &[f64], ts: &[f64]) -> (f64, [f64; 2]) {
+    let (mut total, mut gw, mut gb) = (0.0, 0.0, 0.0);
+    for (x, t) in xs.iter().zip(ts) {
+        let p = autodiff::special::sigmoid(w * x + b);
+        total += -(t * p.ln() + (1.0 - t) * (1.0 - p).ln());
+        let dp = -(t / p) + (1.0 - t) / (1.0 - p);
+        let dz = dp * (p * (1.0 - p));
+        gw += dz * x;
+        gb += dz;
+    }
+    (total, [gw, gb])
+}
+
+fn logistic(c: &mut Criterion) {
+    let (xs, ys) = line_data();
+    let ts = labels(&ys);
+    type Variant = (
+        &'static str,
+        fn(f64, f64, &[f64], &[f64]) -> (f64, [f64; 2]),
+    );
+    let variants: [Variant; 3] = [
+        ("name_grad_rule", |w, b, xs, ts| {
+            logistic_rule_grad(w, b, xs, ts).unwrap_or((f64::NAN, [f64::NAN; 2]))
+        }),
+        ("name_grad_inline", |w, b, xs, ts| {
+            logistic_inline_grad(w, b, xs, ts).unwrap_or((f64::NAN, [f64::NAN; 2]))
+        }),
+        ("hand_reverse", logistic_hand_reverse),
+    ];
+    let want = logistic_hand_reverse(0.5, 0.2, &xs, &ts);
+    let mut group = c.benchmark_group("logistic_1000");
+    for (variant, f) in variants {
+        let got = f(0.5, 0.2, &xs, &ts);
+        check_within(
+            1e-10,
+            "logistic_1000",
+            variant,
+            (got.0, &got.1),
+            (want.0, &want.1),
+        );
+        group.bench_function(variant, |b| {
+            b.iter(|| f(black_box(0.5), black_box(0.2), &xs, &ts))
+        });
+    }
+    group.finish();
+}
+
 fn models(c: &mut Criterion) {
     let (xs, ys) = line_data();
     type Line = (
@@ -1599,6 +1678,7 @@ criterion_group!(
     scalar_cases,
     chain,
     models,
+    logistic,
     softmax_models,
     first_call,
     second_order

@@ -48,7 +48,8 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             .map(|derivative| rule::items(&item, derivative, &params));
         let halves = args
             .derivative
-            .map(|_| rule::halves(&item.sig.ident, &params));
+            .as_ref()
+            .map(|derivative| rule::halves(&item.sig.ident, derivative, &params));
         let functions = emit::functions(item, &params, &output, graph_body, halves);
         quote!(#rule #functions)
     } else {

@@ -104,12 +104,11 @@ pub(crate) fn graph_body(ident: &Ident, params: &[Param]) -> TokenStream {
 /// `halves`): going forward, the value, keeping the slopes on the caller's stack; going
 /// back, each operand's adjoint plus the upstream adjoint times its slope, in slot order,
 /// as the tape's reverse pass adds them.
-pub(crate) fn halves(ident: &Ident, params: &[Param]) -> TokenStream {
+pub(crate) fn halves(ident: &Ident, derivative: &Path, params: &[Param]) -> TokenStream {
     let private = quote!(::autodiff::__private);
     let backend = backend();
     let kind = crate::emit::backend_type();
     let lent = crate::emit::lent_lifetime();
-    let rule = rule_ident(ident);
     let count = params.len();
     let halves = Ident::new("__halves", Span::mixed_site());
     let borrowed = Ident::new("__borrowed", Span::mixed_site());
@@ -126,6 +125,11 @@ pub(crate) fn halves(ident: &Ident, params: &[Param]) -> TokenStream {
         .iter()
         .filter_map(|param| param.ident.as_ref())
         .collect();
+    let indices: Vec<usize> = (0..count).collect();
+    let slope_call = match count {
+        1 => quote!([#derivative(#values[0], #value)]),
+        _ => quote!(#derivative(#(#values[#indices],)* #value)),
+    };
     let slots = 0..names.len();
     let adds = names.iter().zip(slots.clone()).map(|(name, slot)| {
         quote! {
@@ -169,14 +173,16 @@ pub(crate) fn halves(ident: &Ident, params: &[Param]) -> TokenStream {
                 #(#adds)*
                 return #private::output::<#kind, f64>(#backend, &0.0);
             }
-            let mut #values = [0.0f64; 3];
+            let mut #values = [0.0f64; #count];
             #(#reads)*
-            let ::core::option::Option::Some((#value, #slopes)) =
-                #private::halves_forward(&#rule, #values)
-            else {
+            // The user's functions called directly, so that they inline: the same
+            // functions, and so the same bits, as the rule's.
+            let #value: f64 = #ident(#(#values[#indices]),*);
+            if !#value.is_finite() {
                 #give_up
-            };
-            for #upstream in &#slopes[..#count] {
+            }
+            let #slopes: [f64; #count] = #slope_call;
+            for #upstream in &#slopes {
                 #stack.keep(#upstream);
             }
             return #private::output::<#kind, f64>(#backend, &#value);

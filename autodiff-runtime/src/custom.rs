@@ -217,8 +217,12 @@ impl fmt::Debug for CustomOp {
     }
 }
 
-/// Operand values padded to three from `operands` (its length must be `rule`'s arity).
-pub(crate) fn padded(rule: &CustomRule, operands: &[f64]) -> Result<[f64; 3]> {
+/// The values of `operands` (`rule`'s arity of them) padded to three, no allocation.
+pub(crate) fn padded<T>(
+    rule: &CustomRule,
+    operands: &[T],
+    value: impl Fn(&T) -> f64,
+) -> Result<[f64; 3]> {
     if operands.len() != rule.arity() {
         return Err(ScalarAutodiffError::LengthMismatch {
             expected: rule.arity(),
@@ -226,7 +230,9 @@ pub(crate) fn padded(rule: &CustomRule, operands: &[f64]) -> Result<[f64; 3]> {
         });
     }
     let mut values = [0.0; 3];
-    values[..operands.len()].copy_from_slice(operands);
+    for (slot, operand) in values.iter_mut().zip(operands) {
+        *slot = value(operand);
+    }
     Ok(values)
 }
 
@@ -248,22 +254,10 @@ pub(crate) fn evaluate(
     Ok((op, value, rule.slopes(values, value)))
 }
 
-/// What a rule's compiled forward half computes: its value and local derivatives on
-/// `values`, or `None` (the half gives up, and the caller's checked path decides) if the
-/// value is not finite.
-#[doc(hidden)]
-#[inline]
-pub fn halves_forward(rule: &'static CustomRule, values: [f64; 3]) -> Option<(f64, [f64; 3])> {
-    evaluate(rule, values)
-        .ok()
-        .map(|(_, value, slopes)| (value, slopes))
-}
-
 /// `rule` on duals (the backend of `name_jvp`), checked as [`Dual`]'s built-in operations
 /// are: a tracked operand's non-finite slope or a non-finite tangent is an error.
-pub(crate) fn forward(rule: &'static CustomRule, a: &[Dual]) -> Result<Dual> {
-    let primals: Vec<f64> = a.iter().map(|dual| dual.value).collect();
-    let values = padded(rule, &primals)?;
+pub(crate) fn forward(rule: &'static CustomRule, a: &[&Dual]) -> Result<Dual> {
+    let values = padded(rule, a, |dual| dual.value)?;
     let (op, value, slopes) = evaluate(rule, values)?;
     let mut tangent = 0.0;
     let mut tracked = false;

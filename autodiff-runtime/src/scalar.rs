@@ -348,8 +348,8 @@ impl Scalar {
     ) -> Result<Self, ScalarAutodiffError> {
         let mut operands = vec![self];
         operands.extend_from_slice(others);
-        let values: Vec<f64> = operands.iter().map(|operand| operand.value()).collect();
-        let (op, value, slopes) = crate::custom::evaluate(rule, padded(rule, &values)?)?;
+        let values = padded(rule, &operands, |operand| operand.value())?;
+        let (op, value, slopes) = crate::custom::evaluate(rule, values)?;
         let mut indices = [0; 3];
         for (slot, operand) in operands.iter().enumerate() {
             indices[slot] = operand.index;

@@ -247,17 +247,16 @@ impl<'t> Trace<'t> {
 
     /// Records the custom operation `rule` on `operands`; constant operands become leaves
     /// (as `mul_add`'s do), and constants alone are computed on the spot.
-    fn custom_node(&self, rule: &'static CustomRule, operands: &[Id<'t>]) -> Result<Id<'t>> {
+    fn custom_node(&self, rule: &'static CustomRule, operands: &[&Id<'t>]) -> Result<Id<'t>> {
         let mut tape = self.tape.borrow_mut();
-        let primals: Vec<f64> = operands.iter().map(|&id| Self::primal(&tape, id)).collect();
-        let values = crate::custom::padded(rule, &primals)?;
+        let values = crate::custom::padded(rule, operands, |id| Self::primal(&tape, **id))?;
         // The user's functions run with the tape borrowed: they are plain `f64` code.
         let (op, value, slopes) = crate::custom::evaluate(rule, values)?;
         if operands.iter().all(|operand| operand.slot().is_none()) {
             return Ok(Id::constant(value));
         }
         let mut indices = [0; 3];
-        for (slot, &operand) in operands.iter().enumerate() {
+        for (slot, &&operand) in operands.iter().enumerate() {
             indices[slot] = Self::materialize(&mut tape, operand)?;
         }
         match tape.record_custom(op, indices, value, slopes) {
@@ -643,8 +642,7 @@ macro_rules! backend {
                 self.ternary(*value, *a, *b)
             }
             fn custom(&self, rule: &'static CustomRule, operands: &[&Id<'t>]) -> Result<Id<'t>> {
-                let operands: Vec<Id<'t>> = operands.iter().map(|&&id| id).collect();
-                self.custom_node(rule, &operands)
+                self.custom_node(rule, operands)
             }
             $(
                 #[cfg_attr(not(debug_assertions), inline(always))]
@@ -688,8 +686,7 @@ macro_rules! backend {
                 Ok(ScalarOperation::MulAdd.apply([*value, *a, *b], 0))
             }
             fn custom(&self, rule: &'static CustomRule, operands: &[&f64]) -> Result<f64> {
-                let primals: Vec<f64> = operands.iter().map(|&&value| value).collect();
-                let values = crate::custom::padded(rule, &primals)?;
+                let values = crate::custom::padded(rule, operands, |value| **value)?;
                 crate::custom::evaluate(rule, values).map(|(_, value, _)| value)
             }
             $(
@@ -766,8 +763,7 @@ macro_rules! backend {
                 Dual::checked(ScalarOperation::MulAdd, [*value, *a, *b], 0)
             }
             fn custom(&self, rule: &'static CustomRule, operands: &[&Dual]) -> Result<Dual> {
-                let operands: Vec<Dual> = operands.iter().map(|&&dual| dual).collect();
-                crate::custom::forward(rule, &operands)
+                crate::custom::forward(rule, operands)
             }
             $(
                 #[inline]
