@@ -35,6 +35,13 @@ fn opaque_slope(x: f64, _value: f64) -> f64 {
     2.0 * x.cos()
 }
 
+/// A second rule with the same plain slope as [`opaque`]: their stand-ins for a hidden
+/// body of `opaque_slope` are one item, so the two glob imports do not clash.
+#[differentiable(derivative = opaque_slope)]
+fn opaque_again(x: f64) -> f64 {
+    2.0 * x.sin()
+}
+
 /// Two operands, slopes as an array, differentiable: `x^2 y + e^y`.
 #[differentiable(derivative = mix_slopes)]
 fn mix(x: f64, y: f64) -> f64 {
@@ -400,6 +407,9 @@ fn second_order_needs_a_differentiable_slope() -> Result {
     assert!(close(h[0][0], s * (1.0 - s) * (1.0 - 2.0 * s), 1e-15));
     // `opaque_slope` is plain Rust: first order works, second order is a typed error.
     assert!(close(opaque_grad(0.4)?.1[0], 2.0 * 0.4f64.cos(), 1e-16));
+    assert_eq!(opaque_again_grad(0.4)?.1, [opaque_slope(0.4, 0.0)]);
+    let again = opaque_again_hessian(0.4).unwrap_err();
+    assert!(again.to_string().starts_with("opaque_again has"), "{again}");
     for error in [
         opaque_hessian(0.4).unwrap_err(),
         loss_hvp(0.3, -0.2, [1.0, 0.0]).unwrap_err(),

@@ -13,7 +13,8 @@
 //! rule calls its hidden body on duals, `differentiable_erf_slope`, which exists only if
 //! `erf_slope` is `#[differentiable]`. The attribute cannot see that, so it also defines a
 //! stand-in of that name, glob-imported: an item of the module shadows a glob import, so
-//! the stand-in is used exactly when there is no real one, and it makes the second-order
+//! the stand-in is used exactly when there is no real one (one runtime item per arity, so
+//! that two rules naming one slope import the same item), and it makes the second-order
 //! passes through the rule a typed error (`NoSecondDerivative`) rather than a compile
 //! error in code that never asks for them.
 //!
@@ -222,7 +223,7 @@ pub(crate) fn items(item: &ItemFn, derivative: &Path, params: &[Param]) -> Token
                     #operand: [#private::Dual; 3],
                     #value: #private::Dual,
                 ) -> ::core::result::Result<[#private::Dual; 3], #error> {
-                    #private::dual_slopes(#slope_body(
+                    #private::dual_slopes(#name, #slope_body(
                         &#private::Forward,
                         #(#lent,)*
                         #private::Tracked(&#value)
@@ -238,22 +239,21 @@ pub(crate) fn items(item: &ItemFn, derivative: &Path, params: &[Param]) -> Token
     };
     let stand_in = body_ident(&slope);
     let module = format_ident!("__autodiff_slope_of_{}", ident);
-    let generics: Vec<Ident> = (0..=params.len())
-        .map(|index| format_ident!("A{}", index))
-        .collect();
+    let arity = match params.len() {
+        1 => quote!(one),
+        2 => quote!(two),
+        _ => quote!(three),
+    };
     quote! {
         #rule_static
 
+        /// Stands in for the hidden body of a slope function that is not
+        /// `#[differentiable]` (a real one shadows this glob-imported one).
         #[doc(hidden)]
-        #[allow(non_snake_case, dead_code)]
+        #[allow(non_snake_case)]
         mod #module {
-            /// Stands in for the hidden body of a slope function that is not
-            /// `#[differentiable]` (a real one shadows this glob-imported one).
-            pub(super) fn #stand_in<B, #(#generics),*>(
-                _: &B, #(_: #generics),*
-            ) -> ::core::result::Result<#private::NotDifferentiable, #error> {
-                ::core::result::Result::Ok(#private::NotDifferentiable(#name))
-            }
+            #[allow(unused_imports)]
+            pub(super) use #private::stand_in::#arity as #stand_in;
         }
         #[allow(unused_imports)]
         use #module::*;

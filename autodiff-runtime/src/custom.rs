@@ -317,16 +317,46 @@ impl<const K: usize> IntoDualSlopes for [Dual; K] {
 /// second derivatives, and `name_hvp` or `name_hessian` through it is an error.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
-pub struct NotDifferentiable(pub &'static str);
+pub struct NotDifferentiable;
 
 impl IntoDualSlopes for NotDifferentiable {
     fn into_dual_slopes(self) -> Result<[Dual; 3]> {
-        Err(ScalarAutodiffError::NoSecondDerivative { operation: self.0 })
+        // Named by `dual_slopes`, which knows the rule.
+        Err(ScalarAutodiffError::NoSecondDerivative { operation: "" })
     }
 }
 
-/// The second-order hook of a generated rule: the slope function's result on duals.
+/// The stand-ins for the hidden body of a slope function that is not `#[differentiable]`,
+/// by its number of arguments (the backend, the operands and the value). One item each, so
+/// that two rules of one module that name the same slope glob-import the same stand-in,
+/// which is not ambiguous.
 #[doc(hidden)]
-pub fn dual_slopes<S: IntoDualSlopes>(slopes: Result<S>) -> Result<[Dual; 3]> {
-    slopes?.into_dual_slopes()
+pub mod stand_in {
+    use super::{NotDifferentiable, Result};
+
+    /// One operand.
+    pub fn one<B, X, V>(_: &B, _: X, _: V) -> Result<NotDifferentiable> {
+        Ok(NotDifferentiable)
+    }
+
+    /// Two operands.
+    pub fn two<B, X, Y, V>(_: &B, _: X, _: Y, _: V) -> Result<NotDifferentiable> {
+        Ok(NotDifferentiable)
+    }
+
+    /// Three operands.
+    pub fn three<B, X, Y, Z, V>(_: &B, _: X, _: Y, _: Z, _: V) -> Result<NotDifferentiable> {
+        Ok(NotDifferentiable)
+    }
+}
+
+/// The second-order hook of the rule named `name`: the slope function's result on duals.
+#[doc(hidden)]
+pub fn dual_slopes<S: IntoDualSlopes>(name: &'static str, slopes: Result<S>) -> Result<[Dual; 3]> {
+    match slopes?.into_dual_slopes() {
+        Err(ScalarAutodiffError::NoSecondDerivative { .. }) => {
+            Err(ScalarAutodiffError::NoSecondDerivative { operation: name })
+        }
+        slopes => slopes,
+    }
 }

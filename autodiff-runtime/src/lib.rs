@@ -49,7 +49,7 @@ pub use tape::tape_len;
 /// Support for the code `#[differentiable]` generates; not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::custom::{dual_slopes, IntoDualSlopes, NotDifferentiable};
+    pub use crate::custom::{dual_slopes, stand_in, IntoDualSlopes, NotDifferentiable};
     pub use crate::dual::{Dual, Forward};
     pub use crate::generated::*;
     pub use crate::halves::{
