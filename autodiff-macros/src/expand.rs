@@ -49,7 +49,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         let halves = args
             .derivative
             .as_ref()
-            .map(|derivative| rule::halves(&item.sig.ident, derivative, &params));
+            .map(|_| rule::halves(&item.sig.ident, &params));
         let functions = emit::functions(item, &params, &output, graph_body, halves);
         quote!(#rule #functions)
     } else {

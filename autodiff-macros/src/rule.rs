@@ -80,6 +80,21 @@ fn rule_ident(ident: &Ident) -> Ident {
     format_ident!("__autodiff_rule_{}", ident)
 }
 
+/// The name of the slope function's pointer: the one place its signature is checked (the
+/// rule and the compiled halves both call through it, so a wrong signature is one error).
+fn slope_ident(ident: &Ident) -> Ident {
+    format_ident!("__AUTODIFF_SLOPE_{}", ident)
+}
+
+/// The slope function's pointer type for `count` operands.
+fn slope_type(count: usize) -> TokenStream {
+    let operands = (0..count).map(|_| quote!(f64));
+    match count {
+        1 => quote!(fn(f64, f64) -> f64),
+        _ => quote!(fn(#(#operands,)* f64) -> [f64; #count]),
+    }
+}
+
 /// The graph body: the parameters lent as in any body, then one custom node of them.
 pub(crate) fn graph_body(ident: &Ident, params: &[Param]) -> TokenStream {
     let backend = backend();
@@ -105,7 +120,7 @@ pub(crate) fn graph_body(ident: &Ident, params: &[Param]) -> TokenStream {
 /// `halves`): going forward, the value, keeping the slopes on the caller's stack; going
 /// back, each operand's adjoint plus the upstream adjoint times its slope, in slot order,
 /// as the tape's reverse pass adds them.
-pub(crate) fn halves(ident: &Ident, derivative: &Path, params: &[Param]) -> TokenStream {
+pub(crate) fn halves(ident: &Ident, params: &[Param]) -> TokenStream {
     let private = quote!(::autodiff::__private);
     let backend = backend();
     let kind = crate::emit::backend_type();
@@ -127,9 +142,10 @@ pub(crate) fn halves(ident: &Ident, derivative: &Path, params: &[Param]) -> Toke
         .filter_map(|param| param.ident.as_ref())
         .collect();
     let indices: Vec<usize> = (0..count).collect();
+    let slope = slope_ident(ident);
     let slope_call = match count {
-        1 => quote!([#derivative(#values[0], #value)]),
-        _ => quote!(#derivative(#(#values[#indices],)* #value)),
+        1 => quote!([#slope(#values[0], #value)]),
+        _ => quote!(#slope(#(#values[#indices],)* #value)),
     };
     let slots = 0..names.len();
     let adds = names.iter().zip(slots.clone()).map(|(name, slot)| {
@@ -176,8 +192,8 @@ pub(crate) fn halves(ident: &Ident, derivative: &Path, params: &[Param]) -> Toke
             }
             let mut #values = [0.0f64; #count];
             #(#reads)*
-            // The user's functions called directly, so that they inline: the same
-            // functions, and so the same bits, as the rule's.
+            // The user's functions called directly (the slope through a constant pointer),
+            // so that they inline: the same functions, and so the same bits, as the rule's.
             let #value: f64 = #ident(#(#values[#indices]),*);
             if !#value.is_finite() {
                 #give_up
@@ -214,11 +230,17 @@ pub(crate) fn items(item: &ItemFn, derivative: &Path, params: &[Param]) -> Token
     let value = Ident::new("value", Span::mixed_site());
     let lent = (0..params.len()).map(|slot| quote!(#private::Tracked(&#operand[#slot])));
     let span = derivative.span();
+    let slope = slope_ident(ident);
+    let slope_type = slope_type(params.len());
     let rule_static = quote_spanned! {span=>
         #[doc(hidden)]
         #[allow(non_upper_case_globals)]
+        const #slope: #slope_type = #derivative;
+
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals)]
         static #rule: ::autodiff::CustomRule =
-            ::autodiff::CustomRule::#constructor(#name, #ident, #derivative).with_second({
+            ::autodiff::CustomRule::#constructor(#name, #ident, #slope).with_second({
                 fn second(
                     #operand: [#private::Dual; 3],
                     #value: #private::Dual,
