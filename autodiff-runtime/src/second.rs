@@ -134,7 +134,7 @@ fn dual_slope(op: ScalarOperation, slot: usize, a: [Dual; 3], value: Dual, expon
         ($($name:ident)*) => {
             match op {
                 $(ScalarOperation::$name => ScalarOperation::$name.slope(slot, a, value, exponent),)*
-                // See `custom_seconds`.
+                // A custom rule's come from its slope function (see `seconds`).
                 ScalarOperation::Custom(_) => Dual::constant(f64::NAN),
             }
         };

@@ -724,9 +724,9 @@ macro_rules! backend {
             fn mul_add(&self, value: &f64, a: &f64, b: &f64) -> Result<f64> {
                 Primal::<true>.mul_add(value, a, b)
             }
-            // Compiled sweeps have no custom nodes: a body with one gives up on halves
-            // before it computes anything, and this refuses too, never a value without
-            // its derivative.
+            // A rule's hidden body answers a compiled sweep itself, before it would record
+            // (see the macro's `rule.rs`): never reached, and it refuses rather than give
+            // a value without its derivative.
             fn custom(&self, _: &'static CustomRule, _: &[&f64]) -> Result<f64> {
                 Err(crate::halves::gave_up())
             }
