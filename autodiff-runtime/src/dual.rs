@@ -29,6 +29,10 @@ pub(crate) trait Real:
     fn lift(value: f64) -> Self;
     /// The primal value, for the formulas' branches.
     fn primal(self) -> f64;
+    /// The number `value` whose tangent is `self`'s times `slope` (0 where `self`'s is 0,
+    /// even for an infinite `slope`): a convention's value with the derivative it has
+    /// along `self` alone.
+    fn along(self, value: f64, slope: f64) -> Self;
     /// `op` on `operands` (zeros past its arity).
     fn call(op: ScalarOperation, operands: [Self; 3], exponent: i32) -> Self;
 
@@ -101,6 +105,10 @@ impl Real for f64 {
     #[inline(always)]
     fn primal(self) -> f64 {
         self
+    }
+    #[inline(always)]
+    fn along(self, value: f64, _slope: f64) -> f64 {
+        value
     }
     #[inline(always)]
     fn call(op: ScalarOperation, operands: [f64; 3], exponent: i32) -> f64 {
@@ -234,6 +242,18 @@ impl Real for Dual {
         self.value
     }
     #[inline(always)]
+    fn along(self, value: f64, slope: f64) -> Dual {
+        let tangent = match self.tangent {
+            0.0 => 0.0,
+            tangent => tangent * slope,
+        };
+        Dual {
+            value,
+            tangent,
+            tracked: self.tracked,
+        }
+    }
+    #[inline(always)]
     fn call(op: ScalarOperation, operands: [Dual; 3], exponent: i32) -> Dual {
         Self::eval(op, operands, exponent).0
     }
@@ -360,5 +380,24 @@ mod tests {
                 "{op}: {second} against {central}"
             );
         }
+    }
+
+    /// `powf`'s base slope at a zero exponent is 0 for every base, but its derivative
+    /// along the exponent is `1/x` (`∂²x^y/∂x∂y` at `y = 0`), and 0 along the base.
+    #[test]
+    fn powf_base_slope_at_a_zero_exponent_has_the_cross_derivative() {
+        let op = ScalarOperation::Powf;
+        let second = |x: Dual, y: Dual| {
+            let zero = Dual::lift(0.0);
+            let value = Dual::call(op, [x, y, zero], 0);
+            op.slope(0, [x, y, zero], value, 0)
+        };
+        let along_y = second(Dual::variable(3.0, 0.0), Dual::variable(0.0, 1.0));
+        assert_eq!((along_y.value, along_y.tangent), (0.0, 1.0 / 3.0));
+        let along_x = second(Dual::variable(3.0, 1.0), Dual::constant(0.0));
+        assert_eq!((along_x.value, along_x.tangent), (0.0, 0.0));
+        // At the origin with a constant exponent: x^0 is 1 there too, no NaN.
+        let origin = second(Dual::variable(0.0, 1.0), Dual::constant(0.0));
+        assert_eq!((origin.value, origin.tangent), (0.0, 0.0));
     }
 }

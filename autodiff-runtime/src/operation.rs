@@ -376,8 +376,10 @@ impl ScalarOperation {
                 // i32::MIN: x is not 0 here, or the forward value would be infinite.
                 None => c(f64::from(exponent)) * value / x,
             },
+            // At a zero exponent the slope is 0 for every base (0^0 included), but its
+            // derivative along the exponent is not: 1/x, that of `y x^(y-1)`.
             Self::Powf if first => match y.primal() {
-                0.0 => c(0.0),
+                0.0 => y.along(0.0, 1.0 / x.primal()),
                 _ => y * x.powf(y - c(1.0)),
             },
             Self::Powf => match value.primal() {
