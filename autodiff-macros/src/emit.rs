@@ -221,6 +221,13 @@ pub(crate) fn functions(
         };
         (code, straight)
     });
+    // `name_hvp`'s compiled sweeps, under `name_grad`'s conditions.
+    let hvp_sweeps = ((call_path.is_none() || in_impl) && matches!(output, Output::Scalar))
+        .then(|| {
+            let (tangents, count) = crate::higher::hvp_names();
+            crate::sweep::dual_sweeps(&graph_body, params, (&tangents, &count))
+        })
+        .flatten();
     let inline = compiled
         .as_ref()
         .is_some_and(|(_, straight)| *straight)
@@ -325,6 +332,7 @@ pub(crate) fn functions(
         copies: &copies,
         run_forward: forward_run,
         run_trace: grad_run.clone(),
+        hvp_sweeps,
         tape: &tape,
         list: &list,
     };

@@ -28,6 +28,9 @@ pub(crate) struct Context<'a> {
     pub(crate) run_forward: TokenStream,
     /// The hidden body called on the trace `tape`, with the copies.
     pub(crate) run_trace: TokenStream,
+    /// `name_hvp`'s compiled sweeps (see `sweep::dual_sweeps`), if the body has them:
+    /// they read the names [`hvp_names`] gives.
+    pub(crate) hvp_sweeps: Option<TokenStream>,
     /// The trace's name in `run_trace`.
     pub(crate) tape: &'a Ident,
     /// The names `name_grad` lists in its rustdoc.
@@ -66,6 +69,14 @@ impl Context<'_> {
     }
 }
 
+/// The names of `name_hvp`'s flat direction and of its count of differentiated scalars.
+pub(crate) fn hvp_names() -> (Ident, Ident) {
+    (
+        Ident::new("flat", Span::mixed_site()),
+        Ident::new("count", Span::mixed_site()),
+    )
+}
+
 /// `name_jvp`, `name_hvp` and `name_hessian`.
 pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
     let Context {
@@ -86,8 +97,7 @@ pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
     let tracked = context.tracked();
     let gradient_type = gradient_type(&tracked);
     let tangent = Ident::new("tangent", Span::mixed_site());
-    let flat = Ident::new("flat", Span::mixed_site());
-    let count = Ident::new("count", Span::mixed_site());
+    let (flat, count) = hvp_names();
     let next = Ident::new("next", Span::mixed_site());
     let scalars = Ident::new("scalars", Span::mixed_site());
     let output = Ident::new("output", Span::mixed_site());
@@ -128,6 +138,14 @@ pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
     };
     let gradient_shaped = shaped(&gradient);
     let product_shaped = shaped(&product);
+    // The compiled sweeps first; the trace decides every call they give up on.
+    let hvp_compiled = context.hvp_sweeps.as_ref().map(|sweeps| {
+        quote! {
+            if let ::core::option::Option::Some((#value, #gradient, #product)) = #sweeps {
+                return ::core::result::Result::Ok((#value, #gradient_shaped, #product_shaped));
+            }
+        }
+    });
 
     // `#[inline]`: a library defining a `#[differentiable]` function compiles these only
     // where they are called (a crate's non-inline public functions are all compiled).
@@ -219,6 +237,7 @@ pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
         {
             #count_line
             #flatten
+            #hvp_compiled
             #private::trace(|#tape| {
                 #(#variables)*
                 let #output = #run_trace?;

@@ -9,7 +9,7 @@
 //! [`Real`], a formula run on duals gives the derivative of a local derivative: what the
 //! second-order pass of `name_hvp` and `name_hessian` needs, with no second table.
 
-use std::ops::{Add, Div, Mul, Neg, Sub};
+use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
 
 use crate::error::ScalarAutodiffError;
 use crate::operation::{Operands, ScalarOperation};
@@ -283,6 +283,29 @@ impl Neg for Dual {
     #[inline(always)]
     fn neg(self) -> Dual {
         self.unary(ScalarOperation::Negate)
+    }
+}
+
+impl AddAssign for Dual {
+    #[inline(always)]
+    fn add_assign(&mut self, other: Dual) {
+        *self = *self + other;
+    }
+}
+
+impl Dual {
+    /// Whether the value and the tangent are both finite.
+    #[inline(always)]
+    pub fn is_finite(self) -> bool {
+        self.value.is_finite() && self.tangent.is_finite()
+    }
+}
+
+/// The value (a primal read in data code of `name_hvp`'s sweeps).
+impl From<Dual> for f64 {
+    #[inline(always)]
+    fn from(dual: Dual) -> f64 {
+        dual.value
     }
 }
 

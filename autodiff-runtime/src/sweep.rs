@@ -11,6 +11,9 @@
 
 use std::cell::RefCell;
 
+use std::ops::{Add, AddAssign, Mul};
+
+use crate::dual::{Dual, Real};
 use crate::operation::{Reads, ScalarOperation};
 use crate::parameters::Parameters;
 
@@ -142,18 +145,18 @@ impl Stack {
     /// Keeps what `reads` (from [`kept_reads`], a constant) says: operand values, then
     /// the result.
     #[inline(always)]
-    pub fn save(&mut self, reads: Reads, operands: [f64; 3], value: f64) {
+    pub fn save<N: Number>(&mut self, reads: Reads, operands: [N; 3], value: N) {
         if reads.operands[0] {
-            self.push(operands[0]);
+            operands[0].push(self);
         }
         if reads.operands[1] {
-            self.push(operands[1]);
+            operands[1].push(self);
         }
         if reads.operands[2] {
-            self.push(operands[2]);
+            operands[2].push(self);
         }
         if reads.value {
-            self.push(value);
+            value.push(self);
         }
     }
 
@@ -161,16 +164,21 @@ impl Stack {
     /// come in through `operands`, and `same` copies operand 0 to operand 1. Returns the
     /// operand values and the result.
     #[inline(always)]
-    pub fn restore(&mut self, reads: Reads, same: bool, mut operands: [f64; 3]) -> ([f64; 3], f64) {
-        let value = if reads.value { self.pop() } else { 0.0 };
+    pub fn restore<N: Number>(
+        &mut self,
+        reads: Reads,
+        same: bool,
+        mut operands: [N; 3],
+    ) -> ([N; 3], N) {
+        let value = if reads.value { N::pop(self) } else { N::ZERO };
         if reads.operands[2] {
-            operands[2] = self.pop();
+            operands[2] = N::pop(self);
         }
         if reads.operands[1] {
-            operands[1] = self.pop();
+            operands[1] = N::pop(self);
         }
         if reads.operands[0] {
-            operands[0] = self.pop();
+            operands[0] = N::pop(self);
         }
         if same {
             operands[1] = operands[0];
@@ -215,32 +223,264 @@ pub const fn propagates(op: ScalarOperation, slot: usize) -> bool {
 
 /// The value of `op` on `operands`, as the tape computes it.
 #[inline(always)]
-pub fn value(op: ScalarOperation, operands: [f64; 3], exponent: i32) -> f64 {
-    op.apply(operands, exponent)
+pub fn value<N: Number>(op: ScalarOperation, operands: [N; 3], exponent: i32) -> N {
+    N::value(op, operands, exponent)
 }
 
 /// The local derivatives of `op` with respect to its `tracked` slots (0 elsewhere), with
 /// the very formulas, and the very calls, of the tape's reverse pass.
 #[inline(always)]
-pub fn slopes(
+pub fn slopes<N: Number>(
     op: ScalarOperation,
     tracked: [bool; 3],
-    operands: [f64; 3],
-    value: f64,
+    operands: [N; 3],
+    value: N,
     exponent: i32,
-) -> [f64; 3] {
-    let [x, y, _] = operands;
-    match op.arity() {
-        1 => [op.unary_derivative(x, value, exponent), 0.0, 0.0],
-        2 => {
-            let [a, b] = op.binary_derivatives(x, y, value, [tracked[0], tracked[1]]);
-            [a, b, 0.0]
-        }
-        _ => [0, 1, 2].map(|slot| match tracked[slot] {
-            true => op.local_derivative(slot, operands, value, exponent),
-            false => 0.0,
-        }),
+) -> [N; 3] {
+    N::slopes(op, tracked, operands, value, exponent)
+}
+
+/// What compiled sweeps compute on: `f64` in `name_grad`'s, and [`Dual`] in `name_hvp`'s,
+/// where the same sweeps on (value, tangent) pairs are forward over reverse: the values
+/// are `name_grad`'s, operation for operation, and each adjoint's tangent along the
+/// direction is a row of `H v`.
+pub trait Number: Copy + Add<Output = Self> + Mul<Output = Self> + AddAssign {
+    /// Zero, a constant.
+    const ZERO: Self;
+    /// `op` on `operands` (see [`value`]).
+    fn value(op: ScalarOperation, operands: [Self; 3], exponent: i32) -> Self;
+    /// `op`'s slopes (see [`slopes`]).
+    fn slopes(
+        op: ScalarOperation,
+        tracked: [bool; 3],
+        operands: [Self; 3],
+        value: Self,
+        exponent: i32,
+    ) -> [Self; 3];
+    /// Keeps the number on `stack`.
+    fn push(self, stack: &mut Stack);
+    /// The number [`Number::push`] kept last.
+    fn pop(stack: &mut Stack) -> Self;
+}
+
+impl Number for f64 {
+    const ZERO: f64 = 0.0;
+
+    #[inline(always)]
+    fn value(op: ScalarOperation, operands: [f64; 3], exponent: i32) -> f64 {
+        op.apply(operands, exponent)
     }
+
+    #[inline(always)]
+    fn slopes(
+        op: ScalarOperation,
+        tracked: [bool; 3],
+        operands: [f64; 3],
+        value: f64,
+        exponent: i32,
+    ) -> [f64; 3] {
+        let [x, y, _] = operands;
+        match op.arity() {
+            1 => [op.unary_derivative(x, value, exponent), 0.0, 0.0],
+            2 => {
+                let [a, b] = op.binary_derivatives(x, y, value, [tracked[0], tracked[1]]);
+                [a, b, 0.0]
+            }
+            _ => [0, 1, 2].map(|slot| match tracked[slot] {
+                true => op.local_derivative(slot, operands, value, exponent),
+                false => 0.0,
+            }),
+        }
+    }
+
+    #[inline(always)]
+    fn push(self, stack: &mut Stack) {
+        stack.push(self);
+    }
+
+    #[inline(always)]
+    fn pop(stack: &mut Stack) -> f64 {
+        stack.pop()
+    }
+}
+
+/// On duals, the value parts are the `f64` formulas' own (the table's `slope` is one
+/// function for both), so `name_hvp`'s gradient has `name_grad`'s bits.
+impl Number for Dual {
+    const ZERO: Dual = Dual {
+        value: 0.0,
+        tangent: 0.0,
+        tracked: false,
+    };
+
+    #[inline(always)]
+    fn value(op: ScalarOperation, operands: [Dual; 3], exponent: i32) -> Dual {
+        <Dual as Real>::call(op, operands, exponent)
+    }
+
+    #[inline(always)]
+    fn slopes(
+        op: ScalarOperation,
+        tracked: [bool; 3],
+        operands: [Dual; 3],
+        value: Dual,
+        exponent: i32,
+    ) -> [Dual; 3] {
+        // Written out, not `[0, 1, 2].map(..)`: through `map`'s closure, called out of
+        // line, the operation was no longer a constant and every slope dispatched over
+        // the whole table (two thirds of `name_hvp`'s time on the MLP).
+        let arity = op.arity();
+        let zero = Dual::ZERO;
+        [
+            match tracked[0] && arity > 0 {
+                true => op.slope(0, operands, value, exponent),
+                false => zero,
+            },
+            match tracked[1] && arity > 1 {
+                true => op.slope(1, operands, value, exponent),
+                false => zero,
+            },
+            match tracked[2] && arity > 2 {
+                true => op.slope(2, operands, value, exponent),
+                false => zero,
+            },
+        ]
+    }
+
+    /// Three words: the value, the tangent, and whether it is tracked.
+    #[inline(always)]
+    fn push(self, stack: &mut Stack) {
+        stack.push(self.value);
+        stack.push(self.tangent);
+        stack.push(f64::from(u8::from(self.tracked)));
+    }
+
+    #[inline(always)]
+    fn pop(stack: &mut Stack) -> Dual {
+        let tracked = stack.pop() != 0.0;
+        let tangent = stack.pop();
+        Dual {
+            value: stack.pop(),
+            tangent,
+            tracked,
+        }
+    }
+}
+
+/// Shapes of a sweep's numbers (a number, arrays of them), for locals a forward half
+/// keeps for its reverse half and checks.
+pub trait Numbers {
+    /// Whether every number is finite (a dual's tangent too).
+    fn all_finite(&self) -> bool;
+    /// Keeps every number, in order.
+    fn keep(&self, stack: &mut Stack);
+    /// Takes back what [`Numbers::keep`] kept, in reverse.
+    fn take(&mut self, stack: &mut Stack);
+}
+
+impl Numbers for f64 {
+    #[inline(always)]
+    fn all_finite(&self) -> bool {
+        self.is_finite()
+    }
+    #[inline(always)]
+    fn keep(&self, stack: &mut Stack) {
+        self.push(stack);
+    }
+    #[inline(always)]
+    fn take(&mut self, stack: &mut Stack) {
+        *self = f64::pop(stack);
+    }
+}
+
+impl Numbers for Dual {
+    #[inline(always)]
+    fn all_finite(&self) -> bool {
+        self.is_finite()
+    }
+    #[inline(always)]
+    fn keep(&self, stack: &mut Stack) {
+        self.push(stack);
+    }
+    #[inline(always)]
+    fn take(&mut self, stack: &mut Stack) {
+        *self = Dual::pop(stack);
+    }
+}
+
+impl<T: Numbers, const K: usize> Numbers for [T; K] {
+    #[inline]
+    fn all_finite(&self) -> bool {
+        self.iter().all(Numbers::all_finite)
+    }
+    #[inline]
+    fn keep(&self, stack: &mut Stack) {
+        self.iter().for_each(|number| number.keep(stack));
+    }
+    #[inline]
+    fn take(&mut self, stack: &mut Stack) {
+        self.iter_mut().rev().for_each(|number| number.take(stack));
+    }
+}
+
+/// `f64` constants as duals, in any array shape: a local array of constants in
+/// `name_hvp`'s sweeps.
+pub trait Lift {
+    /// The same shape of duals.
+    type Dual;
+    /// Every number a constant dual.
+    fn lift(self) -> Self::Dual;
+}
+
+impl Lift for f64 {
+    type Dual = Dual;
+    #[inline(always)]
+    fn lift(self) -> Dual {
+        Dual::constant(self)
+    }
+}
+
+impl<T: Lift, const K: usize> Lift for [T; K] {
+    type Dual = [T::Dual; K];
+    #[inline]
+    fn lift(self) -> [T::Dual; K] {
+        self.map(T::lift)
+    }
+}
+
+/// A detached value in `name_hvp`'s sweeps: its value, a constant.
+#[inline(always)]
+pub fn detached<N: Into<f64>>(value: N) -> Dual {
+    Dual::constant(value.into())
+}
+
+/// Zero duals shaped like a parameter: its adjoints in `name_hvp`'s sweeps.
+#[inline]
+pub fn dual_zeros<P: Parameters + ?Sized>(like: &P) -> Option<P::Tracked<Dual>> {
+    like.try_track(&mut |_| Ok(Dual::ZERO)).ok()
+}
+
+/// Writes the adjoints' values (the gradient) and tangents (`H v`) into `gradient` and
+/// `product` from `next` on, in parameter order, as a pass stores them (`0 + adjoint`:
+/// never -0.0); false if one is not finite.
+#[inline]
+pub fn pairs_into<P: Parameters + ?Sized>(
+    like: &P,
+    adjoints: &P::Tracked<Dual>,
+    (gradient, product): (&mut [f64], &mut [f64]),
+    next: &mut usize,
+) -> bool {
+    let _ = like;
+    let mut finite = true;
+    P::visit_tracked(adjoints, &mut |adjoint| {
+        let (value, tangent) = (0.0 + adjoint.value, 0.0 + adjoint.tangent);
+        finite &= value.is_finite() && tangent.is_finite();
+        if let (Some(g), Some(p)) = (gradient.get_mut(*next), product.get_mut(*next)) {
+            (*g, *p) = (value, tangent);
+        }
+        *next += 1;
+    });
+    finite
 }
 
 /// A shape of adjoints: `f64` or arrays of it, all zero.
@@ -253,6 +493,13 @@ impl Zero for f64 {
     #[inline(always)]
     fn zero() -> f64 {
         0.0
+    }
+}
+
+impl Zero for Dual {
+    #[inline(always)]
+    fn zero() -> Dual {
+        Dual::ZERO
     }
 }
 

@@ -38,13 +38,48 @@ pub(crate) fn sweeps(
     params: &[Param],
     flat: Option<&TokenStream>,
 ) -> Option<(TokenStream, bool)> {
+    compiled(graph_body, params, Sweeps::Gradient(flat))
+}
+
+/// `name_hvp`'s compiled sweeps: `name_grad`'s on duals (forward over reverse), an
+/// expression of type `Option<(f64, Vec<f64>, Vec<f64>)>` (the value, the gradient and
+/// `H v`, flat), reading the direction from the flat slice `tangents` and the number of
+/// differentiated scalars from `count`; `None` where `name_grad`'s would be, or the body
+/// calls another function (whose halves run on `f64`s only).
+pub(crate) fn dual_sweeps(
+    graph_body: &TokenStream,
+    params: &[Param],
+    (tangents, count): (&Ident, &Ident),
+) -> Option<TokenStream> {
+    compiled(graph_body, params, Sweeps::Product(tangents, count)).map(|(sweeps, _)| sweeps)
+}
+
+/// Which sweeps [`compiled`] writes.
+#[derive(Clone, Copy)]
+enum Sweeps<'a> {
+    /// `name_grad`'s, on `f64`s, with the flat gradient's length if it is flat.
+    Gradient(Option<&'a TokenStream>),
+    /// `name_hvp`'s, on duals, with the direction's and the count's names.
+    Product(&'a Ident, &'a Ident),
+}
+
+fn compiled(
+    graph_body: &TokenStream,
+    params: &[Param],
+    sweeps: Sweeps<'_>,
+) -> Option<(TokenStream, bool)> {
     if params.iter().any(|param| param.mutability.is_some())
         || crate::rewrite::operations(graph_body) > COMPILED_UP_TO
     {
         return None;
     }
-    let (program, names, versioning) = analysed(graph_body, params, false, None)?;
+    let number = match sweeps {
+        Sweeps::Gradient(_) => Number::F64,
+        Sweeps::Product(..) => Number::Dual,
+    };
+    let (program, names, versioning) = analysed(graph_body, params, false, None, number)?;
     let mut emit = Emit::new(&program, &names, false, versioning);
+    emit.number = number;
     let forward = emit.forward_stmts(&program.body, false)?;
     let output = emit.forward_value(&program.output, false)?;
     let output_primal = emit.primal(&program.output.result, false)?;
@@ -58,8 +93,32 @@ pub(crate) fn sweeps(
     let tracked = tracked(&program, params);
     // A scalar by value, an array or a parameter struct by reference; adjoints in the
     // gradient's shape.
+    let next = Ident::new("__next", Span::mixed_site());
     let params_prologue = tracked.iter().map(|(var, param)| {
         let (name, primal, adjoint) = (&var.name, &var.primal, &var.adjoint);
+        if let Sweeps::Product(..) = sweeps {
+            let zero = number.zero();
+            // Duals seeded from the direction (checked finite there); adjoints of the
+            // same shape.
+            let value = by_reference(param);
+            let duals = quote! {
+                match #private::duals(#value, &mut #next) {
+                    ::core::result::Result::Ok(duals) => duals,
+                    ::core::result::Result::Err(_) => return #none,
+                }
+            };
+            return match param.kind {
+                Kind::Scalar => quote! {
+                    let #primal: #private::Dual = #duals;
+                    let mut #adjoint: #private::Dual = #zero;
+                },
+                _ => quote! {
+                    let #primal = &#duals;
+                    let ::core::option::Option::Some(mut #adjoint) =
+                        #private::dual_zeros(#value) else { return #none; };
+                },
+            };
+        }
         let (bind, like, zero) = match param.kind {
             Kind::Scalar => (quote!(#name), quote!(&#primal), quote!(0.0f64)),
             Kind::Array => (
@@ -86,13 +145,39 @@ pub(crate) fn sweeps(
         .vars
         .iter()
         .filter(|var| !var.param && var.top_level && !(var.call && var.depth != 0))
-        .map(adjoint_declaration);
+        .map(|var| emit.adjoint_declaration(var))
+        .collect::<Vec<_>>();
     let hoisted = &emit.hoisted;
     let output_value = Ident::new("__output", Span::mixed_site());
     let gradient = Ident::new("__gradient", Span::mixed_site());
-    let next = Ident::new("__next", Span::mixed_site());
-    let gathered = match flat {
-        Some(len) => {
+    let product = Ident::new("__product", Span::mixed_site());
+    let (number_type, one) = (number.ty(), number.lift(quote!(1.0)));
+    let (start, gathered) = match sweeps {
+        Sweeps::Product(tangents, count) => {
+            let gather = tracked.iter().map(|(var, param)| {
+                let (adjoint, value) = (&var.adjoint, by_reference(param));
+                quote! {
+                    if !#private::pairs_into(
+                        #value,
+                        &#adjoint,
+                        (&mut #gradient, &mut #product),
+                        &mut #next,
+                    ) {
+                        return #none;
+                    }
+                }
+            });
+            let start = quote!(let mut #next = #tangents.iter(););
+            let gathered = quote! {
+                let mut #gradient = ::std::vec![0.0f64; #count];
+                let mut #product = ::std::vec![0.0f64; #count];
+                let mut #next = 0usize;
+                #(#gather)*
+                ::core::option::Option::Some((#output_value.value, #gradient, #product))
+            };
+            (start, gathered)
+        }
+        Sweeps::Gradient(Some(len)) => {
             let gather = tracked.iter().map(|(var, _)| {
                 let adjoint = &var.adjoint;
                 quote! {
@@ -101,37 +186,40 @@ pub(crate) fn sweeps(
                     }
                 }
             });
-            quote! {
+            let gathered = quote! {
                 let mut #gradient = [0.0f64; #len];
                 let mut #next = 0usize;
                 #(#gather)*
                 ::core::option::Option::Some((#output_value, #gradient))
-            }
+            };
+            (TokenStream::new(), gathered)
         }
-        None => {
+        Sweeps::Gradient(None) => {
             let adjoints: Vec<&Ident> = tracked.iter().map(|(var, _)| &var.adjoint).collect();
             let shaped = match &adjoints[..] {
                 [one] => quote!(#one),
                 all => quote!((#(#all,)*)),
             };
-            quote! {
+            let gathered = quote! {
                 #(
                     if !#private::settle(&mut #adjoints) {
                         return #none;
                     }
                 )*
                 ::core::option::Option::Some((#output_value, #shaped))
-            }
+            };
+            (TokenStream::new(), gathered)
         }
     };
     let body = quote! {
+        #start
         #(#params_prologue)*
         #(#top_adjoints)*
         #(#hoisted)*
         #forward
         #output
-        let #output_value: f64 = #output_primal;
-        let #seed: f64 = 1.0;
+        let #output_value: #number_type = #output_primal;
+        let #seed: #number_type = #one;
         #output_reverse
         #reverse
         #gathered
@@ -343,7 +431,8 @@ fn compiled_halves(
     {
         return None;
     }
-    let (program, names, versioning) = analysed(graph_body, params, true, array_output)?;
+    let (program, names, versioning) =
+        analysed(graph_body, params, true, array_output, Number::F64)?;
     let mut emit = Emit::new(&program, &names, true, versioning);
     let forward = emit.forward_stmts(&program.body, true)?;
     let output = emit.forward_value(&program.output, true)?;
@@ -470,8 +559,10 @@ fn analysed(
     params: &[Param],
     half: bool,
     array_output: Option<&TokenStream>,
+    number: Number,
 ) -> Option<(Program, Names, bool)> {
-    let mut program = lower(graph_body, params, half, array_output.is_some())?;
+    let dual = number == Number::Dual;
+    let mut program = lower(graph_body, params, half, array_output.is_some(), dual)?;
     let versioning = half || !copies_are_safe(&program, false);
     if !copies_are_safe(&program, versioning) || (half && copies_a_parameter(&program)) {
         return None;
@@ -540,15 +631,62 @@ fn stack() -> Ident {
     Ident::new("__stack", Span::mixed_site())
 }
 
-fn adjoint_declaration(var: &Var) -> TokenStream {
-    let (adjoint, zero) = (&var.adjoint, &var.zero);
-    match var.depth {
-        0 => quote!(let mut #adjoint: f64 = 0.0;),
-        // (A call's result: `zero_of` of a call that diverges.)
-        _ => quote! {
-            #[allow(unreachable_code)]
-            let mut #adjoint = #zero;
-        },
+/// What the sweeps compute on: `f64`s (`name_grad`, the halves) or duals (`name_hvp`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Number {
+    F64,
+    Dual,
+}
+
+impl Number {
+    /// The number type.
+    fn ty(self) -> TokenStream {
+        match self {
+            Number::F64 => quote!(f64),
+            Number::Dual => quote!(::autodiff::__private::Dual),
+        }
+    }
+
+    /// Zero.
+    fn zero(self) -> TokenStream {
+        match self {
+            Number::F64 => quote!(0.0),
+            Number::Dual => quote! {
+                <::autodiff::__private::Dual as ::autodiff::__private::Number>::ZERO
+            },
+        }
+    }
+
+    /// `value`, an `f64` expression, as a constant number.
+    fn lift(self, value: TokenStream) -> TokenStream {
+        match self {
+            Number::F64 => value,
+            Number::Dual => quote!(::autodiff::__private::Dual::constant(#value)),
+        }
+    }
+
+    /// A zeros expression (`0.0f64`, `[[0.0f64; A]; B]`, ...) of this number.
+    fn zeros(self, zeros: &TokenStream) -> TokenStream {
+        use proc_macro2::TokenTree;
+        if self == Number::F64 {
+            return zeros.clone();
+        }
+        zeros
+            .clone()
+            .into_iter()
+            .map(|tree| match tree {
+                TokenTree::Literal(literal) if literal.to_string() == "0.0f64" => {
+                    self.zero().into_iter().collect::<TokenStream>()
+                }
+                TokenTree::Group(group) => {
+                    let mut inner =
+                        proc_macro2::Group::new(group.delimiter(), self.zeros(&group.stream()));
+                    inner.set_span(group.span());
+                    TokenTree::Group(inner).into()
+                }
+                tree => tree.into(),
+            })
+            .collect()
     }
 }
 
@@ -578,6 +716,8 @@ struct Emit<'a> {
     /// The locals that start as a copy of a parameter's element (`let mut s = b[j];`),
     /// with that element, where copies are versioned: see [`versioned`].
     versioned: std::collections::HashMap<usize, Place>,
+    /// What the sweeps compute on.
+    number: Number,
 }
 
 /// A copy of a parameter's element, `let mut s = b[j];` (or of a local scalar no
@@ -759,6 +899,31 @@ impl<'a> Emit<'a> {
             versioned: versioned(program, versioning),
             frozen: frozen_reads(program, half),
             fresh: None,
+            number: Number::F64,
+        }
+    }
+
+    fn adjoint_declaration(&self, var: &Var) -> TokenStream {
+        let adjoint = &var.adjoint;
+        let (number, zero) = (self.number.ty(), self.number.zero());
+        let zeros = self.number.zeros(&var.zero);
+        match var.depth {
+            0 => quote!(let mut #adjoint: #number = #zero;),
+            // (A call's result: `zero_of` of a call that diverges.)
+            _ => quote! {
+                #[allow(unreachable_code)]
+                let mut #adjoint = #zeros;
+            },
+        }
+    }
+
+    /// A data operand's value as a number: a constant (a detached value keeps only its
+    /// value). `value` is its `f64` expression, from [`data_value`].
+    fn data(&self, data: &Data, value: TokenStream) -> TokenStream {
+        match (self.number, &data.convert) {
+            (Number::F64, _) => value,
+            (Number::Dual, None) => quote!(::autodiff::__private::detached(#value)),
+            (Number::Dual, Some(_)) => self.number.lift(value),
         }
     }
 
@@ -804,7 +969,10 @@ impl<'a> Emit<'a> {
         for var in self.restored(stmts) {
             self.loops = true;
             let primal = &self.program.vars[var].primal;
-            out.extend(quote!(#stack.keep(&#primal);));
+            out.extend(match self.number {
+                Number::F64 => quote!(#stack.keep(&#primal);),
+                Number::Dual => quote!(::autodiff::__private::Numbers::keep(&#primal, #stack);),
+            });
         }
         Some(out)
     }
@@ -832,10 +1000,20 @@ impl<'a> Emit<'a> {
                 let var = &self.program.vars[*var];
                 let primal = &var.primal;
                 let mutability = var.mutable.then(|| quote!(mut));
+                let number = self.number.ty();
                 quote! {
                     #ops
-                    let #mutability #primal: f64 = #result;
+                    let #mutability #primal: #number = #result;
                     #version
+                }
+            }
+            Stmt::LetArray { var, init } if self.number == Number::Dual => {
+                let primal = &self.program.vars[*var].primal;
+                quote! {
+                    let mut #primal = #private::Lift::lift(#init);
+                    if !#private::Numbers::all_finite(&#primal) {
+                        return #none;
+                    }
                 }
             }
             Stmt::LetArray { var, init } => {
@@ -889,6 +1067,8 @@ impl<'a> Emit<'a> {
                     }
                 }
             }
+            // Another function's halves run on `f64`s only.
+            Stmt::Call { .. } if self.number == Number::Dual => return None,
             Stmt::Call { var, path, args } => {
                 self.loops = true;
                 let primal = &self.program.vars[*var].primal;
@@ -993,7 +1173,7 @@ impl<'a> Emit<'a> {
                     convert: Some(convert),
                 }) if in_loop && !is_float_literal(raw) => {
                     let value = Ident::new("__value", Span::mixed_site());
-                    quote! {
+                    self.number.lift(quote! {
                         match #convert(
                             &#private::Primal::<{ !#private::propagates(#code, #slot) }>,
                             #raw,
@@ -1001,33 +1181,37 @@ impl<'a> Emit<'a> {
                             ::core::result::Result::Ok(#value) => #value,
                             ::core::result::Result::Err(_) => return #none,
                         }
-                    }
+                    })
                 }
                 Operand::Data(data) if data.convert.is_some() && !is_float_literal(&data.raw) => {
                     let value = data_value(data, false, &quote!(return #none));
                     let constant = Ident::new("__constant", Span::mixed_site());
-                    quote! {{
+                    self.number.lift(quote! {{
                         let #constant: f64 = #value;
                         if !#private::propagates(#code, #slot) && !#constant.is_finite() {
                             return #none;
                         }
                         #constant
-                    }}
+                    }})
                 }
-                Operand::Data(data) => data_value(data, false, &quote!(return #none)),
+                Operand::Data(data) => {
+                    self.data(data, data_value(data, false, &quote!(return #none)))
+                }
                 _ => self.primal(operand, in_loop)?,
             };
             let local = operand_ident(op.id, slot);
-            out.extend(quote!(let #local: f64 = #primal;));
+            let number = self.number.ty();
+            out.extend(quote!(let #local: #number = #primal;));
             operands.push(quote!(#local));
         }
         while operands.len() < 3 {
-            operands.push(quote!(0.0));
+            operands.push(self.number.zero());
         }
         let exponent = op.exponent.clone().unwrap_or_else(|| quote!(0));
         let carried_here = constant_in_loops(carried.clone(), in_loop);
+        let number = self.number.ty();
         out.extend(quote! {
-            let #result: f64 = #private::value(#code, [#(#operands),*], #exponent);
+            let #result: #number = #private::value(#code, [#(#operands),*], #exponent);
             if !#carried_here && !#result.is_finite() {
                 return #none;
             }
@@ -1053,8 +1237,10 @@ impl<'a> Emit<'a> {
             }
         } else if self.arms > 0 {
             let keep = keep_ident(op.id);
-            self.hoisted
-                .push(quote!(let mut #keep: ([f64; 3], f64, i32) = ([0.0; 3], 0.0, 0);));
+            let (number, zero) = (self.number.ty(), self.number.zero());
+            self.hoisted.push(quote! {
+                let mut #keep: ([#number; 3], #number, i32) = ([#zero; 3], #zero, 0);
+            });
             out.extend(quote!(#keep = ([#(#operands),*], #result, #exponent);));
         } else {
             self.direct.insert(op.id);
@@ -1105,9 +1291,10 @@ impl<'a> Emit<'a> {
             Operand::Place(place) => self.place_primal(place, in_loop)?,
             // A constant is checked by the trace's own conversion; a detached value is a
             // checked result already.
-            Operand::Data(data) => {
-                data_value(data, true, &quote!(return ::core::option::Option::None))
-            }
+            Operand::Data(data) => self.data(
+                data,
+                data_value(data, true, &quote!(return ::core::option::Option::None)),
+            ),
         })
     }
 
@@ -1157,10 +1344,16 @@ impl<'a> Emit<'a> {
         // counts (see `versioned`).
         for var in self.restored(stmts).into_iter().rev() {
             let var = &self.program.vars[var];
-            let (primal, zero) = (&var.primal, &var.zero);
-            out.extend(quote! {
-                let mut #primal = #zero;
-                #stack.take(&mut #primal);
+            let (primal, zero) = (&var.primal, self.number.zeros(&var.zero));
+            out.extend(match self.number {
+                Number::F64 => quote! {
+                    let mut #primal = #zero;
+                    #stack.take(&mut #primal);
+                },
+                Number::Dual => quote! {
+                    let mut #primal = #zero;
+                    ::autodiff::__private::Numbers::take(&mut #primal, #stack);
+                },
             });
         }
         for stmt in stmts.iter().rev() {
@@ -1174,7 +1367,7 @@ impl<'a> Emit<'a> {
         for stmt in stmts {
             match stmt {
                 Stmt::Let { var, .. } | Stmt::LetArray { var, .. } | Stmt::Call { var, .. } => {
-                    out.extend(adjoint_declaration(&self.program.vars[*var]));
+                    out.extend(self.adjoint_declaration(&self.program.vars[*var]));
                 }
                 Stmt::Data {
                     tokens,
@@ -1203,8 +1396,9 @@ impl<'a> Emit<'a> {
             Stmt::Let { var, value } => {
                 let adjoint = &self.program.vars[*var].adjoint;
                 let value = self.reverse_value(value, &upstream, in_loop)?;
+                let number = self.number.ty();
                 quote!({
-                    let #upstream: f64 = #adjoint;
+                    let #upstream: #number = #adjoint;
                     #value
                 })
             }
@@ -1301,9 +1495,10 @@ impl<'a> Emit<'a> {
         let value = self.reverse_value(value, &upstream, in_loop);
         self.fresh = None;
         let value = value?;
+        let (number, zero) = (self.number.ty(), self.number.zero());
         Some(quote!({
-            let #upstream: f64 = #target;
-            #target = 0.0;
+            let #upstream: #number = #target;
+            #target = #zero;
             #then
             #value
         }))
@@ -1319,7 +1514,8 @@ impl<'a> Emit<'a> {
         let mut out = match &value.result {
             Operand::Temp(id) => {
                 let name = upstream_ident(*id);
-                quote!(let #name: f64 = #upstream;)
+                let number = self.number.ty();
+                quote!(let #name: #number = #upstream;)
             }
             // A copy: the source's node receives what the copy received.
             Operand::Place(place) => {
@@ -1348,13 +1544,16 @@ impl<'a> Emit<'a> {
             let kept = self.kept(op);
             // What the reverse sweep recomputes, where the slopes read it (a constant).
             let mut known = Vec::new();
+            let zero = self.number.zero();
             for (slot, &kept) in kept.iter().enumerate() {
                 let value = match (kept, op.operands.get(slot)) {
                     (true, Some(Operand::Place(place))) => self.place_primal(place, true)?,
                     // Checked by the forward sweep already.
-                    (true, Some(Operand::Data(data))) => data_value(data, false, &quote!(0.0)),
+                    (true, Some(Operand::Data(data))) => {
+                        self.data(data, data_value(data, false, &quote!(0.0)))
+                    }
                     _ => {
-                        known.push(quote!(0.0));
+                        known.push(zero.clone());
                         continue;
                     }
                 };
@@ -1362,7 +1561,7 @@ impl<'a> Emit<'a> {
                     if const { #private::reads(#code, [#(#tracked),*]).operands[#slot] } {
                         #value
                     } else {
-                        0.0
+                        #zero
                     }
                 });
             }
@@ -1388,7 +1587,7 @@ impl<'a> Emit<'a> {
                         })
                         .collect();
                     while locals.len() < 3 {
-                        locals.push(quote!(0.0));
+                        locals.push(self.number.zero());
                     }
                     let (value, power) = (
                         temp(op.id),
@@ -1416,7 +1615,8 @@ impl<'a> Emit<'a> {
                 Operand::Data(_) => {}
                 Operand::Temp(id) => {
                     let (name, slope) = (upstream_ident(*id), &named[slot]);
-                    out.extend(quote!(let #name: f64 = #upstream * #slope;));
+                    let number = self.number.ty();
+                    out.extend(quote!(let #name: #number = #upstream * #slope;));
                 }
                 Operand::Place(place) => {
                     let adjoint = self.place_adjoint(place, in_loop)?;

@@ -16,12 +16,14 @@ use crate::signature::{self, Kind, Param};
 /// Lowers `graph_body` (the rewrite's output) with the signature's `params`; for the
 /// halves other sweeps call (`half`), whose reverse half is a function of its own, data
 /// `let`s at the top level are replayed too. `array_output`: the function returns an
-/// array (only halves do), a local tracked array returned as it is.
+/// array (only halves do), a local tracked array returned as it is. `dual`: for sweeps
+/// on duals, where data code reads a tracked value's primal through `f64::from`.
 pub(crate) fn lower(
     graph_body: &TokenStream,
     params: &[Param],
     half: bool,
     array_output: bool,
+    dual: bool,
 ) -> Option<Program> {
     let block: Block = syn::parse2(graph_body.clone()).ok()?;
     let names = Names::of(&block, params, half);
@@ -38,6 +40,7 @@ pub(crate) fn lower(
         spills: 0,
         half,
         array_output,
+        dual,
         called: Vec::new(),
         shaped: Vec::new(),
         proven: std::collections::HashSet::new(),
@@ -241,6 +244,8 @@ struct Lower {
     half: bool,
     /// The function returns an array (see [`lower`]).
     array_output: bool,
+    /// For sweeps on duals (`name_hvp`'s): data code reads a primal's value as an `f64`.
+    dual: bool,
     /// The variables holding calls' results, of a shape the macro cannot see.
     called: Vec<VarId>,
     /// Locals started from data of a shape the macro cannot see (`constant_local`).
@@ -1551,7 +1556,10 @@ impl VisitMut for PrimalReads<'_> {
                 match place {
                     Some(place) if scalar => {
                         let primal = self.lower.primal_place(&place);
-                        *expr = Expr::Verbatim(quote!((#primal)));
+                        *expr = Expr::Verbatim(match self.lower.dual {
+                            true => quote!(::core::primitive::f64::from(#primal)),
+                            false => quote!((#primal)),
+                        });
                     }
                     _ => self.failed = true,
                 }

@@ -10,4 +10,4 @@ mod ir;
 mod lower;
 mod names;
 
-pub(crate) use emit::{halves, sweeps};
+pub(crate) use emit::{dual_sweeps, halves, sweeps};

@@ -1,0 +1,255 @@
+//! `name_hvp`'s compiled sweeps (forward over reverse: `name_grad`'s sweeps on duals)
+//! against the recorded Hessian `name_hessian` computes on the tape: the same gradient
+//! bits as `name_grad`, and `H v` equal to the Hessian's columns to rounding, on bodies
+//! with loops, branches, local arrays, `detach`, folds and parameter structs; and where
+//! the sweeps give up, the same typed errors as before.
+
+use autodiff::{differentiable, Parameters, ScalarAutodiffError};
+
+/// `H e_j` from `hvp` against column `j` of `hessian`, for every `j`; the gradient's and
+/// the value's bits against `grad`'s.
+fn check_columns(
+    count: usize,
+    hvp: impl Fn(&[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError>,
+    hessian: &[Vec<f64>],
+    grad: (f64, &[f64]),
+) -> Result<(), ScalarAutodiffError> {
+    let scale = hessian
+        .iter()
+        .flatten()
+        .fold(0.0f64, |most, h| most.max(h.abs()));
+    for j in 0..count {
+        let mut direction = vec![0.0; count];
+        direction[j] = 1.0;
+        let (value, gradient, product) = hvp(&direction)?;
+        assert_eq!(
+            value.to_bits(),
+            grad.0.to_bits(),
+            "the value, direction {j}"
+        );
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&gradient), bits(grad.1), "the gradient, direction {j}");
+        for i in 0..count {
+            let expected = hessian[i][j];
+            assert!(
+                (product[i] - expected).abs() <= 1e-13 * scale,
+                "(H e_{j})[{i}] = {} against the recorded Hessian's {expected}",
+                product[i]
+            );
+        }
+    }
+    Ok(())
+}
+
+const INPUTS: usize = 3;
+const HIDDEN: usize = 4;
+const OUTPUTS: usize = 3;
+
+/// A small MLP batch loss written as the benches' `mlp_batch`: nested loops, local arrays,
+/// running sums, `detach`, `max`, a data index.
+#[allow(clippy::needless_range_loop)]
+#[differentiable]
+fn mlp(
+    w1: [[f64; INPUTS]; HIDDEN],
+    b1: [f64; HIDDEN],
+    w2: [[f64; HIDDEN]; OUTPUTS],
+    xs: &[[f64; INPUTS]],
+    labels: &[usize],
+) -> f64 {
+    let mut total = 0.0;
+    for (x, &label) in xs.iter().zip(labels) {
+        let mut h = [0.0; HIDDEN];
+        for j in 0..HIDDEN {
+            let mut s = b1[j];
+            for i in 0..INPUTS {
+                s += w1[j][i] * x[i];
+            }
+            h[j] = s.tanh();
+        }
+        let mut z = [0.0; OUTPUTS];
+        for k in 0..OUTPUTS {
+            let mut s = 0.0;
+            for j in 0..HIDDEN {
+                s += w2[k][j] * h[j];
+            }
+            z[k] = s;
+        }
+        let mut m = z[0].detach();
+        for k in 1..OUTPUTS {
+            m = m.max(z[k].detach());
+        }
+        let mut sum = 0.0;
+        for k in 0..OUTPUTS {
+            sum += (z[k] - m).exp();
+        }
+        total += m + sum.ln() - z[label];
+    }
+    total / xs.len() as f64
+}
+
+fn lcg(state: &mut u64) -> f64 {
+    *state = state
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (*state >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[test]
+fn an_mlp_batch_hvp_is_the_recorded_hessian() -> Result<(), ScalarAutodiffError> {
+    let mut state = 7;
+    let mut next = || 2.0 * lcg(&mut state) - 1.0;
+    let w1: [[f64; INPUTS]; HIDDEN] = std::array::from_fn(|_| std::array::from_fn(|_| next()));
+    let b1: [f64; HIDDEN] = std::array::from_fn(|_| next());
+    let w2: [[f64; HIDDEN]; OUTPUTS] = std::array::from_fn(|_| std::array::from_fn(|_| next()));
+    let xs: Vec<[f64; INPUTS]> = (0..5)
+        .map(|_| std::array::from_fn(|_| 2.0 * next()))
+        .collect();
+    let labels = [0, 2, 1, 1, 0];
+    let (_, gradient, hessian) = mlp_hessian(w1, b1, w2, &xs, &labels)?;
+    let (value, grad) = mlp_grad(w1, b1, w2, &xs, &labels)?;
+    assert_eq!(gradient, grad);
+    let count = grad.len();
+    check_columns(
+        count,
+        |direction| {
+            let tangent: [f64; INPUTS * HIDDEN + HIDDEN + OUTPUTS * HIDDEN] =
+                direction.try_into().expect("the direction's length");
+            let (value, gradient, product) = mlp_hvp(w1, b1, w2, &xs, &labels, tangent)?;
+            Ok((value, gradient.to_vec(), product.to_vec()))
+        },
+        &hessian.iter().map(|row| row.to_vec()).collect::<Vec<_>>(),
+        (value, &grad),
+    )
+}
+
+/// A branch in a loop, a copy of a parameter's element (`let mut s = p[i]`), `powi`,
+/// `powf`, `atan2`, `mul_add`, `abs`, a `sum` fold and a constant local array.
+#[differentiable]
+fn mixed(p: [f64; 4], data: &[f64]) -> f64 {
+    let mut acc = [0.0; 4];
+    let mut total = 0.0;
+    for i in 0..4 {
+        let mut s = p[i];
+        if data[i] > 0.0 {
+            s = s * data[i] + p[(i + 1) % 4].powi(3);
+        } else {
+            s = s.atan2(p[(i + 2) % 4]) - s.abs().powf(1.5);
+        }
+        acc[i] = s.mul_add(p[i], 0.25);
+        total += acc[i].sin();
+    }
+    let spread: f64 = acc.iter().map(|a| (a - total).powi(2)).sum();
+    spread.sqrt() + total
+}
+
+#[test]
+fn branches_copies_and_folds_hvp_is_the_recorded_hessian() -> Result<(), ScalarAutodiffError> {
+    let data = [0.5, -1.0, 2.0, -0.25];
+    for p in [[0.3, -0.8, 1.1, 0.6], [-1.3, 0.4, 0.9, -0.2]] {
+        let (_, gradient, hessian) = mixed_hessian(p, &data)?;
+        let (value, grad) = mixed_grad(p, &data)?;
+        assert_eq!(gradient, grad);
+        check_columns(
+            4,
+            |direction| {
+                let tangent: [f64; 4] = direction.try_into().expect("four");
+                let (value, gradient, product) = mixed_hvp(p, &data, tangent)?;
+                Ok((value, gradient.to_vec(), product.to_vec()))
+            },
+            &hessian.iter().map(|row| row.to_vec()).collect::<Vec<_>>(),
+            (value, &grad),
+        )?;
+    }
+    Ok(())
+}
+
+#[derive(Parameters, Clone, Debug)]
+struct Layer {
+    w: [[f64; 2]; 2],
+    b: [f64; 2],
+}
+
+/// A parameter struct and a slice of weights: their adjoints are duals of their shapes.
+#[differentiable]
+fn layered(#[param] layer: &Layer, #[param] scales: &[f64], x: &[f64; 2]) -> f64 {
+    let mut out = 0.0;
+    for k in 0..2 {
+        let z = layer.w[k][0] * x[0] + layer.w[k][1] * x[1] + layer.b[k];
+        out += scales[k] * z.tanh() + scales[k + 1].exp() * z * z;
+    }
+    out
+}
+
+#[test]
+fn struct_and_slice_parameters_hvp_is_the_recorded_hessian() -> Result<(), ScalarAutodiffError> {
+    let layer = Layer {
+        w: [[0.4, -0.7], [1.2, 0.3]],
+        b: [0.1, -0.5],
+    };
+    let scales = vec![0.9, -0.6, 0.2];
+    let x = [0.8, -1.4];
+    let (_, gradient, hessian) = layered_hessian(&layer, &scales, &x)?;
+    let (value, (g_layer, g_scales)) = layered_grad(&layer, &scales, &x)?;
+    let grad = [g_layer.to_flat(), g_scales.clone()].concat();
+    assert_eq!(gradient, grad);
+    check_columns(
+        grad.len(),
+        |direction| {
+            let (d_layer, d_scales) = direction.split_at(6);
+            let mut tangent = (layer.clone(), d_scales.to_vec());
+            tangent.0.read_flat(d_layer)?;
+            let (value, (gl, gs), (pl, ps)) = layered_hvp(&layer, &scales, &x, tangent)?;
+            Ok((
+                value,
+                [gl.to_flat(), gs].concat(),
+                [pl.to_flat(), ps].concat(),
+            ))
+        },
+        &hessian,
+        (value, &grad),
+    )
+}
+
+/// `sqrt` at 0 inside a loop: the sweeps give up, and the tape names the operation.
+#[differentiable]
+fn roots(p: [f64; 3]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..3 {
+        total += (p[i] * p[i]).sqrt();
+    }
+    total
+}
+
+/// `x^1.5` at 0: a finite slope (0) whose own derivative is infinite, along a direction
+/// that does not move `x`. The recorded Hessian refuses it whatever the direction; the
+/// compiled sweeps must not answer where it does not.
+#[differentiable]
+fn corner(x: f64, y: f64) -> f64 {
+    x.powf(1.5) + y * y
+}
+
+#[test]
+fn where_the_sweeps_give_up_the_errors_are_the_tapes() {
+    assert!(matches!(
+        roots_hvp([1.0, 0.0, 2.0], [1.0, 1.0, 1.0]),
+        Err(ScalarAutodiffError::NonFiniteSlope { .. }
+            | ScalarAutodiffError::NonFiniteDerivative { .. })
+    ));
+    let along_y = corner_hvp(0.0, 1.0, [0.0, 1.0]);
+    let hessian = corner_hessian(0.0, 1.0);
+    assert!(
+        matches!(
+            (&along_y, &hessian),
+            (
+                Err(ScalarAutodiffError::NonFiniteSecondOrder { .. }),
+                Err(ScalarAutodiffError::NonFiniteSecondOrder { .. })
+            )
+        ),
+        "{along_y:?}, {hessian:?}"
+    );
+    // Away from the corner, both answer.
+    let (_, gradient, product) = corner_hvp(0.5, 1.0, [1.0, 0.0]).expect("finite");
+    assert_eq!(gradient, [1.5 * 0.5f64.sqrt(), 2.0]);
+    assert!((product[0] - 0.75 / 0.5f64.sqrt()).abs() < 1e-15);
+    assert_eq!(product[1], 0.0);
+}
