@@ -428,6 +428,92 @@ fn parameters_the_result_ignores_have_zero_rows() -> Result<(), ScalarAutodiffEr
     Ok(())
 }
 
+// Outputs that are parameters, or made before the last parameter: the second-order sweeps
+// still read and write every parameter's place (this once indexed past their scratch).
+
+#[differentiable]
+fn first(x: f64, y: f64) -> f64 {
+    let _ = y * 2.0;
+    x
+}
+
+#[differentiable]
+#[allow(unused_variables)]
+fn id(x: f64, y: f64) -> f64 {
+    x
+}
+
+#[differentiable]
+fn first_of_first(w: [f64; 2], v: [f64; 3]) -> f64 {
+    let _ = v[2] * w[1];
+    w[0]
+}
+
+#[differentiable]
+fn early(x: f64, y: f64, z: f64) -> f64 {
+    let s = x * x;
+    let _ = y * z;
+    s
+}
+
+#[differentiable]
+fn pick(x: f64, xs: &[f64]) -> f64 {
+    x * xs[3]
+}
+
+#[test]
+fn outputs_before_the_last_parameter_have_hessians() -> Result<(), ScalarAutodiffError> {
+    assert_eq!(first_grad(1.0, 2.0)?, (1.0, [1.0, 0.0]));
+    assert_eq!(
+        first_hvp(1.0, 2.0, [1.0, 1.0])?,
+        (1.0, [1.0, 0.0], [0.0, 0.0])
+    );
+    let (value, gradient, h) = first_hessian(1.0, 2.0)?;
+    assert_eq!((value, gradient, *h), (1.0, [1.0, 0.0], [[0.0; 2]; 2]));
+    assert_eq!(first_jvp(1.0, 2.0, [0.5, 3.0])?, (1.0, 0.5));
+
+    assert_eq!(id_grad(-4.0, 2.0)?, (-4.0, [1.0, 0.0]));
+    assert_eq!(
+        id_hvp(-4.0, 2.0, [1.0, -1.0])?,
+        (-4.0, [1.0, 0.0], [0.0, 0.0])
+    );
+    let (value, gradient, h) = id_hessian(-4.0, 2.0)?;
+    assert_eq!((value, gradient, *h), (-4.0, [1.0, 0.0], [[0.0; 2]; 2]));
+
+    let (w, v) = ([3.0, -1.0], [0.5, 0.25, 2.0]);
+    let one_hot = [1.0, 0.0, 0.0, 0.0, 0.0];
+    assert_eq!(first_of_first_grad(w, v)?, (3.0, one_hot));
+    let (value, gradient, product) = first_of_first_hvp(w, v, [1.0; 5])?;
+    assert_eq!((value, gradient, product), (3.0, one_hot, [0.0; 5]));
+    let (value, gradient, h) = first_of_first_hessian(w, v)?;
+    assert_eq!((value, gradient, *h), (3.0, one_hot, [[0.0; 5]; 5]));
+
+    // A real second derivative on the first place, with two later parameters.
+    let (value, gradient, product) = early_hvp(3.0, 2.0, 5.0, [1.0, 1.0, 1.0])?;
+    assert_eq!(
+        (value, gradient, product),
+        (9.0, [6.0, 0.0, 0.0], [2.0, 0.0, 0.0])
+    );
+    let (_, _, h) = early_hessian(3.0, 2.0, 5.0)?;
+    assert_eq!(*h, [[2.0, 0.0, 0.0], [0.0; 3], [0.0; 3]]);
+    Ok(())
+}
+
+#[test]
+fn a_panic_inside_a_call_leaves_no_nodes_on_the_tape() -> Result<(), ScalarAutodiffError> {
+    let before = autodiff::tape_len();
+    // The user's own indexing panics (`xs` is too short) while the call is recording.
+    let outcome = std::panic::catch_unwind(|| pick_hvp(2.0, &[1.0], [1.0]));
+    assert!(outcome.is_err());
+    assert_eq!(autodiff::tape_len(), before);
+    // And the tape still works.
+    assert_eq!(
+        pick_hvp(2.0, &[0.0, 0.0, 0.0, 1.5], [1.0])?,
+        (3.0, [1.5], [0.0])
+    );
+    Ok(())
+}
+
 #[differentiable]
 fn polar(r: f64, theta: f64) -> [f64; 3] {
     [r * theta.cos(), r * theta.sin(), r * r]

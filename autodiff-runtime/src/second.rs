@@ -39,14 +39,19 @@ struct Recording {
 /// Walks down from `output`: the reached operations with their first and second local
 /// derivatives, and the first-order adjoints (the validated pass made every first-order
 /// number here finite).
-fn record(tape: &Tape, base: usize, output: u32) -> Result<Recording> {
-    let len = output as usize + 1 - base;
+///
+/// The recording covers every place up to the output and at least the `count` variables:
+/// an output that is a variable, or made before the last variable (`fn f(x, y) { x }`),
+/// precedes places the sweeps still read and write.
+fn record(tape: &Tape, base: usize, output: u32, count: usize) -> Result<Recording> {
+    let out = output as usize - base;
+    let len = (out + 1).max(count);
     let mut reached = vec![false; len];
     let mut adjoints = vec![0.0; len];
-    reached[len - 1] = true;
-    adjoints[len - 1] = 1.0;
+    reached[out] = true;
+    adjoints[out] = 1.0;
     let mut nodes = Vec::new();
-    for at in (0..len).rev() {
+    for at in (0..=out).rev() {
         let index = (base + at) as u32;
         let op = tape.node(index).op;
         if !reached[at] || op.arity() == 0 {
@@ -290,7 +295,7 @@ pub(crate) fn products(
     directions: &[f64],
     products: &mut [f64],
 ) -> Result<()> {
-    let recording = record(tape, base, output)?;
+    let recording = record(tape, base, output, count)?;
     // One direction (`name_hvp`) takes single-lane sweeps; more go [`BLOCK`] at a time.
     if directions.len() <= count {
         return blocks::<1>(tape, base, &recording, (count, directions), products);

@@ -105,17 +105,32 @@ pub fn trace<R>(build: impl FnOnce(&Trace<'_>) -> Result<R>) -> Result<R> {
     TAPE.try_with(|cell| match cell.try_borrow_mut() {
         Ok(mut tape) => {
             let base = tape.len();
-            let outcome = build(&Trace {
-                tape: RefCell::new(&mut tape),
+            let popped = Popped {
+                tape: &mut tape,
+                base,
+            };
+            build(&Trace {
+                tape: RefCell::new(&mut *popped.tape),
                 base,
                 spent: Cell::new(false),
-            });
-            tape.truncate(base);
-            outcome
+            })
         }
         Err(_) => Err(ScalarAutodiffError::TapeUnavailable),
     })
     .unwrap_or(Err(ScalarAutodiffError::TapeUnavailable))
+}
+
+/// Pops what a trace recorded when it ends, also when `build` panics: the tape is
+/// thread-local and outlives a caught panic, which must not leave the trace's nodes on it.
+struct Popped<'a> {
+    tape: &'a mut Tape,
+    base: usize,
+}
+
+impl Drop for Popped<'_> {
+    fn drop(&mut self) {
+        self.tape.truncate(self.base);
+    }
 }
 
 impl<'t> Trace<'t> {
