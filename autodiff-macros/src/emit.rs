@@ -382,7 +382,8 @@ pub(crate) fn mentions_self(sig: &syn::Signature, block: &syn::Block) -> bool {
 /// one taken by reference.
 pub(crate) fn by_reference(param: &Param) -> TokenStream {
     let name = &param.ident;
-    match (&param.kind, &param.ty) {
+    // (Ungrouped: a type a `macro_rules!` macro passes on as `$ty:ty` comes grouped.)
+    match (&param.kind, crate::signature::ungrouped(&param.ty)) {
         (Kind::Declared { .. }, Type::Reference(_)) => quote!(#name),
         _ => quote!(&#name),
     }

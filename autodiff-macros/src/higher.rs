@@ -188,12 +188,34 @@ pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
          {errors_doc}"
     );
 
-    let (hessian_type, hessian_body) = if is_flat(&tracked) {
+    // The compiled sweeps once per column first, into `gradient` and `hessian` (a
+    // flat slice); the trace decides every call they give up on.
+    let columns = |hessian_flat: TokenStream, done: TokenStream| {
+        context.hvp_sweeps.as_ref().map(|sweeps| {
+            quote! {
+                if let ::core::option::Option::Some(#value) = #private::hessian_by_columns(
+                    #count,
+                    |#flat: &[#float]| #sweeps,
+                    &mut #gradient,
+                    #hessian_flat,
+                ) {
+                    return ::core::result::Result::Ok(#done);
+                }
+            }
+        })
+    };
+    let (hessian_type, hessian_start, hessian_body) = if is_flat(&tracked) {
         let n = gradient_len(&tracked);
         let ty = quote!((#float, [#float; #n], ::std::boxed::Box<[[#float; #n]; #n]>));
-        let body = quote! {
+        let start = quote! {
             let mut #gradient: [#float; #n] = [0.0; #n];
             let mut #hessian = #private::square::<{ #n }>()?;
+        };
+        let compiled = columns(
+            quote!(#hessian.as_flattened_mut()),
+            quote!((#value, #gradient, #hessian)),
+        );
+        let body = quote! {
             let #value = #tape.value_gradient_hessian(
                 #output,
                 &mut #gradient,
@@ -201,17 +223,23 @@ pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
             )?;
             ::core::result::Result::Ok((#value, #gradient, #hessian))
         };
-        (ty, body)
+        (ty, quote!(#start #compiled), body)
     } else {
         let vec = quote!(::std::vec::Vec<#float>);
         let ty = quote!((#float, #vec, ::std::vec::Vec<#vec>));
-        let body = quote! {
+        let start = quote! {
             let mut #gradient: #vec = ::std::vec![0.0; #count];
             let mut #hessian: #vec = ::std::vec![0.0; #count * #count];
+        };
+        let compiled = columns(
+            quote!(&mut #hessian),
+            quote!((#value, #gradient, #private::rows(&#hessian, #count))),
+        );
+        let body = quote! {
             let #value = #tape.value_gradient_hessian(#output, &mut #gradient, &mut #hessian)?;
             ::core::result::Result::Ok((#value, #gradient, #private::rows(&#hessian, #count)))
         };
-        (ty, body)
+        (ty, quote!(#start #compiled), body)
     };
 
     quote! {
@@ -260,6 +288,7 @@ pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
             -> ::core::result::Result<#hessian_type, #error>
         {
             #count_line
+            #hessian_start
             #private::trace(|#tape| {
                 #(#variables)*
                 let #output = #run_trace?;

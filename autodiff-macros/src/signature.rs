@@ -429,7 +429,7 @@ fn output(sig: &Signature, errors: &mut Errors) -> Output {
 }
 
 /// `ty` without invisible or round parentheses around it.
-fn ungrouped(mut ty: &Type) -> &Type {
+pub(crate) fn ungrouped(mut ty: &Type) -> &Type {
     loop {
         match ty {
             Type::Group(group) => ty = &group.elem,
