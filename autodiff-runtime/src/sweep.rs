@@ -578,9 +578,15 @@ pub fn hessian_by_columns(
             *slot = 0.0;
         }
         if let Some(slots) = columns.get_mut(j * count..(j + 1) * count) {
-            slots.iter_mut().zip(&column).for_each(|(slot, &h)| *slot = h);
+            slots
+                .iter_mut()
+                .zip(&column)
+                .for_each(|(slot, &h)| *slot = h);
         }
-        gradient.iter_mut().zip(&first).for_each(|(slot, &g)| *slot = g);
+        gradient
+            .iter_mut()
+            .zip(&first)
+            .for_each(|(slot, &g)| *slot = g);
         value = Some(at);
     }
     symmetrize(&columns, count, hessian);
