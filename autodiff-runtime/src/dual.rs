@@ -286,14 +286,33 @@ impl Neg for Dual {
     }
 }
 
+/// Sums of adjoints in `name_hvp`'s sweeps: plain (value, tangent) sums, whose values are
+/// the `f64` sums' bits. (An untracked term's tangent is 0: the table's sum, which checks
+/// which term is tracked, would add the same numbers.)
 impl AddAssign for Dual {
     #[inline(always)]
     fn add_assign(&mut self, other: Dual) {
-        *self = *self + other;
+        *self = Dual {
+            value: self.value + other.value,
+            tangent: self.tangent + other.tangent,
+            tracked: self.tracked | other.tracked,
+        };
     }
 }
 
 impl Dual {
+    /// The product of an adjoint and a local derivative in `name_hvp`'s sweeps: plain
+    /// (value, tangent) arithmetic, the value the `f64` product's bits (see
+    /// [`AddAssign`]).
+    #[inline(always)]
+    pub fn times(self, other: Dual) -> Dual {
+        Dual {
+            value: self.value * other.value,
+            tangent: self.value * other.tangent + self.tangent * other.value,
+            tracked: self.tracked | other.tracked,
+        }
+    }
+
     /// Whether the value and the tangent are both finite.
     #[inline(always)]
     pub fn is_finite(self) -> bool {

@@ -11,6 +11,7 @@
 use crate::dual::Dual;
 use crate::error::ScalarAutodiffError;
 use crate::operation::ScalarOperation;
+use crate::sweep::symmetrize;
 use crate::tape::Tape;
 
 type Result<T> = std::result::Result<T, ScalarAutodiffError>;
@@ -329,10 +330,8 @@ fn blocks<const B: usize>(
 }
 
 /// The Hessian over the first `count` places from `base`, row-major into `hessian`
-/// (`count * count` scalars), exactly symmetric: column `j` is `H·e_j`, and both
-/// `h[i][j]` and `h[j][i]` are `(H·e_j)[i] / 2 + (H·e_i)[j] / 2`. Floating-point addition
-/// commutes, so the two are the same bits; where the two products differ in their last
-/// digits, the entry is their mean (halved first, so that it cannot overflow).
+/// (`count * count` scalars): column `j` is `H·e_j`, assembled exactly symmetric by
+/// [`symmetrize`], as `name_hessian`'s compiled sweeps assemble theirs.
 pub(crate) fn hessian(
     tape: &Tape,
     base: usize,
@@ -346,11 +345,6 @@ pub(crate) fn hessian(
     }
     let mut columns = vec![0.0; count * count];
     products(tape, base, output, count, &identity, &mut columns)?;
-    for i in 0..count {
-        for j in 0..count {
-            let mean = columns[j * count + i] * 0.5 + columns[i * count + j] * 0.5;
-            hessian[i * count + j] = 0.0 + mean;
-        }
-    }
+    symmetrize(&columns, count, hessian);
     Ok(())
 }

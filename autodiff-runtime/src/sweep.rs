@@ -8,6 +8,8 @@
 //! functions the tape's reverse pass calls, so a sweep that adds the same contributions in
 //! the same order gives the same bits. A sweep decides no error: it gives up (`None`) on
 //! the first non-finite number, and `name_grad` then runs the checked path.
+//!
+//! `name_hvp`'s sweeps are the same code on [`Dual`]s ([`Number`]): forward over reverse.
 
 use std::cell::RefCell;
 

@@ -7,6 +7,11 @@
 //! branches replayed from their flags, and adds each operand's contribution
 //! `upstream * slope` (slopes from `__private::slopes`) into its adjoint, slot by slot:
 //! the contributions of the trace's pass, in its order.
+//!
+//! `name_hvp`'s sweeps are the same code on `__private::Dual`s ([`Number::Dual`]): data
+//! enters as constants, the direction seeds the parameters' tangents, and every
+//! operation's value and slopes come from the same table, so the values are
+//! `name_grad`'s bits and each adjoint's tangent is its derivative along the direction.
 
 use std::collections::HashSet;
 
@@ -662,6 +667,16 @@ impl Number {
         match self {
             Number::F64 => value,
             Number::Dual => quote!(::autodiff::__private::Dual::constant(#value)),
+        }
+    }
+
+    /// The contribution `upstream * slope` of an edge. On duals, plain (value, tangent)
+    /// arithmetic: the table's product would check, at run time, which factor is tracked,
+    /// and an untracked factor's tangent is 0 anyway.
+    fn product(self, upstream: &Ident, slope: &Ident) -> TokenStream {
+        match self {
+            Number::F64 => quote!(#upstream * #slope),
+            Number::Dual => quote!(::autodiff::__private::Dual::times(#upstream, #slope)),
         }
     }
 
@@ -1611,16 +1626,15 @@ impl<'a> Emit<'a> {
             .collect();
         out.extend(quote!(let [#(#named),*] = #slopes;));
         for (slot, operand) in op.operands.iter().enumerate() {
+            let contribution = self.number.product(&upstream, &named[slot]);
             match operand {
                 Operand::Data(_) => {}
                 Operand::Temp(id) => {
-                    let (name, slope) = (upstream_ident(*id), &named[slot]);
-                    let number = self.number.ty();
-                    out.extend(quote!(let #name: #number = #upstream * #slope;));
+                    let (name, number) = (upstream_ident(*id), self.number.ty());
+                    out.extend(quote!(let #name: #number = #contribution;));
                 }
                 Operand::Place(place) => {
                     let adjoint = self.place_adjoint(place, in_loop)?;
-                    let slope = &named[slot];
                     // (The same for a versioned copy's own adjoint, when version 0 is not
                     // read: see `versioned`.)
                     if let Some(source) = self.versioned.get(&place.var).cloned() {
@@ -1634,9 +1648,9 @@ impl<'a> Emit<'a> {
                             let version = version_ident(place.var);
                             out.extend(quote! {
                                 if #version == 0 {
-                                    #source += #upstream * #slope;
+                                    #source += #contribution;
                                 } else {
-                                    #own = #upstream * #slope;
+                                    #own = #contribution;
                                 }
                             });
                             continue;
@@ -1653,10 +1667,10 @@ impl<'a> Emit<'a> {
                         .take_if(|(fresh, _)| *fresh == adjoint.to_string())
                         .filter(|&(_, root)| root == op.id);
                     if first.is_some() && unit_slope(op, slot) {
-                        out.extend(quote!(#adjoint = #upstream * #slope;));
+                        out.extend(quote!(#adjoint = #contribution;));
                         continue;
                     }
-                    out.extend(quote!(#adjoint += #upstream * #slope;));
+                    out.extend(quote!(#adjoint += #contribution;));
                 }
             }
         }

@@ -1,4 +1,5 @@
-//! `name_grad`'s fast path: the body as a compiled forward sweep and reverse sweep.
+//! `name_grad`'s fast path: the body as a compiled forward sweep and reverse sweep; and
+//! `name_hvp`'s, the same two sweeps on duals (forward over reverse).
 //!
 //! `lower` reads the rewritten body (the very code the trace runs) into the analysed form
 //! of `ir`, with `names` telling which data the reverse sweep may recompute and `checks`
