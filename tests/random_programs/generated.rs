@@ -6,7 +6,8 @@
 //
 // and check it is current with `cargo test --test random_programs`. The functions are
 // random programs for tests/sweep_bits.rs, which compares each one's `_grad` with its
-// `_graph` plus `backward()`, bit for bit.
+// `_graph` plus `backward()`, bit for bit, and (in tests/random_programs/second_order.rs)
+// checks its `_jvp` and `_hvp` against `_grad`.
 
 // Random code computes values it never uses, assigns what it never reads, returns early
 // and writes `x * 1.0`: the lints that catch that in real code have nothing to say here.
@@ -23,9 +24,9 @@
     clippy::all
 )]
 
-use autodiff::{differentiable, Parameters, Scalar};
+use autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
 
-use super::{constant_of, grad_outcome, graph_outcome, Outcome, Program};
+use super::support::{constant_of, grad_outcome, graph_outcome, Outcome, Program};
 
 /// A constant the bodies read as data.
 const SCALE: f64 = 0.75;
@@ -12572,6 +12573,14 @@ fn f000_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f000_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f000_jvp(p[0], p[1], n, [tangent[0], tangent[1]])
+}
+
+fn f000_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f000_hvp(p[0], p[1], n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f001_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f001_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -12583,6 +12592,14 @@ fn f001_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f001_graph(&a0, &a1)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn f001_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f001_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn f001_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f001_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f002_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -12598,6 +12615,14 @@ fn f002_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f002_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f002_jvp(p[0], [p[1], p[2]], n, constant_of(n), [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f002_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f002_hvp(p[0], [p[1], p[2]], n, constant_of(n), [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f003_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f003_grad(p[0], [p[1], p[2], p[3], p[4]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -12609,6 +12634,14 @@ fn f003_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f003_graph(&a0, &a1)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone()]))
     })
+}
+
+fn f003_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f003_jvp(p[0], [p[1], p[2], p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f003_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f003_hvp(p[0], [p[1], p[2], p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f004_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -12625,6 +12658,14 @@ fn f004_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f004_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f004_jvp(p[0], constant_of(n), p[1], [p[2], p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f004_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f004_hvp(p[0], constant_of(n), p[1], [p[2], p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f005_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f005_grad(xs, p[0], p[1], p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -12639,6 +12680,14 @@ fn f005_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f005_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f005_jvp(xs, p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f005_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f005_hvp(xs, p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f006_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f006_grad(&Layer { w: [p[0], p[1]], b: p[2] }, xs, n).map(|(value, gradient)| (value, gradient.to_flat())))
 }
@@ -12649,6 +12698,14 @@ fn f006_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f006_graph(&a0, xs, n)?;
         Ok((output, vec![a0.w[0].clone(), a0.w[1].clone(), a0.b.clone()]))
     })
+}
+
+fn f006_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f006_jvp(&Layer { w: [p[0], p[1]], b: p[2] }, xs, n, Layer { w: [tangent[0], tangent[1]], b: tangent[2] })
+}
+
+fn f006_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f006_hvp(&Layer { w: [p[0], p[1]], b: p[2] }, xs, n, Layer { w: [tangent[0], tangent[1]], b: tangent[2] }).map(|(value, gradient, product)| (value, gradient.to_flat(), product.to_flat()))
 }
 
 fn f007_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -12664,6 +12721,14 @@ fn f007_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f007_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f007_jvp([p[0], p[1], p[2]], p[3], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f007_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f007_hvp([p[0], p[1], p[2]], p[3], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f008_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f008_grad(p[0], constant_of(n)).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -12676,6 +12741,14 @@ fn f008_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f008_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f008_jvp(p[0], constant_of(n), [tangent[0]])
+}
+
+fn f008_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f008_hvp(p[0], constant_of(n), [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f009_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f009_grad([p[0], p[1]], xs, constant_of(n)).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -12686,6 +12759,14 @@ fn f009_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f009_graph(&a0, xs, constant_of(n))?;
         Ok((output, vec![a0[0].clone(), a0[1].clone()]))
     })
+}
+
+fn f009_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f009_jvp([p[0], p[1]], xs, constant_of(n), [tangent[0], tangent[1]])
+}
+
+fn f009_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f009_hvp([p[0], p[1]], xs, constant_of(n), [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f010_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -12702,6 +12783,14 @@ fn f010_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f010_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f010_jvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f010_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f010_hvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f011_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f011_grad(p[0], [p[1], p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -12713,6 +12802,14 @@ fn f011_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f011_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
     })
+}
+
+fn f011_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f011_jvp(p[0], [p[1], p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f011_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f011_hvp(p[0], [p[1], p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f012_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -12727,6 +12824,14 @@ fn f012_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f012_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f012_jvp(p[0], xs, [tangent[0]])
+}
+
+fn f012_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f012_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f013_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f013_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -12738,6 +12843,14 @@ fn f013_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f013_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn f013_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f013_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn f013_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f013_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f014_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -12755,6 +12868,14 @@ fn f014_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f014_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f014_jvp(p[0], p[1], [p[2], p[3], p[4]], &Layer { w: [p[5], p[6]], b: p[7] }, (tangent[0], tangent[1], [tangent[2], tangent[3], tangent[4]], Layer { w: [tangent[5], tangent[6]], b: tangent[7] }))
+}
+
+fn f014_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f014_hvp(p[0], p[1], [p[2], p[3], p[4]], &Layer { w: [p[5], p[6]], b: p[7] }, (tangent[0], tangent[1], [tangent[2], tangent[3], tangent[4]], Layer { w: [tangent[5], tangent[6]], b: tangent[7] })).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.extend(gradient.2); flat.extend(gradient.3.to_flat()); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.extend(product.2); flat.extend(product.3.to_flat()); flat }))
+}
+
 fn f015_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f015_grad(p[0], p[1], [p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -12769,6 +12890,14 @@ fn f015_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f015_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f015_jvp(p[0], p[1], [p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f015_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f015_hvp(p[0], p[1], [p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f016_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f016_grad(p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -12779,6 +12908,14 @@ fn f016_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f016_graph(&a0)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn f016_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f016_jvp(p[0], [tangent[0]])
+}
+
+fn f016_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f016_hvp(p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f017_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -12794,6 +12931,14 @@ fn f017_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f017_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f017_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn f017_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f017_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f018_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f018_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -12804,6 +12949,14 @@ fn f018_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f018_graph(&a0, xs, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn f018_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f018_jvp(p[0], xs, n, [tangent[0]])
+}
+
+fn f018_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f018_hvp(p[0], xs, n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn m019_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -12819,6 +12972,14 @@ fn m019_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn m019_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    HOLDER.m019_jvp(p[0], n, p[1], [tangent[0], tangent[1]])
+}
+
+fn m019_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    HOLDER.m019_hvp(p[0], n, p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f020_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f020_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -12829,6 +12990,14 @@ fn f020_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f020_graph(&a0, xs)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn f020_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f020_jvp(p[0], xs, [tangent[0]])
+}
+
+fn f020_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f020_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f021_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -12843,6 +13012,14 @@ fn f021_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f021_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f021_jvp(p[0], n, xs, [tangent[0]])
+}
+
+fn f021_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f021_hvp(p[0], n, xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f022_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f022_grad(p[0], p[1], [p[2], p[3], p[4]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -12855,6 +13032,14 @@ fn f022_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f022_graph(&a0, &a1, &a2, n)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone()]))
     })
+}
+
+fn f022_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f022_jvp(p[0], p[1], [p[2], p[3], p[4]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f022_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f022_hvp(p[0], p[1], [p[2], p[3], p[4]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn m023_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -12872,6 +13057,14 @@ fn m023_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn m023_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    HOLDER.m023_jvp(p[0], p[1], [p[2], p[3], p[4], p[5]], [p[6], p[7]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]])
+}
+
+fn m023_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    HOLDER.m023_hvp(p[0], p[1], [p[2], p[3], p[4], p[5]], [p[6], p[7]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f024_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f024_grad(p[0], n, [p[1], p[2]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -12883,6 +13076,14 @@ fn f024_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f024_graph(&a0, n, &a2)?;
         Ok((output, vec![a0.clone(), a2[0].clone(), a2[1].clone()]))
     })
+}
+
+fn f024_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f024_jvp(p[0], n, [p[1], p[2]], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f024_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f024_hvp(p[0], n, [p[1], p[2]], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f025_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -12899,6 +13100,14 @@ fn f025_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f025_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f025_jvp(p[0], p[1], [p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f025_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f025_hvp(p[0], p[1], [p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn m026_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(Holder::m026_grad(p[0], p[1], [p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -12913,6 +13122,14 @@ fn m026_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn m026_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    Holder::m026_jvp(p[0], p[1], [p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn m026_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    Holder::m026_hvp(p[0], p[1], [p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f027_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f027_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -12923,6 +13140,14 @@ fn f027_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f027_graph(&a0, xs, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn f027_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f027_jvp(p[0], xs, n, [tangent[0]])
+}
+
+fn f027_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f027_hvp(p[0], xs, n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f028_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -12937,6 +13162,14 @@ fn f028_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f028_graph(&a0, &a1, n, &a3)?;
         Ok((output, vec![a0.clone(), a1.clone(), a3[0].clone(), a3[1].clone()]))
     })
+}
+
+fn f028_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f028_jvp(p[0], p[1], n, [p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f028_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f028_hvp(p[0], p[1], n, [p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f030_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -12954,6 +13187,14 @@ fn f030_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f030_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f030_jvp(p[0], p[1], p[2], [p[3], p[4], p[5]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn f030_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f030_hvp(p[0], p[1], p[2], [p[3], p[4], p[5]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f031_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f031_grad(p[0], p[1], [p[2], p[3], p[4], p[5]], &Layer { w: [p[6], p[7]], b: p[8] }, xs).map(|(value, gradient)| { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.extend(gradient.2); flat.extend(gradient.3.to_flat()); (value, flat) }))
 }
@@ -12969,6 +13210,14 @@ fn f031_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f031_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f031_jvp(p[0], p[1], [p[2], p[3], p[4], p[5]], &Layer { w: [p[6], p[7]], b: p[8] }, xs, (tangent[0], tangent[1], [tangent[2], tangent[3], tangent[4], tangent[5]], Layer { w: [tangent[6], tangent[7]], b: tangent[8] }))
+}
+
+fn f031_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f031_hvp(p[0], p[1], [p[2], p[3], p[4], p[5]], &Layer { w: [p[6], p[7]], b: p[8] }, xs, (tangent[0], tangent[1], [tangent[2], tangent[3], tangent[4], tangent[5]], Layer { w: [tangent[6], tangent[7]], b: tangent[8] })).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.extend(gradient.2); flat.extend(gradient.3.to_flat()); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.extend(product.2); flat.extend(product.3.to_flat()); flat }))
+}
+
 fn f032_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f032_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -12980,6 +13229,14 @@ fn f032_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f032_graph(&a0, &a1)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn f032_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f032_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn f032_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f032_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn m033_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -12996,6 +13253,14 @@ fn m033_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn m033_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    Holder::m033_jvp(p[0], [p[1], p[2], p[3], p[4]], p[5], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn m033_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    Holder::m033_hvp(p[0], [p[1], p[2], p[3], p[4]], p[5], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f034_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f034_grad(p[0], [p[1], p[2], p[3], p[4]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13007,6 +13272,14 @@ fn f034_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f034_graph(&a0, &a1, n)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone()]))
     })
+}
+
+fn f034_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f034_jvp(p[0], [p[1], p[2], p[3], p[4]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f034_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f034_hvp(p[0], [p[1], p[2], p[3], p[4]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f035_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13022,6 +13295,14 @@ fn f035_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f035_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f035_jvp(&p[0..2], p[2], (tangent[0..2].to_vec(), tangent[2]))
+}
+
+fn f035_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f035_hvp(&p[0..2], p[2], (tangent[0..2].to_vec(), tangent[2])).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.extend(gradient.0); flat.push(gradient.1); flat }, { let mut flat = Vec::new(); flat.extend(product.0); flat.push(product.1); flat }))
+}
+
 fn f036_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f036_grad(p[0], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13032,6 +13313,14 @@ fn f036_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f036_graph(&a0, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn f036_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f036_jvp(p[0], n, [tangent[0]])
+}
+
+fn f036_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f036_hvp(p[0], n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f037_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13047,6 +13336,14 @@ fn f037_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f037_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f037_jvp(p[0], n, [p[1], p[2], p[3]], xs, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f037_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f037_hvp(p[0], n, [p[1], p[2], p[3]], xs, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f039_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f039_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13057,6 +13354,14 @@ fn f039_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f039_graph(&a0, xs)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn f039_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f039_jvp(p[0], xs, [tangent[0]])
+}
+
+fn f039_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f039_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f040_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13070,6 +13375,14 @@ fn f040_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f040_graph(&a0, &a1)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone()]))
     })
+}
+
+fn f040_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f040_jvp(p[0], [p[1], p[2]], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f040_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f040_hvp(p[0], [p[1], p[2]], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f041_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13086,6 +13399,14 @@ fn f041_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f041_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f041_jvp(p[0], p[1], [p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f041_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f041_hvp(p[0], p[1], [p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f042_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f042_grad(p[0], [p[1], p[2], p[3]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13097,6 +13418,14 @@ fn f042_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f042_graph(&a0, &a1)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
     })
+}
+
+fn f042_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f042_jvp(p[0], [p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f042_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f042_hvp(p[0], [p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f043_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13114,6 +13443,14 @@ fn f043_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f043_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f043_jvp(p[0], p[1], p[2], [p[3], p[4], p[5], p[6]], constant_of(n), [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]])
+}
+
+fn f043_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f043_hvp(p[0], p[1], p[2], [p[3], p[4], p[5], p[6]], constant_of(n), [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f044_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f044_grad(p[0], p[1], [p[2], p[3], p[4], p[5]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13126,6 +13463,14 @@ fn f044_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f044_graph(&a0, &a1, &a2, n)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a2[3].clone()]))
     })
+}
+
+fn f044_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f044_jvp(p[0], p[1], [p[2], p[3], p[4], p[5]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn f044_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f044_hvp(p[0], p[1], [p[2], p[3], p[4], p[5]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn m045_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13142,6 +13487,14 @@ fn m045_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn m045_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    HOLDER.m045_jvp(xs, p[0], p[1], p[2], n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn m045_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    HOLDER.m045_hvp(xs, p[0], p[1], p[2], n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f046_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f046_grad(p[0], [p[1], p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13153,6 +13506,14 @@ fn f046_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f046_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone()]))
     })
+}
+
+fn f046_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f046_jvp(p[0], [p[1], p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f046_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f046_hvp(p[0], [p[1], p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn m047_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13167,6 +13528,14 @@ fn m047_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = Holder::m047_graph(&a0, &a1, &a2, xs, n, constant_of(n))?;
         Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone()]))
     })
+}
+
+fn m047_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    Holder::m047_jvp(p[0], p[1], [p[2], p[3]], xs, n, constant_of(n), [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn m047_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    Holder::m047_hvp(p[0], p[1], [p[2], p[3]], xs, n, constant_of(n), [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn m048_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13184,6 +13553,14 @@ fn m048_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn m048_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    Holder::m048_jvp([p[0], p[1], p[2], p[3]], p[4], p[5], p[6], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]])
+}
+
+fn m048_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    Holder::m048_hvp([p[0], p[1], p[2], p[3]], p[4], p[5], p[6], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f049_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f049_grad(p[0], p[1], [p[2], p[3]], &p[4..8], n).map(|(value, gradient)| { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.extend(gradient.2); flat.extend(gradient.3); (value, flat) }))
 }
@@ -13197,6 +13574,14 @@ fn f049_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f049_graph(&a0, &a1, &a2, &a3, n)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a3[0].clone(), a3[1].clone(), a3[2].clone(), a3[3].clone()]))
     })
+}
+
+fn f049_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f049_jvp(p[0], p[1], [p[2], p[3]], &p[4..8], n, (tangent[0], tangent[1], [tangent[2], tangent[3]], tangent[4..8].to_vec()))
+}
+
+fn f049_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f049_hvp(p[0], p[1], [p[2], p[3]], &p[4..8], n, (tangent[0], tangent[1], [tangent[2], tangent[3]], tangent[4..8].to_vec())).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.extend(gradient.2); flat.extend(gradient.3); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.extend(product.2); flat.extend(product.3); flat }))
 }
 
 fn f050_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13214,6 +13599,14 @@ fn f050_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f050_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f050_jvp(p[0], p[1], p[2], &p[3..6], xs, n, constant_of(n), (tangent[0], tangent[1], tangent[2], tangent[3..6].to_vec()))
+}
+
+fn f050_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f050_hvp(p[0], p[1], p[2], &p[3..6], xs, n, constant_of(n), (tangent[0], tangent[1], tangent[2], tangent[3..6].to_vec())).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.push(gradient.2); flat.extend(gradient.3); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.push(product.2); flat.extend(product.3); flat }))
+}
+
 fn f051_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f051_grad([p[0], p[1], p[2]], &Layer { w: [p[3], p[4]], b: p[5] }, [p[6], p[7]], xs, p[8]).map(|(value, gradient)| { let mut flat = Vec::new(); flat.extend(gradient.0); flat.extend(gradient.1.to_flat()); flat.extend(gradient.2); flat.push(gradient.3); (value, flat) }))
 }
@@ -13227,6 +13620,14 @@ fn f051_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f051_graph(&a0, &a1, &a2, xs, &a4)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a1.w[0].clone(), a1.w[1].clone(), a1.b.clone(), a2[0].clone(), a2[1].clone(), a4.clone()]))
     })
+}
+
+fn f051_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f051_jvp([p[0], p[1], p[2]], &Layer { w: [p[3], p[4]], b: p[5] }, [p[6], p[7]], xs, p[8], ([tangent[0], tangent[1], tangent[2]], Layer { w: [tangent[3], tangent[4]], b: tangent[5] }, [tangent[6], tangent[7]], tangent[8]))
+}
+
+fn f051_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f051_hvp([p[0], p[1], p[2]], &Layer { w: [p[3], p[4]], b: p[5] }, [p[6], p[7]], xs, p[8], ([tangent[0], tangent[1], tangent[2]], Layer { w: [tangent[3], tangent[4]], b: tangent[5] }, [tangent[6], tangent[7]], tangent[8])).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.extend(gradient.0); flat.extend(gradient.1.to_flat()); flat.extend(gradient.2); flat.push(gradient.3); flat }, { let mut flat = Vec::new(); flat.extend(product.0); flat.extend(product.1.to_flat()); flat.extend(product.2); flat.push(product.3); flat }))
 }
 
 fn f052_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13245,6 +13646,14 @@ fn f052_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f052_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f052_jvp(p[0], xs, p[1], &p[2..5], [p[5], p[6], p[7]], p[8], (tangent[0], tangent[1], tangent[2..5].to_vec(), [tangent[5], tangent[6], tangent[7]], tangent[8]))
+}
+
+fn f052_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f052_hvp(p[0], xs, p[1], &p[2..5], [p[5], p[6], p[7]], p[8], (tangent[0], tangent[1], tangent[2..5].to_vec(), [tangent[5], tangent[6], tangent[7]], tangent[8])).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.extend(gradient.2); flat.extend(gradient.3); flat.push(gradient.4); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.extend(product.2); flat.extend(product.3); flat.push(product.4); flat }))
+}
+
 fn f053_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f053_grad(p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13256,6 +13665,14 @@ fn f053_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f053_graph(&a0, &a1, n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn f053_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f053_jvp(p[0], p[1], n, [tangent[0], tangent[1]])
+}
+
+fn f053_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f053_hvp(p[0], p[1], n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f054_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13273,6 +13690,14 @@ fn f054_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f054_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f054_jvp(p[0], p[1], p[2], [p[3], p[4], p[5], p[6]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]])
+}
+
+fn f054_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f054_hvp(p[0], p[1], p[2], [p[3], p[4], p[5], p[6]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f055_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f055_grad(p[0], p[1], &Layer { w: [p[2], p[3]], b: p[4] }).map(|(value, gradient)| { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.extend(gradient.2.to_flat()); (value, flat) }))
 }
@@ -13285,6 +13710,14 @@ fn f055_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f055_graph(&a0, &a1, &a2)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2.w[0].clone(), a2.w[1].clone(), a2.b.clone()]))
     })
+}
+
+fn f055_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f055_jvp(p[0], p[1], &Layer { w: [p[2], p[3]], b: p[4] }, (tangent[0], tangent[1], Layer { w: [tangent[2], tangent[3]], b: tangent[4] }))
+}
+
+fn f055_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f055_hvp(p[0], p[1], &Layer { w: [p[2], p[3]], b: p[4] }, (tangent[0], tangent[1], Layer { w: [tangent[2], tangent[3]], b: tangent[4] })).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.extend(gradient.2.to_flat()); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.extend(product.2.to_flat()); flat }))
 }
 
 fn f056_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13302,6 +13735,14 @@ fn f056_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f056_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f056_jvp(p[0], p[1], p[2], &p[3..6], xs, (tangent[0], tangent[1], tangent[2], tangent[3..6].to_vec()))
+}
+
+fn f056_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f056_hvp(p[0], p[1], p[2], &p[3..6], xs, (tangent[0], tangent[1], tangent[2], tangent[3..6].to_vec())).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.push(gradient.2); flat.extend(gradient.3); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.push(product.2); flat.extend(product.3); flat }))
+}
+
 fn f057_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f057_grad(p[0], constant_of(n), [p[1], p[2], p[3]], p[4], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13314,6 +13755,14 @@ fn f057_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f057_graph(&a0, constant_of(n), &a2, &a3, n)?;
         Ok((output, vec![a0.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a3.clone()]))
     })
+}
+
+fn f057_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f057_jvp(p[0], constant_of(n), [p[1], p[2], p[3]], p[4], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f057_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f057_hvp(p[0], constant_of(n), [p[1], p[2], p[3]], p[4], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f058_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13330,6 +13779,14 @@ fn f058_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f058_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f058_jvp(p[0], p[1], [p[2], p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f058_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f058_hvp(p[0], p[1], [p[2], p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f059_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f059_grad(p[0], [p[1], p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13341,6 +13798,14 @@ fn f059_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f059_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
     })
+}
+
+fn f059_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f059_jvp(p[0], [p[1], p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f059_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f059_hvp(p[0], [p[1], p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f060_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13360,6 +13825,14 @@ fn f060_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f060_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f060_jvp(p[0], p[1], p[2], [p[3], p[4], p[5]], [p[6], p[7]], &p[8..9], n, (tangent[0], tangent[1], tangent[2], [tangent[3], tangent[4], tangent[5]], [tangent[6], tangent[7]], tangent[8..9].to_vec()))
+}
+
+fn f060_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f060_hvp(p[0], p[1], p[2], [p[3], p[4], p[5]], [p[6], p[7]], &p[8..9], n, (tangent[0], tangent[1], tangent[2], [tangent[3], tangent[4], tangent[5]], [tangent[6], tangent[7]], tangent[8..9].to_vec())).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.push(gradient.2); flat.extend(gradient.3); flat.extend(gradient.4); flat.extend(gradient.5); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.push(product.2); flat.extend(product.3); flat.extend(product.4); flat.extend(product.5); flat }))
+}
+
 fn f061_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f061_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13371,6 +13844,14 @@ fn f061_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f061_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn f061_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f061_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn f061_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f061_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f062_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13388,6 +13869,14 @@ fn f062_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f062_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f062_jvp(n, p[0], p[1], p[2], &p[3..5], (tangent[0], tangent[1], tangent[2], tangent[3..5].to_vec()))
+}
+
+fn f062_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f062_hvp(n, p[0], p[1], p[2], &p[3..5], (tangent[0], tangent[1], tangent[2], tangent[3..5].to_vec())).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.push(gradient.2); flat.extend(gradient.3); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.push(product.2); flat.extend(product.3); flat }))
+}
+
 fn f063_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f063_grad(n, p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13398,6 +13887,14 @@ fn f063_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f063_graph(n, &a1)?;
         Ok((output, vec![a1.clone()]))
     })
+}
+
+fn f063_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f063_jvp(n, p[0], [tangent[0]])
+}
+
+fn f063_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f063_hvp(n, p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f064_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13413,6 +13910,14 @@ fn f064_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f064_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f064_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn f064_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f064_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f065_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f065_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13424,6 +13929,14 @@ fn f065_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f065_graph(&a0, &a1)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn f065_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f065_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn f065_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f065_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f066_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13441,6 +13954,14 @@ fn f066_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f066_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f066_jvp(p[0], p[1], p[2], [p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f066_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f066_hvp(p[0], p[1], p[2], [p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f067_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f067_grad(n, &Layer { w: [p[0], p[1]], b: p[2] }).map(|(value, gradient)| (value, gradient.to_flat())))
 }
@@ -13451,6 +13972,14 @@ fn f067_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f067_graph(n, &a1)?;
         Ok((output, vec![a1.w[0].clone(), a1.w[1].clone(), a1.b.clone()]))
     })
+}
+
+fn f067_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f067_jvp(n, &Layer { w: [p[0], p[1]], b: p[2] }, Layer { w: [tangent[0], tangent[1]], b: tangent[2] })
+}
+
+fn f067_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f067_hvp(n, &Layer { w: [p[0], p[1]], b: p[2] }, Layer { w: [tangent[0], tangent[1]], b: tangent[2] }).map(|(value, gradient, product)| (value, gradient.to_flat(), product.to_flat()))
 }
 
 fn f068_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13467,6 +13996,14 @@ fn f068_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f068_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f068_jvp(p[0], p[1], [p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f068_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f068_hvp(p[0], p[1], [p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f069_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f069_grad(p[0], p[1], [p[2], p[3]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13481,6 +14018,14 @@ fn f069_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f069_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f069_jvp(p[0], p[1], [p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f069_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f069_hvp(p[0], p[1], [p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f070_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f070_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13492,6 +14037,14 @@ fn f070_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f070_graph(&a0, &a1)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn f070_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f070_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn f070_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f070_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f071_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13509,6 +14062,14 @@ fn f071_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f071_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f071_jvp(p[0], p[1], [p[2], p[3], p[4]], &p[5..9], n, (tangent[0], tangent[1], [tangent[2], tangent[3], tangent[4]], tangent[5..9].to_vec()))
+}
+
+fn f071_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f071_hvp(p[0], p[1], [p[2], p[3], p[4]], &p[5..9], n, (tangent[0], tangent[1], [tangent[2], tangent[3], tangent[4]], tangent[5..9].to_vec())).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.extend(gradient.2); flat.extend(gradient.3); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.extend(product.2); flat.extend(product.3); flat }))
+}
+
 fn f072_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f072_grad(p[0], p[1], [p[2], p[3], p[4]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13523,6 +14084,14 @@ fn f072_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f072_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f072_jvp(p[0], p[1], [p[2], p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f072_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f072_hvp(p[0], p[1], [p[2], p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f073_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f073_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13534,6 +14103,14 @@ fn f073_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f073_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn f073_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f073_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn f073_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f073_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f074_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13550,6 +14127,14 @@ fn f074_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f074_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f074_jvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f074_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f074_hvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn m075_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(HOLDER.m075_grad(p[0], n, p[1], p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13562,6 +14147,14 @@ fn m075_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = HOLDER.m075_graph(&a0, n, &a2, &a3)?;
         Ok((output, vec![a0.clone(), a2.clone(), a3.clone()]))
     })
+}
+
+fn m075_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    HOLDER.m075_jvp(p[0], n, p[1], p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn m075_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    HOLDER.m075_hvp(p[0], n, p[1], p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f076_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13577,6 +14170,14 @@ fn f076_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f076_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f076_jvp([p[0], p[1], p[2]], p[3], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f076_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f076_hvp([p[0], p[1], p[2]], p[3], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f077_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f077_grad(xs, p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13588,6 +14189,14 @@ fn f077_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f077_graph(xs, &a1, &a2)?;
         Ok((output, vec![a1.clone(), a2.clone()]))
     })
+}
+
+fn f077_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f077_jvp(xs, p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn f077_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f077_hvp(xs, p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f078_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13603,6 +14212,14 @@ fn f078_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f078_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f078_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn f078_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f078_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f079_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f079_grad(p[0], p[1], [p[2], p[3], p[4], p[5]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13615,6 +14232,14 @@ fn f079_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f079_graph(&a0, &a1, &a2, xs)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a2[3].clone()]))
     })
+}
+
+fn f079_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f079_jvp(p[0], p[1], [p[2], p[3], p[4], p[5]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn f079_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f079_hvp(p[0], p[1], [p[2], p[3], p[4], p[5]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f080_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13632,6 +14257,14 @@ fn f080_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f080_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f080_jvp(p[0], p[1], p[2], &Layer { w: [p[3], p[4]], b: p[5] }, xs, n, constant_of(n), (tangent[0], tangent[1], tangent[2], Layer { w: [tangent[3], tangent[4]], b: tangent[5] }))
+}
+
+fn f080_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f080_hvp(p[0], p[1], p[2], &Layer { w: [p[3], p[4]], b: p[5] }, xs, n, constant_of(n), (tangent[0], tangent[1], tangent[2], Layer { w: [tangent[3], tangent[4]], b: tangent[5] })).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.push(gradient.2); flat.extend(gradient.3.to_flat()); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.push(product.2); flat.extend(product.3.to_flat()); flat }))
+}
+
 fn f081_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f081_grad(p[0], p[1], constant_of(n), n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13643,6 +14276,14 @@ fn f081_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f081_graph(&a0, &a1, constant_of(n), n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn f081_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f081_jvp(p[0], p[1], constant_of(n), n, [tangent[0], tangent[1]])
+}
+
+fn f081_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f081_hvp(p[0], p[1], constant_of(n), n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f082_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13658,6 +14299,14 @@ fn f082_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f082_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f082_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn f082_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f082_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f083_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f083_grad(p[0], [p[1], p[2], p[3]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13669,6 +14318,14 @@ fn f083_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f083_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
     })
+}
+
+fn f083_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f083_jvp(p[0], [p[1], p[2], p[3]], xs, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f083_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f083_hvp(p[0], [p[1], p[2], p[3]], xs, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f084_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13686,6 +14343,14 @@ fn f084_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f084_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f084_jvp(p[0], p[1], p[2], [p[3], p[4], p[5]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn f084_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f084_hvp(p[0], p[1], p[2], [p[3], p[4], p[5]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f085_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f085_grad([p[0], p[1], p[2], p[3]], xs, p[4], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13699,6 +14364,14 @@ fn f085_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f085_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f085_jvp([p[0], p[1], p[2], p[3]], xs, p[4], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f085_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f085_hvp([p[0], p[1], p[2], p[3]], xs, p[4], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f086_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f086_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13710,6 +14383,14 @@ fn f086_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f086_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn f086_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f086_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn f086_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f086_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f087_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13727,6 +14408,14 @@ fn f087_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f087_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f087_jvp(p[0], p[1], p[2], &Layer { w: [p[3], p[4]], b: p[5] }, xs, (tangent[0], tangent[1], tangent[2], Layer { w: [tangent[3], tangent[4]], b: tangent[5] }))
+}
+
+fn f087_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f087_hvp(p[0], p[1], p[2], &Layer { w: [p[3], p[4]], b: p[5] }, xs, (tangent[0], tangent[1], tangent[2], Layer { w: [tangent[3], tangent[4]], b: tangent[5] })).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.push(gradient.2); flat.extend(gradient.3.to_flat()); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.push(product.2); flat.extend(product.3.to_flat()); flat }))
+}
+
 fn f088_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f088_grad(p[0], p[1], [p[2], p[3], p[4]], &Layer { w: [p[5], p[6]], b: p[7] }, xs).map(|(value, gradient)| { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.extend(gradient.2); flat.extend(gradient.3.to_flat()); (value, flat) }))
 }
@@ -13740,6 +14429,14 @@ fn f088_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f088_graph(&a0, &a1, &a2, &a3, xs)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a3.w[0].clone(), a3.w[1].clone(), a3.b.clone()]))
     })
+}
+
+fn f088_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f088_jvp(p[0], p[1], [p[2], p[3], p[4]], &Layer { w: [p[5], p[6]], b: p[7] }, xs, (tangent[0], tangent[1], [tangent[2], tangent[3], tangent[4]], Layer { w: [tangent[5], tangent[6]], b: tangent[7] }))
+}
+
+fn f088_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f088_hvp(p[0], p[1], [p[2], p[3], p[4]], &Layer { w: [p[5], p[6]], b: p[7] }, xs, (tangent[0], tangent[1], [tangent[2], tangent[3], tangent[4]], Layer { w: [tangent[5], tangent[6]], b: tangent[7] })).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.extend(gradient.2); flat.extend(gradient.3.to_flat()); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.extend(product.2); flat.extend(product.3.to_flat()); flat }))
 }
 
 fn f089_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13756,6 +14453,14 @@ fn f089_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f089_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f089_jvp(p[0], constant_of(n), xs, p[1], p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f089_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f089_hvp(p[0], constant_of(n), xs, p[1], p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f090_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f090_grad(p[0], p[1], [p[2], p[3]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13770,6 +14475,14 @@ fn f090_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f090_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f090_jvp(p[0], p[1], [p[2], p[3]], xs, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f090_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f090_hvp(p[0], p[1], [p[2], p[3]], xs, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f091_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f091_grad(p[0], [p[1], p[2]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13781,6 +14494,14 @@ fn f091_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f091_graph(&a0, &a1, n)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone()]))
     })
+}
+
+fn f091_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f091_jvp(p[0], [p[1], p[2]], n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f091_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f091_hvp(p[0], [p[1], p[2]], n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f092_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13797,6 +14518,14 @@ fn f092_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f092_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f092_jvp(p[0], [p[1], p[2], p[3]], p[4], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f092_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f092_hvp(p[0], [p[1], p[2], p[3]], p[4], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f093_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f093_grad(xs, p[0], p[1], p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13811,6 +14540,14 @@ fn f093_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f093_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f093_jvp(xs, p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f093_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f093_hvp(xs, p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f094_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f094_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13822,6 +14559,14 @@ fn f094_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f094_graph(&a0, &a1)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn f094_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f094_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn f094_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f094_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f095_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13838,6 +14583,14 @@ fn f095_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f095_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f095_jvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f095_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f095_hvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn m096_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(HOLDER.m096_grad(p[0], p[1], p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13850,6 +14603,14 @@ fn m096_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = HOLDER.m096_graph(&a0, &a1, &a2)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
     })
+}
+
+fn m096_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    HOLDER.m096_jvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn m096_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    HOLDER.m096_hvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f097_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13865,6 +14626,14 @@ fn f097_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f097_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f097_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn f097_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f097_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f098_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f098_grad(p[0], &p[1..5], n).map(|(value, gradient)| { let mut flat = Vec::new(); flat.push(gradient.0); flat.extend(gradient.1); (value, flat) }))
 }
@@ -13876,6 +14645,14 @@ fn f098_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f098_graph(&a0, &a1, n)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone()]))
     })
+}
+
+fn f098_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f098_jvp(p[0], &p[1..5], n, (tangent[0], tangent[1..5].to_vec()))
+}
+
+fn f098_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f098_hvp(p[0], &p[1..5], n, (tangent[0], tangent[1..5].to_vec())).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.extend(gradient.1); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.extend(product.1); flat }))
 }
 
 fn f099_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13891,6 +14668,14 @@ fn f099_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f099_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f099_jvp(p[0], [p[1], p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f099_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f099_hvp(p[0], [p[1], p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f100_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f100_grad(constant_of(n), p[0], n, [p[1], p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13902,6 +14687,14 @@ fn f100_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f100_graph(constant_of(n), &a1, n, &a3, xs)?;
         Ok((output, vec![a1.clone(), a3[0].clone(), a3[1].clone(), a3[2].clone(), a3[3].clone()]))
     })
+}
+
+fn f100_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f100_jvp(constant_of(n), p[0], n, [p[1], p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f100_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f100_hvp(constant_of(n), p[0], n, [p[1], p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f101_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13919,6 +14712,14 @@ fn f101_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f101_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f101_jvp(p[0], [p[1], p[2], p[3]], &p[4..6], &Layer { w: [p[6], p[7]], b: p[8] }, xs, n, (tangent[0], [tangent[1], tangent[2], tangent[3]], tangent[4..6].to_vec(), Layer { w: [tangent[6], tangent[7]], b: tangent[8] }))
+}
+
+fn f101_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f101_hvp(p[0], [p[1], p[2], p[3]], &p[4..6], &Layer { w: [p[6], p[7]], b: p[8] }, xs, n, (tangent[0], [tangent[1], tangent[2], tangent[3]], tangent[4..6].to_vec(), Layer { w: [tangent[6], tangent[7]], b: tangent[8] })).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.extend(gradient.1); flat.extend(gradient.2); flat.extend(gradient.3.to_flat()); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.extend(product.1); flat.extend(product.2); flat.extend(product.3.to_flat()); flat }))
+}
+
 fn f102_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f102_grad(p[0], p[1], p[2], [p[3], p[4], p[5], p[6]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13932,6 +14733,14 @@ fn f102_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f102_graph(&a0, &a1, &a2, &a3, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2.clone(), a3[0].clone(), a3[1].clone(), a3[2].clone(), a3[3].clone()]))
     })
+}
+
+fn f102_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f102_jvp(p[0], p[1], p[2], [p[3], p[4], p[5], p[6]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]])
+}
+
+fn f102_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f102_hvp(p[0], p[1], p[2], [p[3], p[4], p[5], p[6]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn m103_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13948,6 +14757,14 @@ fn m103_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn m103_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    Holder::m103_jvp(constant_of(n), p[0], xs, p[1], &p[2..3], (tangent[0], tangent[1], tangent[2..3].to_vec()))
+}
+
+fn m103_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    Holder::m103_hvp(constant_of(n), p[0], xs, p[1], &p[2..3], (tangent[0], tangent[1], tangent[2..3].to_vec())).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.extend(gradient.2); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.extend(product.2); flat }))
+}
+
 fn f104_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f104_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13959,6 +14776,14 @@ fn f104_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f104_graph(&a0, &a1)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn f104_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f104_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn f104_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f104_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f105_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -13975,6 +14800,14 @@ fn f105_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f105_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f105_jvp(p[0], p[1], p[2], constant_of(n), [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f105_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f105_hvp(p[0], p[1], p[2], constant_of(n), [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f106_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f106_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13988,6 +14821,14 @@ fn f106_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f106_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f106_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn f106_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f106_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f107_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f107_grad(n, p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -13999,6 +14840,14 @@ fn f107_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f107_graph(n, &a1, &a2)?;
         Ok((output, vec![a1.clone(), a2.clone()]))
     })
+}
+
+fn f107_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f107_jvp(n, p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn f107_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f107_hvp(n, p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f108_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14015,6 +14864,14 @@ fn f108_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f108_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f108_jvp(p[0], p[1], p[2], n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f108_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f108_hvp(p[0], p[1], p[2], n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f109_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f109_grad(p[0], p[1], n, [p[2], p[3]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14027,6 +14884,14 @@ fn f109_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f109_graph(&a0, &a1, n, &a3)?;
         Ok((output, vec![a0.clone(), a1.clone(), a3[0].clone(), a3[1].clone()]))
     })
+}
+
+fn f109_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f109_jvp(p[0], p[1], n, [p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f109_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f109_hvp(p[0], p[1], n, [p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f110_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14042,6 +14907,14 @@ fn f110_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f110_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f110_jvp(p[0], p[1], constant_of(n), [tangent[0], tangent[1]])
+}
+
+fn f110_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f110_hvp(p[0], p[1], constant_of(n), [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f111_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f111_grad(xs, p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14055,6 +14928,14 @@ fn f111_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f111_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f111_jvp(xs, p[0], p[1], n, [tangent[0], tangent[1]])
+}
+
+fn f111_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f111_hvp(xs, p[0], p[1], n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f112_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f112_grad(p[0], [p[1], p[2], p[3]], xs, n, constant_of(n)).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14066,6 +14947,14 @@ fn f112_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f112_graph(&a0, &a1, xs, n, constant_of(n))?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
     })
+}
+
+fn f112_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f112_jvp(p[0], [p[1], p[2], p[3]], xs, n, constant_of(n), [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f112_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f112_hvp(p[0], [p[1], p[2], p[3]], xs, n, constant_of(n), [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f113_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14084,6 +14973,14 @@ fn f113_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f113_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f113_jvp(p[0], p[1], p[2], [p[3], p[4], p[5], p[6]], &Layer { w: [p[7], p[8]], b: p[9] }, (tangent[0], tangent[1], tangent[2], [tangent[3], tangent[4], tangent[5], tangent[6]], Layer { w: [tangent[7], tangent[8]], b: tangent[9] }))
+}
+
+fn f113_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f113_hvp(p[0], p[1], p[2], [p[3], p[4], p[5], p[6]], &Layer { w: [p[7], p[8]], b: p[9] }, (tangent[0], tangent[1], tangent[2], [tangent[3], tangent[4], tangent[5], tangent[6]], Layer { w: [tangent[7], tangent[8]], b: tangent[9] })).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.push(gradient.2); flat.extend(gradient.3); flat.extend(gradient.4.to_flat()); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.push(product.2); flat.extend(product.3); flat.extend(product.4.to_flat()); flat }))
+}
+
 fn f114_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f114_grad(p[0], &Layer { w: [p[1], p[2]], b: p[3] }, xs, n, constant_of(n)).map(|(value, gradient)| { let mut flat = Vec::new(); flat.push(gradient.0); flat.extend(gradient.1.to_flat()); (value, flat) }))
 }
@@ -14095,6 +14992,14 @@ fn f114_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f114_graph(&a0, &a1, xs, n, constant_of(n))?;
         Ok((output, vec![a0.clone(), a1.w[0].clone(), a1.w[1].clone(), a1.b.clone()]))
     })
+}
+
+fn f114_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f114_jvp(p[0], &Layer { w: [p[1], p[2]], b: p[3] }, xs, n, constant_of(n), (tangent[0], Layer { w: [tangent[1], tangent[2]], b: tangent[3] }))
+}
+
+fn f114_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f114_hvp(p[0], &Layer { w: [p[1], p[2]], b: p[3] }, xs, n, constant_of(n), (tangent[0], Layer { w: [tangent[1], tangent[2]], b: tangent[3] })).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.extend(gradient.1.to_flat()); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.extend(product.1.to_flat()); flat }))
 }
 
 fn f115_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14111,6 +15016,14 @@ fn f115_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f115_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f115_jvp(p[0], p[1], &p[2..3], xs, n, (tangent[0], tangent[1], tangent[2..3].to_vec()))
+}
+
+fn f115_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f115_hvp(p[0], p[1], &p[2..3], xs, n, (tangent[0], tangent[1], tangent[2..3].to_vec())).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.extend(gradient.2); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.extend(product.2); flat }))
+}
+
 fn f116_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f116_grad(p[0], [p[1], p[2]], [p[3], p[4], p[5]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14123,6 +15036,14 @@ fn f116_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f116_graph(&a0, &a1, &a2, xs)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a2[0].clone(), a2[1].clone(), a2[2].clone()]))
     })
+}
+
+fn f116_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f116_jvp(p[0], [p[1], p[2]], [p[3], p[4], p[5]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn f116_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f116_hvp(p[0], [p[1], p[2]], [p[3], p[4], p[5]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f117_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14139,6 +15060,14 @@ fn f117_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f117_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f117_jvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f117_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f117_hvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f118_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f118_grad(p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14150,6 +15079,14 @@ fn f118_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f118_graph(&a0, &a1, n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn f118_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f118_jvp(p[0], p[1], n, [tangent[0], tangent[1]])
+}
+
+fn f118_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f118_hvp(p[0], p[1], n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f119_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14165,6 +15102,14 @@ fn f119_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f119_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f119_jvp(p[0], [p[1], p[2], p[3], p[4]], xs, n, constant_of(n), [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f119_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f119_hvp(p[0], [p[1], p[2], p[3], p[4]], xs, n, constant_of(n), [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f120_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f120_grad(p[0], constant_of(n), n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14175,6 +15120,14 @@ fn f120_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f120_graph(&a0, constant_of(n), n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn f120_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f120_jvp(p[0], constant_of(n), n, [tangent[0]])
+}
+
+fn f120_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f120_hvp(p[0], constant_of(n), n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f121_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14188,6 +15141,14 @@ fn f121_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f121_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone()]))
     })
+}
+
+fn f121_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f121_jvp(p[0], [p[1], p[2]], xs, n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f121_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f121_hvp(p[0], [p[1], p[2]], xs, n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f122_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14204,6 +15165,14 @@ fn f122_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f122_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f122_jvp([p[0], p[1], p[2], p[3]], p[4], [p[5], p[6], p[7]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]])
+}
+
+fn f122_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f122_hvp([p[0], p[1], p[2], p[3]], p[4], [p[5], p[6], p[7]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f123_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f123_grad([p[0], p[1], p[2]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14216,6 +15185,14 @@ fn f123_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f123_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f123_jvp([p[0], p[1], p[2]], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f123_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f123_hvp([p[0], p[1], p[2]], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f124_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f124_grad(p[0], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14226,6 +15203,14 @@ fn f124_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f124_graph(&a0, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn f124_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f124_jvp(p[0], n, [tangent[0]])
+}
+
+fn f124_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f124_hvp(p[0], n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f125_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14241,6 +15226,14 @@ fn f125_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f125_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f125_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn f125_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f125_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f126_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f126_grad(p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14251,6 +15244,14 @@ fn f126_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f126_graph(&a0)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn f126_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f126_jvp(p[0], [tangent[0]])
+}
+
+fn f126_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f126_hvp(p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f128_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14267,6 +15268,14 @@ fn f128_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f128_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f128_jvp(p[0], p[1], [p[2], p[3], p[4]], n, constant_of(n), [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f128_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f128_hvp(p[0], p[1], [p[2], p[3], p[4]], n, constant_of(n), [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f129_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f129_grad(xs, p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14277,6 +15286,14 @@ fn f129_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f129_graph(xs, &a1)?;
         Ok((output, vec![a1.clone()]))
     })
+}
+
+fn f129_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f129_jvp(xs, p[0], [tangent[0]])
+}
+
+fn f129_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f129_hvp(xs, p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f130_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14292,6 +15309,14 @@ fn f130_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f130_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f130_jvp(p[0], p[1], n, [tangent[0], tangent[1]])
+}
+
+fn f130_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f130_hvp(p[0], p[1], n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f131_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f131_grad(p[0], [p[1], p[2], p[3], p[4]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14305,6 +15330,14 @@ fn f131_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f131_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f131_jvp(p[0], [p[1], p[2], p[3], p[4]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f131_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f131_hvp(p[0], [p[1], p[2], p[3], p[4]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn m132_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(HOLDER.m132_grad(xs, p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14315,6 +15348,14 @@ fn m132_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = HOLDER.m132_graph(xs, &a1)?;
         Ok((output, vec![a1.clone()]))
     })
+}
+
+fn m132_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    HOLDER.m132_jvp(xs, p[0], [tangent[0]])
+}
+
+fn m132_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    HOLDER.m132_hvp(xs, p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f133_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14332,6 +15373,14 @@ fn f133_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f133_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f133_jvp(p[0], xs, [p[1], p[2]], n, [p[3], p[4], p[5]], p[6], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]])
+}
+
+fn f133_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f133_hvp(p[0], xs, [p[1], p[2]], n, [p[3], p[4], p[5]], p[6], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f134_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f134_grad(p[0], [p[1], p[2], p[3]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14345,6 +15394,14 @@ fn f134_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f134_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f134_jvp(p[0], [p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f134_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f134_hvp(p[0], [p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f135_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f135_grad(p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14355,6 +15412,14 @@ fn f135_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f135_graph(&a0)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn f135_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f135_jvp(p[0], [tangent[0]])
+}
+
+fn f135_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f135_hvp(p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f136_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14371,6 +15436,14 @@ fn f136_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f136_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f136_jvp(p[0], xs, constant_of(n), [p[1], p[2]], p[3], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f136_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f136_hvp(p[0], xs, constant_of(n), [p[1], p[2]], p[3], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f137_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f137_grad(xs, [p[0], p[1], p[2]], p[3], n, p[4]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14383,6 +15456,14 @@ fn f137_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f137_graph(xs, &a1, &a2, n, &a4)?;
         Ok((output, vec![a1[0].clone(), a1[1].clone(), a1[2].clone(), a2.clone(), a4.clone()]))
     })
+}
+
+fn f137_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f137_jvp(xs, [p[0], p[1], p[2]], p[3], n, p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f137_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f137_hvp(xs, [p[0], p[1], p[2]], p[3], n, p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f138_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14398,6 +15479,14 @@ fn f138_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f138_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f138_jvp(p[0], p[1], xs, constant_of(n), [tangent[0], tangent[1]])
+}
+
+fn f138_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f138_hvp(p[0], p[1], xs, constant_of(n), [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f139_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f139_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14409,6 +15498,14 @@ fn f139_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f139_graph(&a0, &a1)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn f139_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f139_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn f139_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f139_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f140_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14424,6 +15521,14 @@ fn f140_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f140_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f140_jvp(p[0], &Layer { w: [p[1], p[2]], b: p[3] }, (tangent[0], Layer { w: [tangent[1], tangent[2]], b: tangent[3] }))
+}
+
+fn f140_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f140_hvp(p[0], &Layer { w: [p[1], p[2]], b: p[3] }, (tangent[0], Layer { w: [tangent[1], tangent[2]], b: tangent[3] })).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.extend(gradient.1.to_flat()); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.extend(product.1.to_flat()); flat }))
+}
+
 fn f142_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f142_grad(p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14437,6 +15542,14 @@ fn f142_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f142_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f142_jvp(p[0], p[1], n, [tangent[0], tangent[1]])
+}
+
+fn f142_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f142_hvp(p[0], p[1], n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f143_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f143_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14447,6 +15560,14 @@ fn f143_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f143_graph(&a0, xs, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn f143_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f143_jvp(p[0], xs, n, [tangent[0]])
+}
+
+fn f143_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f143_hvp(p[0], xs, n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f144_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14463,6 +15584,14 @@ fn f144_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f144_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f144_jvp([p[0], p[1]], p[2], p[3], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f144_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f144_hvp([p[0], p[1]], p[2], p[3], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f145_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f145_grad(p[0], p[1], p[2], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14475,6 +15604,14 @@ fn f145_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f145_graph(&a0, &a1, &a2, n)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
     })
+}
+
+fn f145_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f145_jvp(p[0], p[1], p[2], n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f145_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f145_hvp(p[0], p[1], p[2], n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f146_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14490,6 +15627,14 @@ fn f146_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f146_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f146_jvp(p[0], &p[1..5], (tangent[0], tangent[1..5].to_vec()))
+}
+
+fn f146_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f146_hvp(p[0], &p[1..5], (tangent[0], tangent[1..5].to_vec())).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.extend(gradient.1); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.extend(product.1); flat }))
+}
+
 fn f147_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f147_grad(p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14500,6 +15645,14 @@ fn f147_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f147_graph(&a0)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn f147_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f147_jvp(p[0], [tangent[0]])
+}
+
+fn f147_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f147_hvp(p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f148_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14516,6 +15669,14 @@ fn f148_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f148_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f148_jvp(p[0], n, xs, p[1], [p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f148_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f148_hvp(p[0], n, xs, p[1], [p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f149_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f149_grad(p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14526,6 +15687,14 @@ fn f149_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f149_graph(&a0)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn f149_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f149_jvp(p[0], [tangent[0]])
+}
+
+fn f149_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f149_hvp(p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f150_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14542,6 +15711,14 @@ fn f150_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f150_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f150_jvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f150_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f150_hvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f151_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f151_grad(n, p[0], p[1], p[2], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14554,6 +15731,14 @@ fn f151_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f151_graph(n, &a1, &a2, &a3, xs)?;
         Ok((output, vec![a1.clone(), a2.clone(), a3.clone()]))
     })
+}
+
+fn f151_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f151_jvp(n, p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f151_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f151_hvp(n, p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f152_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14571,6 +15756,14 @@ fn f152_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f152_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f152_jvp(p[0], p[1], [p[2], p[3], p[4]], &p[5..6], n, (tangent[0], tangent[1], [tangent[2], tangent[3], tangent[4]], tangent[5..6].to_vec()))
+}
+
+fn f152_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f152_hvp(p[0], p[1], [p[2], p[3], p[4]], &p[5..6], n, (tangent[0], tangent[1], [tangent[2], tangent[3], tangent[4]], tangent[5..6].to_vec())).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.extend(gradient.2); flat.extend(gradient.3); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.extend(product.2); flat.extend(product.3); flat }))
+}
+
 fn f153_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f153_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14584,6 +15777,14 @@ fn f153_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f153_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f153_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn f153_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f153_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f154_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f154_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14595,6 +15796,14 @@ fn f154_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f154_graph(&a0, &a1)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn f154_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f154_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn f154_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f154_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f155_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14611,6 +15820,14 @@ fn f155_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f155_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f155_jvp(p[0], [p[1], p[2], p[3], p[4]], [p[5], p[6], p[7]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]])
+}
+
+fn f155_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f155_hvp(p[0], [p[1], p[2], p[3], p[4]], [p[5], p[6], p[7]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn m156_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(HOLDER.m156_grad(constant_of(n), p[0], [p[1], p[2], p[3]], p[4]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14623,6 +15840,14 @@ fn m156_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = HOLDER.m156_graph(constant_of(n), &a1, &a2, &a3)?;
         Ok((output, vec![a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a3.clone()]))
     })
+}
+
+fn m156_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    HOLDER.m156_jvp(constant_of(n), p[0], [p[1], p[2], p[3]], p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn m156_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    HOLDER.m156_hvp(constant_of(n), p[0], [p[1], p[2], p[3]], p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f157_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14639,6 +15864,14 @@ fn f157_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f157_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f157_jvp(&Layer { w: [p[0], p[1]], b: p[2] }, xs, p[3], n, p[4], (Layer { w: [tangent[0], tangent[1]], b: tangent[2] }, tangent[3], tangent[4]))
+}
+
+fn f157_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f157_hvp(&Layer { w: [p[0], p[1]], b: p[2] }, xs, p[3], n, p[4], (Layer { w: [tangent[0], tangent[1]], b: tangent[2] }, tangent[3], tangent[4])).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.extend(gradient.0.to_flat()); flat.push(gradient.1); flat.push(gradient.2); flat }, { let mut flat = Vec::new(); flat.extend(product.0.to_flat()); flat.push(product.1); flat.push(product.2); flat }))
+}
+
 fn f158_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f158_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14650,6 +15883,14 @@ fn f158_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f158_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn f158_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f158_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn f158_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f158_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f159_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14664,6 +15905,14 @@ fn f159_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f159_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f159_jvp(&p[0..3], xs, tangent[0..3].to_vec())
+}
+
+fn f159_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f159_hvp(&p[0..3], xs, tangent[0..3].to_vec()).map(|(value, gradient, product)| (value, gradient, product))
+}
+
 fn f160_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f160_grad(n, p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14674,6 +15923,14 @@ fn f160_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f160_graph(n, &a1)?;
         Ok((output, vec![a1.clone()]))
     })
+}
+
+fn f160_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f160_jvp(n, p[0], [tangent[0]])
+}
+
+fn f160_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f160_hvp(n, p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f161_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14691,6 +15948,14 @@ fn f161_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f161_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f161_jvp(p[0], p[1], p[2], [p[3], p[4], p[5]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn f161_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f161_hvp(p[0], p[1], p[2], [p[3], p[4], p[5]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f162_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f162_grad(constant_of(n), p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14701,6 +15966,14 @@ fn f162_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f162_graph(constant_of(n), &a1)?;
         Ok((output, vec![a1.clone()]))
     })
+}
+
+fn f162_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f162_jvp(constant_of(n), p[0], [tangent[0]])
+}
+
+fn f162_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f162_hvp(constant_of(n), p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f163_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14717,6 +15990,14 @@ fn f163_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f163_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f163_jvp(p[0], p[1], [p[2], p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f163_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f163_hvp(p[0], p[1], [p[2], p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f164_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f164_grad(p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14729,6 +16010,14 @@ fn f164_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f164_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f164_jvp(p[0], [tangent[0]])
+}
+
+fn f164_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f164_hvp(p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f165_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f165_grad([p[0], p[1], p[2]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14739,6 +16028,14 @@ fn f165_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f165_graph(&a0, n)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone()]))
     })
+}
+
+fn f165_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f165_jvp([p[0], p[1], p[2]], n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f165_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f165_hvp([p[0], p[1], p[2]], n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f166_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14754,6 +16051,14 @@ fn f166_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f166_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f166_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn f166_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f166_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f167_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f167_grad(p[0], p[1], xs, n, constant_of(n)).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14765,6 +16070,14 @@ fn f167_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f167_graph(&a0, &a1, xs, n, constant_of(n))?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn f167_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f167_jvp(p[0], p[1], xs, n, constant_of(n), [tangent[0], tangent[1]])
+}
+
+fn f167_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f167_hvp(p[0], p[1], xs, n, constant_of(n), [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f168_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14779,6 +16092,14 @@ fn f168_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f168_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f168_jvp(p[0], n, [tangent[0]])
+}
+
+fn f168_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f168_hvp(p[0], n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f169_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f169_grad(p[0], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14789,6 +16110,14 @@ fn f169_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f169_graph(&a0, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn f169_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f169_jvp(p[0], n, [tangent[0]])
+}
+
+fn f169_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f169_hvp(p[0], n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f170_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14805,6 +16134,14 @@ fn f170_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f170_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f170_jvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn f170_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f170_hvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f172_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f172_grad(p[0], p[1], &Layer { w: [p[2], p[3]], b: p[4] }, n).map(|(value, gradient)| { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.extend(gradient.2.to_flat()); (value, flat) }))
 }
@@ -14817,6 +16154,14 @@ fn f172_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f172_graph(&a0, &a1, &a2, n)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2.w[0].clone(), a2.w[1].clone(), a2.b.clone()]))
     })
+}
+
+fn f172_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f172_jvp(p[0], p[1], &Layer { w: [p[2], p[3]], b: p[4] }, n, (tangent[0], tangent[1], Layer { w: [tangent[2], tangent[3]], b: tangent[4] }))
+}
+
+fn f172_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f172_hvp(p[0], p[1], &Layer { w: [p[2], p[3]], b: p[4] }, n, (tangent[0], tangent[1], Layer { w: [tangent[2], tangent[3]], b: tangent[4] })).map(|(value, gradient, product)| (value, { let mut flat = Vec::new(); flat.push(gradient.0); flat.push(gradient.1); flat.extend(gradient.2.to_flat()); flat }, { let mut flat = Vec::new(); flat.push(product.0); flat.push(product.1); flat.extend(product.2.to_flat()); flat }))
 }
 
 fn m173_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14834,6 +16179,14 @@ fn m173_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn m173_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    HOLDER.m173_jvp(p[0], p[1], [p[2], p[3], p[4], p[5]], [p[6], p[7], p[8]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]])
+}
+
+fn m173_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    HOLDER.m173_hvp(p[0], p[1], [p[2], p[3], p[4], p[5]], [p[6], p[7], p[8]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f175_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f175_grad(p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14844,6 +16197,14 @@ fn f175_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f175_graph(&a0)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn f175_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f175_jvp(p[0], [tangent[0]])
+}
+
+fn f175_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f175_hvp(p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f176_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14860,6 +16221,14 @@ fn f176_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f176_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f176_jvp(p[0], p[1], [p[2], p[3], p[4], p[5]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn f176_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f176_hvp(p[0], p[1], [p[2], p[3], p[4], p[5]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f177_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f177_grad(p[0], p[1], [p[2], p[3]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14872,6 +16241,14 @@ fn f177_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = f177_graph(&a0, &a1, &a2, xs)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone()]))
     })
+}
+
+fn f177_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f177_jvp(p[0], p[1], [p[2], p[3]], xs, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn f177_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f177_hvp(p[0], p[1], [p[2], p[3]], xs, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn f178_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14889,6 +16266,14 @@ fn f178_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f178_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f178_jvp(p[0], p[1], p[2], [p[3], p[4]], xs, n, constant_of(n), [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f178_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f178_hvp(p[0], p[1], p[2], [p[3], p[4]], xs, n, constant_of(n), [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn f179_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(f179_grad(p[0], [p[1], p[2]], xs, p[3], p[4]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14904,6 +16289,14 @@ fn f179_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn f179_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    f179_jvp(p[0], [p[1], p[2]], xs, p[3], p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn f179_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    f179_hvp(p[0], [p[1], p[2]], xs, p[3], p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s000_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s000_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14914,6 +16307,14 @@ fn s000_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s000_graph(&a0, xs)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn s000_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s000_jvp(p[0], xs, [tangent[0]])
+}
+
+fn s000_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s000_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s001_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14931,6 +16332,14 @@ fn s001_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s001_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s001_jvp(p[0], p[1], p[2], n, [p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn s001_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s001_hvp(p[0], p[1], p[2], n, [p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s002_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s002_grad(p[0], [p[1], p[2], p[3], p[4]], p[5], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14943,6 +16352,14 @@ fn s002_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s002_graph(&a0, &a1, &a2, n)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone(), a2.clone()]))
     })
+}
+
+fn s002_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s002_jvp(p[0], [p[1], p[2], p[3], p[4]], p[5], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn s002_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s002_hvp(p[0], [p[1], p[2], p[3], p[4]], p[5], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s003_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14958,6 +16375,14 @@ fn s003_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s003_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s003_jvp(p[0], [p[1], p[2], p[3]], n, xs, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s003_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s003_hvp(p[0], [p[1], p[2], p[3]], n, xs, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s004_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s004_grad([p[0], p[1], p[2]], p[3], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14969,6 +16394,14 @@ fn s004_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s004_graph(&a0, &a1, n)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a1.clone()]))
     })
+}
+
+fn s004_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s004_jvp([p[0], p[1], p[2]], p[3], n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s004_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s004_hvp([p[0], p[1], p[2]], p[3], n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s005_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -14985,6 +16418,14 @@ fn s005_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s005_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s005_jvp([p[0], p[1]], n, xs, [[p[2], p[3], p[4]], [p[5], p[6], p[7]]], p[8], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]])
+}
+
+fn s005_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s005_hvp([p[0], p[1]], n, xs, [[p[2], p[3], p[4]], [p[5], p[6], p[7]]], p[8], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s006_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s006_grad(p[0], n, [p[1], p[2], p[3], p[4]], p[5]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -14997,6 +16438,14 @@ fn s006_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s006_graph(&a0, n, &a2, &a3)?;
         Ok((output, vec![a0.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a2[3].clone(), a3.clone()]))
     })
+}
+
+fn s006_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s006_jvp(p[0], n, [p[1], p[2], p[3], p[4]], p[5], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn s006_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s006_hvp(p[0], n, [p[1], p[2], p[3], p[4]], p[5], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s007_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15012,6 +16461,14 @@ fn s007_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s007_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s007_jvp(p[0], [p[1], p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s007_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s007_hvp(p[0], [p[1], p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s008_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s008_grad(p[0], [[p[1], p[2], p[3]], [p[4], p[5], p[6]], [p[7], p[8], p[9]]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15023,6 +16480,14 @@ fn s008_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s008_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1[0][0].clone(), a1[0][1].clone(), a1[0][2].clone(), a1[1][0].clone(), a1[1][1].clone(), a1[1][2].clone(), a1[2][0].clone(), a1[2][1].clone(), a1[2][2].clone()]))
     })
+}
+
+fn s008_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s008_jvp(p[0], [[p[1], p[2], p[3]], [p[4], p[5], p[6]], [p[7], p[8], p[9]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9]])
+}
+
+fn s008_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s008_hvp(p[0], [[p[1], p[2], p[3]], [p[4], p[5], p[6]], [p[7], p[8], p[9]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s009_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15039,6 +16504,14 @@ fn s009_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s009_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s009_jvp(p[0], xs, p[1], p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s009_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s009_hvp(p[0], xs, p[1], p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s010_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s010_grad([p[0], p[1], p[2]], [[p[3], p[4]], [p[5], p[6]]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15050,6 +16523,14 @@ fn s010_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s010_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a1[0][0].clone(), a1[0][1].clone(), a1[1][0].clone(), a1[1][1].clone()]))
     })
+}
+
+fn s010_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s010_jvp([p[0], p[1], p[2]], [[p[3], p[4]], [p[5], p[6]]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]])
+}
+
+fn s010_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s010_hvp([p[0], p[1], p[2]], [[p[3], p[4]], [p[5], p[6]]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s011_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15066,6 +16547,14 @@ fn s011_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s011_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s011_jvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s011_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s011_hvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s012_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s012_grad(p[0], [p[1], p[2]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15077,6 +16566,14 @@ fn s012_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s012_graph(&a0, &a1, n)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone()]))
     })
+}
+
+fn s012_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s012_jvp(p[0], [p[1], p[2]], n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s012_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s012_hvp(p[0], [p[1], p[2]], n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s013_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15094,6 +16591,14 @@ fn s013_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s013_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s013_jvp(p[0], p[1], p[2], [p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn s013_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s013_hvp(p[0], p[1], p[2], [p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s014_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s014_grad(p[0], p[1], [p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15108,6 +16613,14 @@ fn s014_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s014_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s014_jvp(p[0], p[1], [p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn s014_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s014_hvp(p[0], p[1], [p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s015_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s015_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15118,6 +16631,14 @@ fn s015_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s015_graph(&a0, xs)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn s015_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s015_jvp(p[0], xs, [tangent[0]])
+}
+
+fn s015_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s015_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s016_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15131,6 +16652,14 @@ fn s016_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s016_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn s016_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s016_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn s016_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s016_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s017_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15149,6 +16678,14 @@ fn s017_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s017_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s017_jvp(p[0], p[1], p[2], [p[3], p[4]], [[p[5], p[6]], [p[7], p[8]], [p[9], p[10]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10]])
+}
+
+fn s017_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s017_hvp(p[0], p[1], p[2], [p[3], p[4]], [[p[5], p[6]], [p[7], p[8]], [p[9], p[10]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s018_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s018_grad(p[0], p[1], p[2], n, xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15163,6 +16700,14 @@ fn s018_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s018_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s018_jvp(p[0], p[1], p[2], n, xs, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s018_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s018_hvp(p[0], p[1], p[2], n, xs, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s019_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s019_grad(xs, p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15174,6 +16719,14 @@ fn s019_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s019_graph(xs, &a1, &a2)?;
         Ok((output, vec![a1.clone(), a2.clone()]))
     })
+}
+
+fn s019_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s019_jvp(xs, p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn s019_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s019_hvp(xs, p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s020_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15190,6 +16743,14 @@ fn s020_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s020_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s020_jvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s020_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s020_hvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s021_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s021_grad(p[0], p[1], p[2], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15204,6 +16765,14 @@ fn s021_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s021_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s021_jvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s021_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s021_hvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s022_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s022_grad([p[0], p[1], p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15214,6 +16783,14 @@ fn s022_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s022_graph(&a0, xs, n)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a0[3].clone()]))
     })
+}
+
+fn s022_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s022_jvp([p[0], p[1], p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s022_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s022_hvp([p[0], p[1], p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s023_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15227,6 +16804,14 @@ fn s023_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s023_graph(&a0, &a1, n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn s023_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s023_jvp(p[0], p[1], n, [tangent[0], tangent[1]])
+}
+
+fn s023_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s023_hvp(p[0], p[1], n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s024_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15243,6 +16828,14 @@ fn s024_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s024_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s024_jvp(p[0], p[1], [p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn s024_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s024_hvp(p[0], p[1], [p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s025_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s025_grad(p[0], p[1], [p[2], p[3]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15255,6 +16848,14 @@ fn s025_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s025_graph(&a0, &a1, &a2, n)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone()]))
     })
+}
+
+fn s025_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s025_jvp(p[0], p[1], [p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s025_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s025_hvp(p[0], p[1], [p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s026_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15270,6 +16871,14 @@ fn s026_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s026_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s026_jvp(p[0], n, [p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s026_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s026_hvp(p[0], n, [p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s027_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s027_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15283,6 +16892,14 @@ fn s027_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s027_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s027_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn s027_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s027_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s028_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s028_grad(n, [p[0], p[1], p[2], p[3]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15293,6 +16910,14 @@ fn s028_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s028_graph(n, &a1)?;
         Ok((output, vec![a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone()]))
     })
+}
+
+fn s028_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s028_jvp(n, [p[0], p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s028_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s028_hvp(n, [p[0], p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s029_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15309,6 +16934,14 @@ fn s029_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s029_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s029_jvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s029_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s029_hvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s030_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s030_grad(xs, [[p[0], p[1], p[2]], [p[3], p[4], p[5]]], n, [p[6], p[7]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15320,6 +16953,14 @@ fn s030_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s030_graph(xs, &a1, n, &a3)?;
         Ok((output, vec![a1[0][0].clone(), a1[0][1].clone(), a1[0][2].clone(), a1[1][0].clone(), a1[1][1].clone(), a1[1][2].clone(), a3[0].clone(), a3[1].clone()]))
     })
+}
+
+fn s030_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s030_jvp(xs, [[p[0], p[1], p[2]], [p[3], p[4], p[5]]], n, [p[6], p[7]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]])
+}
+
+fn s030_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s030_hvp(xs, [[p[0], p[1], p[2]], [p[3], p[4], p[5]]], n, [p[6], p[7]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s031_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15336,6 +16977,14 @@ fn s031_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s031_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s031_jvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s031_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s031_hvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s032_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s032_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15346,6 +16995,14 @@ fn s032_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s032_graph(&a0, xs)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn s032_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s032_jvp(p[0], xs, [tangent[0]])
+}
+
+fn s032_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s032_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s033_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15360,6 +17017,14 @@ fn s033_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s033_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s033_jvp([p[0], p[1]], [tangent[0], tangent[1]])
+}
+
+fn s033_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s033_hvp([p[0], p[1]], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s034_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s034_grad(p[0], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15370,6 +17035,14 @@ fn s034_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s034_graph(&a0, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn s034_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s034_jvp(p[0], n, [tangent[0]])
+}
+
+fn s034_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s034_hvp(p[0], n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s035_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15385,6 +17058,14 @@ fn s035_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s035_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s035_jvp(p[0], xs, p[1], [tangent[0], tangent[1]])
+}
+
+fn s035_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s035_hvp(p[0], xs, p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s036_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s036_grad([p[0], p[1], p[2]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15395,6 +17076,14 @@ fn s036_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s036_graph(&a0, xs)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone()]))
     })
+}
+
+fn s036_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s036_jvp([p[0], p[1], p[2]], xs, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s036_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s036_hvp([p[0], p[1], p[2]], xs, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s037_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15411,6 +17100,14 @@ fn s037_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s037_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s037_jvp([p[0], p[1], p[2]], p[3], p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn s037_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s037_hvp([p[0], p[1], p[2]], p[3], p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s038_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s038_grad([p[0], p[1], p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15423,6 +17120,14 @@ fn s038_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s038_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s038_jvp([p[0], p[1], p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s038_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s038_hvp([p[0], p[1], p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s039_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s039_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15433,6 +17138,14 @@ fn s039_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s039_graph(&a0, xs, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn s039_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s039_jvp(p[0], xs, n, [tangent[0]])
+}
+
+fn s039_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s039_hvp(p[0], xs, n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s040_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15448,6 +17161,14 @@ fn s040_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s040_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s040_jvp([p[0], p[1], p[2]], xs, p[3], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s040_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s040_hvp([p[0], p[1], p[2]], xs, p[3], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s041_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s041_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15461,6 +17182,14 @@ fn s041_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s041_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s041_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn s041_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s041_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s042_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s042_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15472,6 +17201,14 @@ fn s042_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s042_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn s042_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s042_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn s042_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s042_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s043_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15489,6 +17226,14 @@ fn s043_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s043_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s043_jvp(p[0], p[1], p[2], [[p[3], p[4], p[5]], [p[6], p[7], p[8]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]])
+}
+
+fn s043_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s043_hvp(p[0], p[1], p[2], [[p[3], p[4], p[5]], [p[6], p[7], p[8]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s044_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s044_grad([p[0], p[1], p[2], p[3]], [[p[4], p[5]], [p[6], p[7]]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15500,6 +17245,14 @@ fn s044_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s044_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a0[3].clone(), a1[0][0].clone(), a1[0][1].clone(), a1[1][0].clone(), a1[1][1].clone()]))
     })
+}
+
+fn s044_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s044_jvp([p[0], p[1], p[2], p[3]], [[p[4], p[5]], [p[6], p[7]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]])
+}
+
+fn s044_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s044_hvp([p[0], p[1], p[2], p[3]], [[p[4], p[5]], [p[6], p[7]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s045_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15516,6 +17269,14 @@ fn s045_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s045_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s045_jvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s045_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s045_hvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s046_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s046_grad(p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15526,6 +17287,14 @@ fn s046_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s046_graph(&a0)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn s046_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s046_jvp(p[0], [tangent[0]])
+}
+
+fn s046_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s046_hvp(p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s047_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15540,6 +17309,14 @@ fn s047_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s047_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s047_jvp(p[0], xs, [tangent[0]])
+}
+
+fn s047_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s047_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s048_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s048_grad([p[0], p[1]], [[p[2], p[3]], [p[4], p[5]], [p[6], p[7]]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15551,6 +17328,14 @@ fn s048_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s048_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone(), a1[0][0].clone(), a1[0][1].clone(), a1[1][0].clone(), a1[1][1].clone(), a1[2][0].clone(), a1[2][1].clone()]))
     })
+}
+
+fn s048_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s048_jvp([p[0], p[1]], [[p[2], p[3]], [p[4], p[5]], [p[6], p[7]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]])
+}
+
+fn s048_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s048_hvp([p[0], p[1]], [[p[2], p[3]], [p[4], p[5]], [p[6], p[7]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s049_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15567,6 +17352,14 @@ fn s049_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s049_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s049_jvp(p[0], p[1], [p[2], p[3], p[4], p[5]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn s049_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s049_hvp(p[0], p[1], [p[2], p[3], p[4], p[5]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s050_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s050_grad(p[0], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15577,6 +17370,14 @@ fn s050_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s050_graph(&a0, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn s050_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s050_jvp(p[0], n, [tangent[0]])
+}
+
+fn s050_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s050_hvp(p[0], n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s051_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15590,6 +17391,14 @@ fn s051_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s051_graph(xs, &a1, &a2)?;
         Ok((output, vec![a1.clone(), a2.clone()]))
     })
+}
+
+fn s051_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s051_jvp(xs, p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn s051_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s051_hvp(xs, p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s052_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15606,6 +17415,14 @@ fn s052_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s052_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s052_jvp(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]])
+}
+
+fn s052_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s052_hvp(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s053_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s053_grad([p[0], p[1], p[2], p[3]], xs, p[4]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15617,6 +17434,14 @@ fn s053_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s053_graph(&a0, xs, &a2)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a0[3].clone(), a2.clone()]))
     })
+}
+
+fn s053_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s053_jvp([p[0], p[1], p[2], p[3]], xs, p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn s053_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s053_hvp([p[0], p[1], p[2], p[3]], xs, p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s054_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15633,6 +17458,14 @@ fn s054_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s054_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s054_jvp([p[0], p[1], p[2]], p[3], xs, p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn s054_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s054_hvp([p[0], p[1], p[2]], p[3], xs, p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s055_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s055_grad(p[0], [p[1], p[2]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15644,6 +17477,14 @@ fn s055_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s055_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone()]))
     })
+}
+
+fn s055_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s055_jvp(p[0], [p[1], p[2]], xs, n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s055_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s055_hvp(p[0], [p[1], p[2]], xs, n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s056_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15659,6 +17500,14 @@ fn s056_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s056_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s056_jvp(n, [p[0], p[1]], p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s056_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s056_hvp(n, [p[0], p[1]], p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s057_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s057_grad(p[0], [p[1], p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15670,6 +17519,14 @@ fn s057_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s057_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
     })
+}
+
+fn s057_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s057_jvp(p[0], [p[1], p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s057_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s057_hvp(p[0], [p[1], p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s058_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15686,6 +17543,14 @@ fn s058_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s058_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s058_jvp(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]])
+}
+
+fn s058_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s058_hvp(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s059_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s059_grad(p[0], p[1], [p[2], p[3], p[4], p[5]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15698,6 +17563,14 @@ fn s059_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s059_graph(&a0, &a1, &a2, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a2[3].clone()]))
     })
+}
+
+fn s059_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s059_jvp(p[0], p[1], [p[2], p[3], p[4], p[5]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn s059_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s059_hvp(p[0], p[1], [p[2], p[3], p[4], p[5]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s060_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15713,6 +17586,14 @@ fn s060_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s060_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s060_jvp(p[0], p[1], n, [tangent[0], tangent[1]])
+}
+
+fn s060_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s060_hvp(p[0], p[1], n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s061_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s061_grad(p[0], [p[1], p[2], p[3]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15726,6 +17607,14 @@ fn s061_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s061_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s061_jvp(p[0], [p[1], p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s061_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s061_hvp(p[0], [p[1], p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s062_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s062_grad([p[0], p[1], p[2]], [[p[3], p[4], p[5]], [p[6], p[7], p[8]], [p[9], p[10], p[11]]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15737,6 +17626,14 @@ fn s062_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s062_graph(&a0, &a1)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a1[0][0].clone(), a1[0][1].clone(), a1[0][2].clone(), a1[1][0].clone(), a1[1][1].clone(), a1[1][2].clone(), a1[2][0].clone(), a1[2][1].clone(), a1[2][2].clone()]))
     })
+}
+
+fn s062_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s062_jvp([p[0], p[1], p[2]], [[p[3], p[4], p[5]], [p[6], p[7], p[8]], [p[9], p[10], p[11]]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10], tangent[11]])
+}
+
+fn s062_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s062_hvp([p[0], p[1], p[2]], [[p[3], p[4], p[5]], [p[6], p[7], p[8]], [p[9], p[10], p[11]]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10], tangent[11]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s063_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15755,6 +17652,14 @@ fn s063_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s063_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s063_jvp(p[0], n, [[p[1], p[2]], [p[3], p[4]], [p[5], p[6]]], p[7], [p[8], p[9], p[10], p[11]], p[12], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10], tangent[11], tangent[12]])
+}
+
+fn s063_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s063_hvp(p[0], n, [[p[1], p[2]], [p[3], p[4]], [p[5], p[6]]], p[7], [p[8], p[9], p[10], p[11]], p[12], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10], tangent[11], tangent[12]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s064_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s064_grad([[p[0], p[1]], [p[2], p[3]], [p[4], p[5]]], n, p[6], p[7], p[8]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15770,6 +17675,14 @@ fn s064_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s064_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s064_jvp([[p[0], p[1]], [p[2], p[3]], [p[4], p[5]]], n, p[6], p[7], p[8], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]])
+}
+
+fn s064_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s064_hvp([[p[0], p[1]], [p[2], p[3]], [p[4], p[5]]], n, p[6], p[7], p[8], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s065_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s065_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15783,6 +17696,14 @@ fn s065_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s065_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s065_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn s065_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s065_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s066_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s066_grad(p[0], n, [[p[1], p[2], p[3]], [p[4], p[5], p[6]]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15794,6 +17715,14 @@ fn s066_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s066_graph(&a0, n, &a2)?;
         Ok((output, vec![a0.clone(), a2[0][0].clone(), a2[0][1].clone(), a2[0][2].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[1][2].clone()]))
     })
+}
+
+fn s066_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s066_jvp(p[0], n, [[p[1], p[2], p[3]], [p[4], p[5], p[6]]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]])
+}
+
+fn s066_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s066_hvp(p[0], n, [[p[1], p[2], p[3]], [p[4], p[5], p[6]]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s067_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15810,6 +17739,14 @@ fn s067_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s067_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s067_jvp(p[0], p[1], [p[2], p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn s067_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s067_hvp(p[0], p[1], [p[2], p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s068_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s068_grad([p[0], p[1], p[2]], [[p[3], p[4]], [p[5], p[6]], [p[7], p[8]]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15823,6 +17760,14 @@ fn s068_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s068_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s068_jvp([p[0], p[1], p[2]], [[p[3], p[4]], [p[5], p[6]], [p[7], p[8]]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]])
+}
+
+fn s068_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s068_hvp([p[0], p[1], p[2]], [[p[3], p[4]], [p[5], p[6]], [p[7], p[8]]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s069_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s069_grad(p[0], [p[1], p[2], p[3]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15834,6 +17779,14 @@ fn s069_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s069_graph(&a0, &a1)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
     })
+}
+
+fn s069_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s069_jvp(p[0], [p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s069_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s069_hvp(p[0], [p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s070_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15850,6 +17803,14 @@ fn s070_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s070_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s070_jvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s070_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s070_hvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s071_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s071_grad(n, p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15863,6 +17824,14 @@ fn s071_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s071_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s071_jvp(n, p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn s071_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s071_hvp(n, p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s072_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s072_grad(n, p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15873,6 +17842,14 @@ fn s072_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s072_graph(n, &a1)?;
         Ok((output, vec![a1.clone()]))
     })
+}
+
+fn s072_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s072_jvp(n, p[0], [tangent[0]])
+}
+
+fn s072_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s072_hvp(n, p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s073_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15888,6 +17865,14 @@ fn s073_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s073_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s073_jvp(p[0], [[p[1], p[2]], [p[3], p[4]], [p[5], p[6]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]])
+}
+
+fn s073_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s073_hvp(p[0], [[p[1], p[2]], [p[3], p[4]], [p[5], p[6]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s074_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s074_grad(p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15898,6 +17883,14 @@ fn s074_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s074_graph(&a0)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn s074_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s074_jvp(p[0], [tangent[0]])
+}
+
+fn s074_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s074_hvp(p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s075_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15913,6 +17906,14 @@ fn s075_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s075_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s075_jvp(p[0], [[p[1], p[2]], [p[3], p[4]], [p[5], p[6]]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]])
+}
+
+fn s075_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s075_hvp(p[0], [[p[1], p[2]], [p[3], p[4]], [p[5], p[6]]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s076_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s076_grad(p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15923,6 +17924,14 @@ fn s076_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s076_graph(&a0)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn s076_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s076_jvp(p[0], [tangent[0]])
+}
+
+fn s076_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s076_hvp(p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s077_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15939,6 +17948,14 @@ fn s077_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s077_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s077_jvp([p[0], p[1], p[2], p[3]], p[4], p[5], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn s077_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s077_hvp([p[0], p[1], p[2], p[3]], p[4], p[5], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s078_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s078_grad(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]], [p[8], p[9], p[10]]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15951,6 +17968,14 @@ fn s078_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s078_graph(&a0, &a1, &a2, n)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2[0][0].clone(), a2[0][1].clone(), a2[0][2].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[1][2].clone(), a2[2][0].clone(), a2[2][1].clone(), a2[2][2].clone()]))
     })
+}
+
+fn s078_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s078_jvp(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]], [p[8], p[9], p[10]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10]])
+}
+
+fn s078_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s078_hvp(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]], [p[8], p[9], p[10]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s079_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15966,6 +17991,14 @@ fn s079_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s079_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s079_jvp([p[0], p[1], p[2], p[3]], [[p[4], p[5]], [p[6], p[7]], [p[8], p[9]]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9]])
+}
+
+fn s079_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s079_hvp([p[0], p[1], p[2], p[3]], [[p[4], p[5]], [p[6], p[7]], [p[8], p[9]]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s080_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s080_grad([p[0], p[1]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -15976,6 +18009,14 @@ fn s080_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s080_graph(&a0)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone()]))
     })
+}
+
+fn s080_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s080_jvp([p[0], p[1]], [tangent[0], tangent[1]])
+}
+
+fn s080_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s080_hvp([p[0], p[1]], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s081_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -15992,6 +18033,14 @@ fn s081_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s081_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s081_jvp(p[0], p[1], [p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s081_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s081_hvp(p[0], p[1], [p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s082_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s082_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16003,6 +18052,14 @@ fn s082_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s082_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn s082_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s082_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn s082_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s082_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s083_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16017,6 +18074,14 @@ fn s083_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s083_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s083_jvp([p[0], p[1]], xs, n, [tangent[0], tangent[1]])
+}
+
+fn s083_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s083_hvp([p[0], p[1]], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s084_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s084_grad([p[0], p[1], p[2]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16027,6 +18092,14 @@ fn s084_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s084_graph(&a0, xs)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone()]))
     })
+}
+
+fn s084_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s084_jvp([p[0], p[1], p[2]], xs, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s084_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s084_hvp([p[0], p[1], p[2]], xs, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s085_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16044,6 +18117,14 @@ fn s085_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s085_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s085_jvp(xs, p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]], [p[8], p[9], p[10]]], [p[11], p[12]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10], tangent[11], tangent[12]])
+}
+
+fn s085_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s085_hvp(xs, p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]], [p[8], p[9], p[10]]], [p[11], p[12]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10], tangent[11], tangent[12]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s086_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s086_grad(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16056,6 +18137,14 @@ fn s086_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s086_graph(&a0, &a1, &a2, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2[0][0].clone(), a2[0][1].clone(), a2[0][2].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[1][2].clone()]))
     })
+}
+
+fn s086_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s086_jvp(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]])
+}
+
+fn s086_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s086_hvp(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s087_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16073,6 +18162,14 @@ fn s087_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s087_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s087_jvp(p[0], p[1], p[2], [[p[3], p[4], p[5]], [p[6], p[7], p[8]]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]])
+}
+
+fn s087_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s087_hvp(p[0], p[1], p[2], [[p[3], p[4], p[5]], [p[6], p[7], p[8]]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s088_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s088_grad(p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16084,6 +18181,14 @@ fn s088_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s088_graph(&a0, &a1, n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn s088_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s088_jvp(p[0], p[1], n, [tangent[0], tangent[1]])
+}
+
+fn s088_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s088_hvp(p[0], p[1], n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s089_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16100,6 +18205,14 @@ fn s089_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s089_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s089_jvp(p[0], [p[1], p[2]], n, p[3], xs, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s089_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s089_hvp(p[0], [p[1], p[2]], n, p[3], xs, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s090_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s090_grad([p[0], p[1], p[2], p[3]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16110,6 +18223,14 @@ fn s090_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s090_graph(&a0)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a0[3].clone()]))
     })
+}
+
+fn s090_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s090_jvp([p[0], p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s090_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s090_hvp([p[0], p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s091_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16124,6 +18245,14 @@ fn s091_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s091_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s091_jvp([p[0], p[1], p[2]], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s091_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s091_hvp([p[0], p[1], p[2]], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s092_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s092_grad(p[0], p[1], [p[2], p[3], p[4], p[5]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16136,6 +18265,14 @@ fn s092_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s092_graph(&a0, &a1, &a2)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a2[3].clone()]))
     })
+}
+
+fn s092_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s092_jvp(p[0], p[1], [p[2], p[3], p[4], p[5]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn s092_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s092_hvp(p[0], p[1], [p[2], p[3], p[4], p[5]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s093_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16154,6 +18291,14 @@ fn s093_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s093_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s093_jvp(p[0], p[1], p[2], [p[3], p[4], p[5]], [[p[6], p[7], p[8]], [p[9], p[10], p[11]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10], tangent[11]])
+}
+
+fn s093_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s093_hvp(p[0], p[1], p[2], [p[3], p[4], p[5]], [[p[6], p[7], p[8]], [p[9], p[10], p[11]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10], tangent[11]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s094_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s094_grad(p[0], xs, [p[1], p[2]], [[p[3], p[4], p[5]], [p[6], p[7], p[8]], [p[9], p[10], p[11]]], p[12], p[13]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16170,6 +18315,14 @@ fn s094_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s094_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s094_jvp(p[0], xs, [p[1], p[2]], [[p[3], p[4], p[5]], [p[6], p[7], p[8]], [p[9], p[10], p[11]]], p[12], p[13], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10], tangent[11], tangent[12], tangent[13]])
+}
+
+fn s094_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s094_hvp(p[0], xs, [p[1], p[2]], [[p[3], p[4], p[5]], [p[6], p[7], p[8]], [p[9], p[10], p[11]]], p[12], p[13], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10], tangent[11], tangent[12], tangent[13]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s095_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s095_grad(p[0], [[p[1], p[2]], [p[3], p[4]], [p[5], p[6]]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16181,6 +18334,14 @@ fn s095_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s095_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1[0][0].clone(), a1[0][1].clone(), a1[1][0].clone(), a1[1][1].clone(), a1[2][0].clone(), a1[2][1].clone()]))
     })
+}
+
+fn s095_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s095_jvp(p[0], [[p[1], p[2]], [p[3], p[4]], [p[5], p[6]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]])
+}
+
+fn s095_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s095_hvp(p[0], [[p[1], p[2]], [p[3], p[4]], [p[5], p[6]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s096_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16196,6 +18357,14 @@ fn s096_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s096_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s096_jvp(xs, p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn s096_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s096_hvp(xs, p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s097_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s097_grad(xs, [p[0], p[1], p[2], p[3]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16208,6 +18377,14 @@ fn s097_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s097_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s097_jvp(xs, [p[0], p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s097_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s097_hvp(xs, [p[0], p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s098_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s098_grad(p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16218,6 +18395,14 @@ fn s098_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s098_graph(&a0)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn s098_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s098_jvp(p[0], [tangent[0]])
+}
+
+fn s098_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s098_hvp(p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s099_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16235,6 +18420,14 @@ fn s099_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s099_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s099_jvp(p[0], p[1], [p[2], p[3]], [[p[4], p[5]], [p[6], p[7]], [p[8], p[9]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9]])
+}
+
+fn s099_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s099_hvp(p[0], p[1], [p[2], p[3]], [[p[4], p[5]], [p[6], p[7]], [p[8], p[9]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s100_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s100_grad(p[0], xs, p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16246,6 +18439,14 @@ fn s100_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s100_graph(&a0, xs, &a2)?;
         Ok((output, vec![a0.clone(), a2.clone()]))
     })
+}
+
+fn s100_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s100_jvp(p[0], xs, p[1], [tangent[0], tangent[1]])
+}
+
+fn s100_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s100_hvp(p[0], xs, p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s101_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16262,6 +18463,14 @@ fn s101_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s101_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s101_jvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s101_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s101_hvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s102_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s102_grad(p[0], p[1], p[2], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16274,6 +18483,14 @@ fn s102_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s102_graph(&a0, &a1, &a2, n)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
     })
+}
+
+fn s102_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s102_jvp(p[0], p[1], p[2], n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s102_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s102_hvp(p[0], p[1], p[2], n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s103_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16290,6 +18507,14 @@ fn s103_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s103_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s103_jvp(p[0], p[1], [[p[2], p[3]], [p[4], p[5]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn s103_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s103_hvp(p[0], p[1], [[p[2], p[3]], [p[4], p[5]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s104_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s104_grad([p[0], p[1], p[2]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16300,6 +18525,14 @@ fn s104_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s104_graph(&a0)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone()]))
     })
+}
+
+fn s104_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s104_jvp([p[0], p[1], p[2]], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s104_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s104_hvp([p[0], p[1], p[2]], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s105_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16314,6 +18547,14 @@ fn s105_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s105_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s105_jvp(p[0], xs, [tangent[0]])
+}
+
+fn s105_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s105_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s106_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s106_grad(p[0], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16324,6 +18565,14 @@ fn s106_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s106_graph(&a0, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn s106_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s106_jvp(p[0], n, [tangent[0]])
+}
+
+fn s106_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s106_hvp(p[0], n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s107_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16340,6 +18589,14 @@ fn s107_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s107_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s107_jvp(xs, p[0], [p[1], p[2], p[3], p[4]], p[5], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn s107_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s107_hvp(xs, p[0], [p[1], p[2], p[3], p[4]], p[5], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s108_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s108_grad(p[0], [p[1], p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16351,6 +18608,14 @@ fn s108_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s108_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
     })
+}
+
+fn s108_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s108_jvp(p[0], [p[1], p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s108_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s108_hvp(p[0], [p[1], p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s109_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16366,6 +18631,14 @@ fn s109_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s109_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s109_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn s109_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s109_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s110_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s110_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16377,6 +18650,14 @@ fn s110_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s110_graph(&a0, &a1)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn s110_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s110_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn s110_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s110_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s111_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16393,6 +18674,14 @@ fn s111_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s111_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s111_jvp(p[0], p[1], [p[2], p[3], p[4], p[5]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn s111_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s111_hvp(p[0], p[1], [p[2], p[3], p[4], p[5]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s112_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s112_grad(xs, n, p[0]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16403,6 +18692,14 @@ fn s112_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s112_graph(xs, n, &a2)?;
         Ok((output, vec![a2.clone()]))
     })
+}
+
+fn s112_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s112_jvp(xs, n, p[0], [tangent[0]])
+}
+
+fn s112_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s112_hvp(xs, n, p[0], [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s113_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16417,6 +18714,14 @@ fn s113_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s113_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s113_jvp([p[0], p[1]], xs, [tangent[0], tangent[1]])
+}
+
+fn s113_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s113_hvp([p[0], p[1]], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s114_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s114_grad(p[0], [p[1], p[2]], [[p[3], p[4]], [p[5], p[6]]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16429,6 +18734,14 @@ fn s114_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s114_graph(&a0, &a1, &a2, xs)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a2[0][0].clone(), a2[0][1].clone(), a2[1][0].clone(), a2[1][1].clone()]))
     })
+}
+
+fn s114_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s114_jvp(p[0], [p[1], p[2]], [[p[3], p[4]], [p[5], p[6]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]])
+}
+
+fn s114_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s114_hvp(p[0], [p[1], p[2]], [[p[3], p[4]], [p[5], p[6]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s115_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16446,6 +18759,14 @@ fn s115_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s115_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s115_jvp(p[0], [[p[1], p[2]], [p[3], p[4]], [p[5], p[6]]], p[7], p[8], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]])
+}
+
+fn s115_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s115_hvp(p[0], [[p[1], p[2]], [p[3], p[4]], [p[5], p[6]]], p[7], p[8], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s116_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s116_grad(p[0], [p[1], p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16457,6 +18778,14 @@ fn s116_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s116_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone()]))
     })
+}
+
+fn s116_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s116_jvp(p[0], [p[1], p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn s116_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s116_hvp(p[0], [p[1], p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s117_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16471,6 +18800,14 @@ fn s117_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s117_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s117_jvp(n, p[0], xs, [tangent[0]])
+}
+
+fn s117_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s117_hvp(n, p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s118_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s118_grad(p[0], [p[1], p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16482,6 +18819,14 @@ fn s118_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s118_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone()]))
     })
+}
+
+fn s118_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s118_jvp(p[0], [p[1], p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn s118_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s118_hvp(p[0], [p[1], p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s119_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16498,6 +18843,14 @@ fn s119_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s119_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s119_jvp(p[0], p[1], [p[2], p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn s119_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s119_hvp(p[0], p[1], [p[2], p[3], p[4]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s120_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s120_grad(p[0], [p[1], p[2], p[3], p[4]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16511,6 +18864,14 @@ fn s120_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s120_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s120_jvp(p[0], [p[1], p[2], p[3], p[4]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn s120_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s120_hvp(p[0], [p[1], p[2], p[3], p[4]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s121_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s121_grad([p[0], p[1], p[2], p[3]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16521,6 +18882,14 @@ fn s121_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s121_graph(&a0, n)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a0[3].clone()]))
     })
+}
+
+fn s121_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s121_jvp([p[0], p[1], p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s121_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s121_hvp([p[0], p[1], p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s122_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16537,6 +18906,14 @@ fn s122_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s122_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s122_jvp(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]], [p[8], p[9], p[10]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10]])
+}
+
+fn s122_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s122_hvp(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]], [p[8], p[9], p[10]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s123_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s123_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16550,6 +18927,14 @@ fn s123_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s123_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s123_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn s123_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s123_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s124_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s124_grad(xs, p[0], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16560,6 +18945,14 @@ fn s124_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s124_graph(xs, &a1, n)?;
         Ok((output, vec![a1.clone()]))
     })
+}
+
+fn s124_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s124_jvp(xs, p[0], n, [tangent[0]])
+}
+
+fn s124_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s124_hvp(xs, p[0], n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s125_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16575,6 +18968,14 @@ fn s125_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s125_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s125_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn s125_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s125_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s126_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s126_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16585,6 +18986,14 @@ fn s126_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s126_graph(&a0, xs)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn s126_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s126_jvp(p[0], xs, [tangent[0]])
+}
+
+fn s126_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s126_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s127_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16600,6 +19009,14 @@ fn s127_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s127_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s127_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn s127_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s127_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s128_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s128_grad(xs, [p[0], p[1]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16610,6 +19027,14 @@ fn s128_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s128_graph(xs, &a1)?;
         Ok((output, vec![a1[0].clone(), a1[1].clone()]))
     })
+}
+
+fn s128_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s128_jvp(xs, [p[0], p[1]], [tangent[0], tangent[1]])
+}
+
+fn s128_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s128_hvp(xs, [p[0], p[1]], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s129_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16625,6 +19050,14 @@ fn s129_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s129_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s129_jvp(p[0], [p[1], p[2], p[3], p[4]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn s129_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s129_hvp(p[0], [p[1], p[2], p[3], p[4]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s130_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s130_grad(p[0], [p[1], p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16636,6 +19069,14 @@ fn s130_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s130_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone()]))
     })
+}
+
+fn s130_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s130_jvp(p[0], [p[1], p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn s130_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s130_hvp(p[0], [p[1], p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s131_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16653,6 +19094,14 @@ fn s131_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s131_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s131_jvp(p[0], p[1], [p[2], p[3]], [[p[4], p[5]], [p[6], p[7]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]])
+}
+
+fn s131_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s131_hvp(p[0], p[1], [p[2], p[3]], [[p[4], p[5]], [p[6], p[7]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s132_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s132_grad([[p[0], p[1], p[2]], [p[3], p[4], p[5]]], p[6], p[7]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16665,6 +19114,14 @@ fn s132_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s132_graph(&a0, &a1, &a2)?;
         Ok((output, vec![a0[0][0].clone(), a0[0][1].clone(), a0[0][2].clone(), a0[1][0].clone(), a0[1][1].clone(), a0[1][2].clone(), a1.clone(), a2.clone()]))
     })
+}
+
+fn s132_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s132_jvp([[p[0], p[1], p[2]], [p[3], p[4], p[5]]], p[6], p[7], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]])
+}
+
+fn s132_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s132_hvp([[p[0], p[1], p[2]], [p[3], p[4], p[5]]], p[6], p[7], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s133_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16682,6 +19139,14 @@ fn s133_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s133_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s133_jvp(p[0], p[1], p[2], [p[3], p[4], p[5], p[6]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]])
+}
+
+fn s133_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s133_hvp(p[0], p[1], p[2], [p[3], p[4], p[5], p[6]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s134_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s134_grad(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]], [p[8], p[9], p[10]]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16694,6 +19159,14 @@ fn s134_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s134_graph(&a0, &a1, &a2, n)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2[0][0].clone(), a2[0][1].clone(), a2[0][2].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[1][2].clone(), a2[2][0].clone(), a2[2][1].clone(), a2[2][2].clone()]))
     })
+}
+
+fn s134_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s134_jvp(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]], [p[8], p[9], p[10]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10]])
+}
+
+fn s134_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s134_hvp(p[0], p[1], [[p[2], p[3], p[4]], [p[5], p[6], p[7]], [p[8], p[9], p[10]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s135_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16711,6 +19184,14 @@ fn s135_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s135_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s135_jvp(p[0], p[1], [p[2], p[3], p[4], p[5]], [[p[6], p[7], p[8]], [p[9], p[10], p[11]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10], tangent[11]])
+}
+
+fn s135_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s135_hvp(p[0], p[1], [p[2], p[3], p[4], p[5]], [[p[6], p[7], p[8]], [p[9], p[10], p[11]]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10], tangent[11]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s136_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s136_grad([p[0], p[1], p[2]], [[p[3], p[4]], [p[5], p[6]], [p[7], p[8]]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16724,6 +19205,14 @@ fn s136_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s136_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s136_jvp([p[0], p[1], p[2]], [[p[3], p[4]], [p[5], p[6]], [p[7], p[8]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]])
+}
+
+fn s136_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s136_hvp([p[0], p[1], p[2]], [[p[3], p[4]], [p[5], p[6]], [p[7], p[8]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s137_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s137_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16734,6 +19223,14 @@ fn s137_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s137_graph(&a0, xs)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn s137_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s137_jvp(p[0], xs, [tangent[0]])
+}
+
+fn s137_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s137_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s138_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16749,6 +19246,14 @@ fn s138_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s138_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s138_jvp(xs, [p[0], p[1], p[2]], [[p[3], p[4], p[5]], [p[6], p[7], p[8]], [p[9], p[10], p[11]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10], tangent[11]])
+}
+
+fn s138_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s138_hvp(xs, [p[0], p[1], p[2]], [[p[3], p[4], p[5]], [p[6], p[7], p[8]], [p[9], p[10], p[11]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10], tangent[11]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s139_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s139_grad([p[0], p[1], p[2], p[3]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16761,6 +19266,14 @@ fn s139_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s139_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s139_jvp([p[0], p[1], p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s139_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s139_hvp([p[0], p[1], p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s140_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s140_grad(n, [p[0], p[1]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16771,6 +19284,14 @@ fn s140_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s140_graph(n, &a1)?;
         Ok((output, vec![a1[0].clone(), a1[1].clone()]))
     })
+}
+
+fn s140_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s140_jvp(n, [p[0], p[1]], [tangent[0], tangent[1]])
+}
+
+fn s140_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s140_hvp(n, [p[0], p[1]], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s141_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16788,6 +19309,14 @@ fn s141_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s141_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s141_jvp(p[0], p[1], p[2], [p[3], p[4]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn s141_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s141_hvp(p[0], p[1], p[2], [p[3], p[4]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s142_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s142_grad(xs, [p[0], p[1]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16798,6 +19327,14 @@ fn s142_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s142_graph(xs, &a1)?;
         Ok((output, vec![a1[0].clone(), a1[1].clone()]))
     })
+}
+
+fn s142_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s142_jvp(xs, [p[0], p[1]], [tangent[0], tangent[1]])
+}
+
+fn s142_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s142_hvp(xs, [p[0], p[1]], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s143_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16811,6 +19348,14 @@ fn s143_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s143_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn s143_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s143_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn s143_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s143_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s144_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16827,6 +19372,14 @@ fn s144_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s144_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s144_jvp(p[0], p[1], [p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn s144_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s144_hvp(p[0], p[1], [p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s145_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s145_grad(p[0], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16837,6 +19390,14 @@ fn s145_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s145_graph(&a0, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn s145_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s145_jvp(p[0], n, [tangent[0]])
+}
+
+fn s145_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s145_hvp(p[0], n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s146_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16853,6 +19414,14 @@ fn s146_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s146_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s146_jvp(p[0], [p[1], p[2], p[3], p[4]], p[5], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn s146_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s146_hvp(p[0], [p[1], p[2], p[3], p[4]], p[5], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s147_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s147_grad(p[0], xs, p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16866,6 +19435,14 @@ fn s147_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s147_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s147_jvp(p[0], xs, p[1], [tangent[0], tangent[1]])
+}
+
+fn s147_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s147_hvp(p[0], xs, p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s148_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s148_grad([p[0], p[1]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16876,6 +19453,14 @@ fn s148_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s148_graph(&a0)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone()]))
     })
+}
+
+fn s148_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s148_jvp([p[0], p[1]], [tangent[0], tangent[1]])
+}
+
+fn s148_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s148_hvp([p[0], p[1]], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s149_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16892,6 +19477,14 @@ fn s149_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s149_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s149_jvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s149_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s149_hvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s150_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s150_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16902,6 +19495,14 @@ fn s150_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s150_graph(&a0, xs)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn s150_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s150_jvp(p[0], xs, [tangent[0]])
+}
+
+fn s150_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s150_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s151_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16915,6 +19516,14 @@ fn s151_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s151_graph(n, &a1, &a2)?;
         Ok((output, vec![a1[0].clone(), a1[1].clone(), a1[2].clone(), a2[0][0].clone(), a2[0][1].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[2][0].clone(), a2[2][1].clone()]))
     })
+}
+
+fn s151_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s151_jvp(n, [p[0], p[1], p[2]], [[p[3], p[4]], [p[5], p[6]], [p[7], p[8]]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]])
+}
+
+fn s151_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s151_hvp(n, [p[0], p[1], p[2]], [[p[3], p[4]], [p[5], p[6]], [p[7], p[8]]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s152_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16932,6 +19541,14 @@ fn s152_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s152_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s152_jvp(p[0], p[1], p[2], [p[3], p[4], p[5], p[6]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]])
+}
+
+fn s152_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s152_hvp(p[0], p[1], p[2], [p[3], p[4], p[5], p[6]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s153_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s153_grad(p[0], p[1], [p[2], p[3], p[4], p[5]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16946,6 +19563,14 @@ fn s153_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s153_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s153_jvp(p[0], p[1], [p[2], p[3], p[4], p[5]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn s153_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s153_hvp(p[0], p[1], [p[2], p[3], p[4], p[5]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s154_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s154_grad(p[0], [p[1], p[2]], [[p[3], p[4], p[5]], [p[6], p[7], p[8]], [p[9], p[10], p[11]]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16958,6 +19583,14 @@ fn s154_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s154_graph(&a0, &a1, &a2, xs, n)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a2[0][0].clone(), a2[0][1].clone(), a2[0][2].clone(), a2[1][0].clone(), a2[1][1].clone(), a2[1][2].clone(), a2[2][0].clone(), a2[2][1].clone(), a2[2][2].clone()]))
     })
+}
+
+fn s154_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s154_jvp(p[0], [p[1], p[2]], [[p[3], p[4], p[5]], [p[6], p[7], p[8]], [p[9], p[10], p[11]]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10], tangent[11]])
+}
+
+fn s154_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s154_hvp(p[0], [p[1], p[2]], [[p[3], p[4], p[5]], [p[6], p[7], p[8]], [p[9], p[10], p[11]]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10], tangent[11]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s155_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -16975,6 +19608,14 @@ fn s155_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s155_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s155_jvp(p[0], p[1], p[2], [p[3], p[4], p[5]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn s155_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s155_hvp(p[0], p[1], p[2], [p[3], p[4], p[5]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s156_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s156_grad(p[0], n, [p[1], p[2], p[3]], p[4]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -16987,6 +19628,14 @@ fn s156_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s156_graph(&a0, n, &a2, &a3)?;
         Ok((output, vec![a0.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone(), a3.clone()]))
     })
+}
+
+fn s156_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s156_jvp(p[0], n, [p[1], p[2], p[3]], p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn s156_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s156_hvp(p[0], n, [p[1], p[2], p[3]], p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s157_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17002,6 +19651,14 @@ fn s157_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s157_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s157_jvp([p[0], p[1]], [[p[2], p[3], p[4]], [p[5], p[6], p[7]], [p[8], p[9], p[10]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10]])
+}
+
+fn s157_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s157_hvp([p[0], p[1]], [[p[2], p[3], p[4]], [p[5], p[6], p[7]], [p[8], p[9], p[10]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9], tangent[10]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s158_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s158_grad(xs, p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17013,6 +19670,14 @@ fn s158_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s158_graph(xs, &a1, &a2)?;
         Ok((output, vec![a1.clone(), a2.clone()]))
     })
+}
+
+fn s158_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s158_jvp(xs, p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn s158_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s158_hvp(xs, p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s159_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17028,6 +19693,14 @@ fn s159_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s159_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s159_jvp(p[0], p[1], n, [tangent[0], tangent[1]])
+}
+
+fn s159_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s159_hvp(p[0], p[1], n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s160_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s160_grad(p[0], [p[1], p[2], p[3]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17041,6 +19714,14 @@ fn s160_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s160_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s160_jvp(p[0], [p[1], p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s160_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s160_hvp(p[0], [p[1], p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s161_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s161_grad([p[0], p[1], p[2]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17051,6 +19732,14 @@ fn s161_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s161_graph(&a0)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone()]))
     })
+}
+
+fn s161_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s161_jvp([p[0], p[1], p[2]], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s161_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s161_hvp([p[0], p[1], p[2]], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s162_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17067,6 +19756,14 @@ fn s162_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s162_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s162_jvp(p[0], [p[1], p[2], p[3]], [[p[4], p[5]], [p[6], p[7]], [p[8], p[9]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9]])
+}
+
+fn s162_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s162_hvp(p[0], [p[1], p[2], p[3]], [[p[4], p[5]], [p[6], p[7]], [p[8], p[9]]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8], tangent[9]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s163_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s163_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17077,6 +19774,14 @@ fn s163_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s163_graph(&a0, xs)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn s163_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s163_jvp(p[0], xs, [tangent[0]])
+}
+
+fn s163_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s163_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s164_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17091,6 +19796,14 @@ fn s164_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s164_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s164_jvp(p[0], xs, n, [tangent[0]])
+}
+
+fn s164_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s164_hvp(p[0], xs, n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s165_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s165_grad(xs, [p[0], p[1], p[2], p[3]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17101,6 +19814,14 @@ fn s165_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s165_graph(xs, &a1)?;
         Ok((output, vec![a1[0].clone(), a1[1].clone(), a1[2].clone(), a1[3].clone()]))
     })
+}
+
+fn s165_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s165_jvp(xs, [p[0], p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn s165_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s165_hvp(xs, [p[0], p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s166_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17116,6 +19837,14 @@ fn s166_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s166_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s166_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn s166_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s166_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn s167_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(s167_grad([p[0], p[1]]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17126,6 +19855,14 @@ fn s167_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s167_graph(&a0)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone()]))
     })
+}
+
+fn s167_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s167_jvp([p[0], p[1]], [tangent[0], tangent[1]])
+}
+
+fn s167_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s167_hvp([p[0], p[1]], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s168_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17140,6 +19877,14 @@ fn s168_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = s168_graph(&a0, &a1, &a2)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
     })
+}
+
+fn s168_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s168_jvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn s168_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s168_hvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn s169_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17157,6 +19902,14 @@ fn s169_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn s169_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    s169_jvp(p[0], p[1], n, p[2], [[p[3], p[4], p[5]], [p[6], p[7], p[8]]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]])
+}
+
+fn s169_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    s169_hvp(p[0], p[1], n, p[2], [[p[3], p[4], p[5]], [p[6], p[7], p[8]]], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5], tangent[6], tangent[7], tangent[8]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c000_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c000_grad(p[0], p[1], [p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17171,6 +19924,14 @@ fn c000_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c000_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c000_jvp(p[0], p[1], [p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn c000_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c000_hvp(p[0], p[1], [p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c001_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c001_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17183,6 +19944,14 @@ fn c001_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c001_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c001_jvp(p[0], xs, [tangent[0]])
+}
+
+fn c001_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c001_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c002_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c002_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17193,6 +19962,14 @@ fn c002_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c002_graph(&a0, xs, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn c002_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c002_jvp(p[0], xs, n, [tangent[0]])
+}
+
+fn c002_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c002_hvp(p[0], xs, n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c003_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17208,6 +19985,14 @@ fn c003_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c003_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c003_jvp(n, p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn c003_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c003_hvp(n, p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c004_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c004_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17218,6 +20003,14 @@ fn c004_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c004_graph(&a0, xs, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn c004_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c004_jvp(p[0], xs, n, [tangent[0]])
+}
+
+fn c004_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c004_hvp(p[0], xs, n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c005_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17233,6 +20026,14 @@ fn c005_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c005_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c005_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn c005_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c005_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c006_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c006_grad(n, p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17244,6 +20045,14 @@ fn c006_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c006_graph(n, &a1, &a2)?;
         Ok((output, vec![a1.clone(), a2.clone()]))
     })
+}
+
+fn c006_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c006_jvp(n, p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn c006_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c006_hvp(n, p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c007_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17260,6 +20069,14 @@ fn c007_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c007_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c007_jvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c007_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c007_hvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c008_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c008_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17271,6 +20088,14 @@ fn c008_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c008_graph(&a0, &a1)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn c008_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c008_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn c008_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c008_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c009_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17286,6 +20111,14 @@ fn c009_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c009_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c009_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn c009_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c009_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c010_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c010_grad([p[0], p[1], p[2]], xs, n, p[3]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17297,6 +20130,14 @@ fn c010_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c010_graph(&a0, xs, n, &a3)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a3.clone()]))
     })
+}
+
+fn c010_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c010_jvp([p[0], p[1], p[2]], xs, n, p[3], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn c010_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c010_hvp([p[0], p[1], p[2]], xs, n, p[3], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c011_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17314,6 +20155,14 @@ fn c011_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c011_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c011_jvp(p[0], p[1], p[2], [p[3], p[4], p[5]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn c011_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c011_hvp(p[0], p[1], p[2], [p[3], p[4], p[5]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c012_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c012_grad(p[0], p[1], [p[2], p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17326,6 +20175,14 @@ fn c012_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c012_graph(&a0, &a1, &a2, xs)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone(), a2[2].clone()]))
     })
+}
+
+fn c012_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c012_jvp(p[0], p[1], [p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn c012_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c012_hvp(p[0], p[1], [p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c013_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17341,6 +20198,14 @@ fn c013_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c013_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c013_jvp(p[0], p[1], n, [tangent[0], tangent[1]])
+}
+
+fn c013_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c013_hvp(p[0], p[1], n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c014_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c014_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17354,6 +20219,14 @@ fn c014_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c014_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c014_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn c014_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c014_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c015_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c015_grad(p[0], xs, p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17365,6 +20238,14 @@ fn c015_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c015_graph(&a0, xs, &a2, n)?;
         Ok((output, vec![a0.clone(), a2.clone()]))
     })
+}
+
+fn c015_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c015_jvp(p[0], xs, p[1], n, [tangent[0], tangent[1]])
+}
+
+fn c015_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c015_hvp(p[0], xs, p[1], n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c016_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17381,6 +20262,14 @@ fn c016_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c016_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c016_jvp(xs, p[0], p[1], n, p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c016_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c016_hvp(xs, p[0], p[1], n, p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c017_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c017_grad(xs, p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17392,6 +20281,14 @@ fn c017_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c017_graph(xs, &a1, &a2)?;
         Ok((output, vec![a1.clone(), a2.clone()]))
     })
+}
+
+fn c017_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c017_jvp(xs, p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn c017_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c017_hvp(xs, p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c018_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17407,6 +20304,14 @@ fn c018_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c018_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c018_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn c018_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c018_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c019_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c019_grad(p[0], [p[1], p[2]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17418,6 +20323,14 @@ fn c019_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c019_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone()]))
     })
+}
+
+fn c019_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c019_jvp(p[0], [p[1], p[2]], xs, n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c019_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c019_hvp(p[0], [p[1], p[2]], xs, n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c020_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17434,6 +20347,14 @@ fn c020_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c020_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c020_jvp(p[0], p[1], [p[2], p[3]], xs, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn c020_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c020_hvp(p[0], p[1], [p[2], p[3]], xs, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c021_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c021_grad(p[0], [p[1], p[2], p[3]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17445,6 +20366,14 @@ fn c021_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c021_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone(), a1[2].clone()]))
     })
+}
+
+fn c021_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c021_jvp(p[0], [p[1], p[2], p[3]], xs, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn c021_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c021_hvp(p[0], [p[1], p[2], p[3]], xs, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c022_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17460,6 +20389,14 @@ fn c022_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c022_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c022_jvp(p[0], p[1], n, [tangent[0], tangent[1]])
+}
+
+fn c022_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c022_hvp(p[0], p[1], n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c023_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c023_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17471,6 +20408,14 @@ fn c023_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c023_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn c023_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c023_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn c023_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c023_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c024_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17487,6 +20432,14 @@ fn c024_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c024_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c024_jvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c024_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c024_hvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c025_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c025_grad(p[0], p[1], [p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17499,6 +20452,14 @@ fn c025_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c025_graph(&a0, &a1, &a2, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone()]))
     })
+}
+
+fn c025_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c025_jvp(p[0], p[1], [p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn c025_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c025_hvp(p[0], p[1], [p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c026_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17515,6 +20476,14 @@ fn c026_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c026_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c026_jvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c026_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c026_hvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c027_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c027_grad(p[0], p[1], p[2], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17527,6 +20496,14 @@ fn c027_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c027_graph(&a0, &a1, &a2, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
     })
+}
+
+fn c027_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c027_jvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c027_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c027_hvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c028_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17543,6 +20520,14 @@ fn c028_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c028_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c028_jvp([p[0], p[1]], p[2], p[3], n, xs, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn c028_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c028_hvp([p[0], p[1]], p[2], p[3], n, xs, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c029_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c029_grad(p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17554,6 +20539,14 @@ fn c029_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c029_graph(&a0, &a1, n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn c029_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c029_jvp(p[0], p[1], n, [tangent[0], tangent[1]])
+}
+
+fn c029_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c029_hvp(p[0], p[1], n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c030_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17570,6 +20563,14 @@ fn c030_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c030_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c030_jvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c030_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c030_hvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c031_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c031_grad(p[0], p[1], p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17584,6 +20585,14 @@ fn c031_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c031_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c031_jvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c031_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c031_hvp(p[0], p[1], p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c032_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c032_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17594,6 +20603,14 @@ fn c032_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c032_graph(&a0, xs, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn c032_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c032_jvp(p[0], xs, n, [tangent[0]])
+}
+
+fn c032_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c032_hvp(p[0], xs, n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c033_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17607,6 +20624,14 @@ fn c033_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c033_graph(&a0, &a1)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn c033_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c033_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn c033_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c033_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c034_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17623,6 +20648,14 @@ fn c034_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c034_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c034_jvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c034_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c034_hvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c035_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c035_grad(p[0], p[1], p[2], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17635,6 +20668,14 @@ fn c035_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c035_graph(&a0, &a1, &a2, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2.clone()]))
     })
+}
+
+fn c035_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c035_jvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c035_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c035_hvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c036_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17651,6 +20692,14 @@ fn c036_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c036_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c036_jvp(p[0], p[1], [p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn c036_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c036_hvp(p[0], p[1], [p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c037_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c037_grad(n, p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17662,6 +20711,14 @@ fn c037_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c037_graph(n, &a1, &a2, xs)?;
         Ok((output, vec![a1.clone(), a2.clone()]))
     })
+}
+
+fn c037_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c037_jvp(n, p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn c037_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c037_hvp(n, p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c038_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17679,6 +20736,14 @@ fn c038_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c038_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c038_jvp(p[0], p[1], p[2], [p[3], p[4]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn c038_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c038_hvp(p[0], p[1], p[2], [p[3], p[4]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c039_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c039_grad(p[0], p[1], [p[2], p[3]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17693,6 +20758,14 @@ fn c039_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c039_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c039_jvp(p[0], p[1], [p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn c039_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c039_hvp(p[0], p[1], [p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c040_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c040_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17703,6 +20776,14 @@ fn c040_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c040_graph(&a0, xs)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn c040_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c040_jvp(p[0], xs, [tangent[0]])
+}
+
+fn c040_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c040_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c041_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17718,6 +20799,14 @@ fn c041_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c041_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c041_jvp(p[0], [p[1], p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn c041_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c041_hvp(p[0], [p[1], p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c042_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c042_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17729,6 +20818,14 @@ fn c042_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c042_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn c042_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c042_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn c042_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c042_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c043_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17744,6 +20841,14 @@ fn c043_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c043_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c043_jvp(xs, p[0], [p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn c043_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c043_hvp(xs, p[0], [p[1], p[2], p[3]], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c044_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c044_grad(p[0], n, p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17755,6 +20860,14 @@ fn c044_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c044_graph(&a0, n, &a2, xs)?;
         Ok((output, vec![a0.clone(), a2.clone()]))
     })
+}
+
+fn c044_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c044_jvp(p[0], n, p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn c044_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c044_hvp(p[0], n, p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c045_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17771,6 +20884,14 @@ fn c045_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c045_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c045_jvp(xs, [p[0], p[1], p[2]], p[3], p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn c045_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c045_hvp(xs, [p[0], p[1], p[2]], p[3], p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c046_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c046_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17781,6 +20902,14 @@ fn c046_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c046_graph(&a0, xs)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn c046_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c046_jvp(p[0], xs, [tangent[0]])
+}
+
+fn c046_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c046_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c047_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17797,6 +20926,14 @@ fn c047_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c047_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c047_jvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c047_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c047_hvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c048_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c048_grad(xs, p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17808,6 +20945,14 @@ fn c048_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c048_graph(xs, &a1, &a2, n)?;
         Ok((output, vec![a1.clone(), a2.clone()]))
     })
+}
+
+fn c048_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c048_jvp(xs, p[0], p[1], n, [tangent[0], tangent[1]])
+}
+
+fn c048_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c048_hvp(xs, p[0], p[1], n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c049_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17823,6 +20968,14 @@ fn c049_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c049_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c049_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn c049_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c049_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c050_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c050_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17834,6 +20987,14 @@ fn c050_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c050_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn c050_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c050_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn c050_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c050_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c051_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17849,6 +21010,14 @@ fn c051_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c051_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c051_jvp(xs, p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn c051_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c051_hvp(xs, p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c052_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c052_grad([p[0], p[1]], n, p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17862,6 +21031,14 @@ fn c052_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c052_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c052_jvp([p[0], p[1]], n, p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c052_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c052_hvp([p[0], p[1]], n, p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c053_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c053_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17872,6 +21049,14 @@ fn c053_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c053_graph(&a0, xs, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn c053_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c053_jvp(p[0], xs, n, [tangent[0]])
+}
+
+fn c053_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c053_hvp(p[0], xs, n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c054_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17888,6 +21073,14 @@ fn c054_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c054_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c054_jvp(p[0], p[1], [p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn c054_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c054_hvp(p[0], p[1], [p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c055_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c055_grad(n, p[0], p[1], xs, p[2]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17902,6 +21095,14 @@ fn c055_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c055_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c055_jvp(n, p[0], p[1], xs, p[2], [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c055_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c055_hvp(n, p[0], p[1], xs, p[2], [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c056_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c056_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17912,6 +21113,14 @@ fn c056_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c056_graph(&a0, xs)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn c056_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c056_jvp(p[0], xs, [tangent[0]])
+}
+
+fn c056_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c056_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c057_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17927,6 +21136,14 @@ fn c057_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c057_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c057_jvp(p[0], p[1], n, [tangent[0], tangent[1]])
+}
+
+fn c057_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c057_hvp(p[0], p[1], n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c058_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c058_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17938,6 +21155,14 @@ fn c058_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c058_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn c058_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c058_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn c058_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c058_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c059_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17953,6 +21178,14 @@ fn c059_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c059_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c059_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn c059_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c059_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c060_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c060_grad(p[0], [p[1], p[2]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17964,6 +21197,14 @@ fn c060_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c060_graph(&a0, &a1, n)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone()]))
     })
+}
+
+fn c060_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c060_jvp(p[0], [p[1], p[2]], n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c060_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c060_hvp(p[0], [p[1], p[2]], n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c061_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -17979,6 +21220,14 @@ fn c061_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c061_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c061_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn c061_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c061_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c062_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c062_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -17989,6 +21238,14 @@ fn c062_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c062_graph(&a0, xs, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn c062_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c062_jvp(p[0], xs, n, [tangent[0]])
+}
+
+fn c062_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c062_hvp(p[0], xs, n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c063_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18004,6 +21261,14 @@ fn c063_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c063_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c063_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn c063_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c063_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c064_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c064_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18015,6 +21280,14 @@ fn c064_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c064_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn c064_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c064_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn c064_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c064_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c065_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18029,6 +21302,14 @@ fn c065_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c065_graph(&a0, &a1, &a2, n)?;
         Ok((output, vec![a0.clone(), a1.clone(), a2[0].clone(), a2[1].clone()]))
     })
+}
+
+fn c065_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c065_jvp(p[0], p[1], [p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn c065_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c065_hvp(p[0], p[1], [p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c066_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18046,6 +21327,14 @@ fn c066_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c066_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c066_jvp(p[0], p[1], p[2], [p[3], p[4], p[5]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn c066_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c066_hvp(p[0], p[1], p[2], [p[3], p[4], p[5]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c067_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c067_grad(p[0], p[1], p[2], [p[3], p[4], p[5]], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18061,6 +21350,14 @@ fn c067_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c067_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c067_jvp(p[0], p[1], p[2], [p[3], p[4], p[5]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn c067_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c067_hvp(p[0], p[1], p[2], [p[3], p[4], p[5]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c068_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c068_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18073,6 +21370,14 @@ fn c068_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c068_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c068_jvp(p[0], xs, n, [tangent[0]])
+}
+
+fn c068_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c068_hvp(p[0], xs, n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c069_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c069_grad(p[0], n, xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18083,6 +21388,14 @@ fn c069_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c069_graph(&a0, n, xs)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn c069_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c069_jvp(p[0], n, xs, [tangent[0]])
+}
+
+fn c069_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c069_hvp(p[0], n, xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c070_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18098,6 +21411,14 @@ fn c070_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c070_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c070_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn c070_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c070_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c071_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c071_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18108,6 +21429,14 @@ fn c071_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c071_graph(&a0, xs, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn c071_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c071_jvp(p[0], xs, n, [tangent[0]])
+}
+
+fn c071_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c071_hvp(p[0], xs, n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c072_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18124,6 +21453,14 @@ fn c072_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c072_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c072_jvp(p[0], p[1], [p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn c072_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c072_hvp(p[0], p[1], [p[2], p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c073_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c073_grad(p[0], [p[1], p[2]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18135,6 +21472,14 @@ fn c073_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c073_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1[0].clone(), a1[1].clone()]))
     })
+}
+
+fn c073_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c073_jvp(p[0], [p[1], p[2]], xs, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c073_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c073_hvp(p[0], [p[1], p[2]], xs, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c074_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18151,6 +21496,14 @@ fn c074_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c074_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c074_jvp(p[0], p[1], [p[2], p[3], p[4]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn c074_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c074_hvp(p[0], p[1], [p[2], p[3], p[4]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c075_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c075_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18162,6 +21515,14 @@ fn c075_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c075_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn c075_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c075_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn c075_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c075_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c076_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18177,6 +21538,14 @@ fn c076_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c076_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c076_jvp(xs, p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn c076_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c076_hvp(xs, p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c077_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c077_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18188,6 +21557,14 @@ fn c077_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c077_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn c077_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c077_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn c077_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c077_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c078_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18203,6 +21580,14 @@ fn c078_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c078_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c078_jvp(p[0], xs, p[1], [tangent[0], tangent[1]])
+}
+
+fn c078_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c078_hvp(p[0], xs, p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c079_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c079_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18216,6 +21601,14 @@ fn c079_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c079_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c079_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn c079_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c079_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c080_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c080_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18226,6 +21619,14 @@ fn c080_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c080_graph(&a0, xs, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn c080_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c080_jvp(p[0], xs, n, [tangent[0]])
+}
+
+fn c080_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c080_hvp(p[0], xs, n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c081_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18242,6 +21643,14 @@ fn c081_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c081_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c081_jvp(p[0], p[1], [p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn c081_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c081_hvp(p[0], p[1], [p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c082_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c082_grad(p[0], xs, p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18255,6 +21664,14 @@ fn c082_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c082_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c082_jvp(p[0], xs, p[1], [tangent[0], tangent[1]])
+}
+
+fn c082_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c082_hvp(p[0], xs, p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c083_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c083_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18266,6 +21683,14 @@ fn c083_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c083_graph(&a0, &a1)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn c083_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c083_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn c083_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c083_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c084_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18282,6 +21707,14 @@ fn c084_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c084_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c084_jvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c084_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c084_hvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c085_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c085_grad(p[0], p[1], [p[2], p[3]], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18296,6 +21729,14 @@ fn c085_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c085_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c085_jvp(p[0], p[1], [p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn c085_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c085_hvp(p[0], p[1], [p[2], p[3]], xs, n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c086_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c086_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18307,6 +21748,14 @@ fn c086_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c086_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn c086_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c086_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn c086_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c086_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c087_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18324,6 +21773,14 @@ fn c087_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c087_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c087_jvp(p[0], p[1], p[2], [p[3], p[4], p[5]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn c087_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c087_hvp(p[0], p[1], p[2], [p[3], p[4], p[5]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c088_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c088_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18335,6 +21792,14 @@ fn c088_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c088_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn c088_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c088_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn c088_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c088_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c089_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18349,6 +21814,14 @@ fn c089_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c089_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c089_jvp(p[0], n, [tangent[0]])
+}
+
+fn c089_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c089_hvp(p[0], n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c090_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c090_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18360,6 +21833,14 @@ fn c090_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c090_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn c090_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c090_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn c090_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c090_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c091_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18376,6 +21857,14 @@ fn c091_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c091_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c091_jvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c091_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c091_hvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c092_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c092_grad(p[0], p[1], n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18389,6 +21878,14 @@ fn c092_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c092_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c092_jvp(p[0], p[1], n, [tangent[0], tangent[1]])
+}
+
+fn c092_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c092_hvp(p[0], p[1], n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c093_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c093_grad(p[0], xs, n, p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18400,6 +21897,14 @@ fn c093_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c093_graph(&a0, xs, n, &a3)?;
         Ok((output, vec![a0.clone(), a3.clone()]))
     })
+}
+
+fn c093_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c093_jvp(p[0], xs, n, p[1], [tangent[0], tangent[1]])
+}
+
+fn c093_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c093_hvp(p[0], xs, n, p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c094_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18416,6 +21921,14 @@ fn c094_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c094_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c094_jvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c094_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c094_hvp(p[0], p[1], p[2], xs, n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c095_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c095_grad([p[0], p[1], p[2]], p[3], xs, p[4]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18428,6 +21941,14 @@ fn c095_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c095_graph(&a0, &a1, xs, &a3)?;
         Ok((output, vec![a0[0].clone(), a0[1].clone(), a0[2].clone(), a1.clone(), a3.clone()]))
     })
+}
+
+fn c095_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c095_jvp([p[0], p[1], p[2]], p[3], xs, p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn c095_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c095_hvp([p[0], p[1], p[2]], p[3], xs, p[4], [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c096_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18444,6 +21965,14 @@ fn c096_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c096_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c096_jvp(p[0], p[1], [p[2], p[3], p[4]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn c096_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c096_hvp(p[0], p[1], [p[2], p[3], p[4]], n, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c097_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c097_grad(p[0], n, xs, p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18457,6 +21986,14 @@ fn c097_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c097_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c097_jvp(p[0], n, xs, p[1], [tangent[0], tangent[1]])
+}
+
+fn c097_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c097_hvp(p[0], n, xs, p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c098_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c098_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18467,6 +22004,14 @@ fn c098_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c098_graph(&a0, xs, n)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn c098_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c098_jvp(p[0], xs, n, [tangent[0]])
+}
+
+fn c098_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c098_hvp(p[0], xs, n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c099_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18483,6 +22028,14 @@ fn c099_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c099_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c099_jvp(p[0], p[1], [p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn c099_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c099_hvp(p[0], p[1], [p[2], p[3]], n, [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c100_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c100_grad(p[0], xs, n, p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18494,6 +22047,14 @@ fn c100_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c100_graph(&a0, xs, n, &a3)?;
         Ok((output, vec![a0.clone(), a3.clone()]))
     })
+}
+
+fn c100_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c100_jvp(p[0], xs, n, p[1], [tangent[0], tangent[1]])
+}
+
+fn c100_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c100_hvp(p[0], xs, n, p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c101_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18511,6 +22072,14 @@ fn c101_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c101_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c101_jvp(p[0], p[1], p[2], [p[3], p[4], p[5]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]])
+}
+
+fn c101_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c101_hvp(p[0], p[1], p[2], [p[3], p[4], p[5]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4], tangent[5]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c102_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c102_grad(p[0], p[1], p[2], [p[3], p[4]], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18526,6 +22095,14 @@ fn c102_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c102_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c102_jvp(p[0], p[1], p[2], [p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]])
+}
+
+fn c102_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c102_hvp(p[0], p[1], p[2], [p[3], p[4]], xs, [tangent[0], tangent[1], tangent[2], tangent[3], tangent[4]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c103_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c103_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18536,6 +22113,14 @@ fn c103_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c103_graph(&a0, xs)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn c103_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c103_jvp(p[0], xs, [tangent[0]])
+}
+
+fn c103_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c103_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c104_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18552,6 +22137,14 @@ fn c104_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c104_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c104_jvp(xs, p[0], p[1], p[2], n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c104_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c104_hvp(xs, p[0], p[1], p[2], n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c105_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c105_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18563,6 +22156,14 @@ fn c105_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c105_graph(&a0, &a1)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn c105_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c105_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn c105_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c105_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c106_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18578,6 +22179,14 @@ fn c106_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c106_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c106_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn c106_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c106_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c107_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c107_grad(p[0], p[1], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18589,6 +22198,14 @@ fn c107_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c107_graph(&a0, &a1, xs, n)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn c107_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c107_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn c107_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c107_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c108_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18604,6 +22221,14 @@ fn c108_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c108_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c108_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn c108_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c108_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c109_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c109_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18614,6 +22239,14 @@ fn c109_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c109_graph(&a0, xs)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn c109_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c109_jvp(p[0], xs, [tangent[0]])
+}
+
+fn c109_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c109_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c110_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18628,6 +22261,14 @@ fn c110_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c110_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c110_jvp(p[0], xs, n, [tangent[0]])
+}
+
+fn c110_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c110_hvp(p[0], xs, n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c111_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c111_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18638,6 +22279,14 @@ fn c111_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c111_graph(&a0, xs)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn c111_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c111_jvp(p[0], xs, [tangent[0]])
+}
+
+fn c111_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c111_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c112_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18654,6 +22303,14 @@ fn c112_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c112_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c112_jvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c112_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c112_hvp(p[0], p[1], p[2], xs, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c113_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c113_grad(p[0], p[1], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18665,6 +22322,14 @@ fn c113_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c113_graph(&a0, &a1, xs)?;
         Ok((output, vec![a0.clone(), a1.clone()]))
     })
+}
+
+fn c113_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c113_jvp(p[0], p[1], xs, [tangent[0], tangent[1]])
+}
+
+fn c113_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c113_hvp(p[0], p[1], xs, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c114_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18681,6 +22346,14 @@ fn c114_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c114_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c114_jvp(p[0], xs, p[1], p[2], n, [tangent[0], tangent[1], tangent[2]])
+}
+
+fn c114_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c114_hvp(p[0], xs, p[1], p[2], n, [tangent[0], tangent[1], tangent[2]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c115_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c115_grad([p[0], p[1]], p[2], n, p[3]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18695,6 +22368,14 @@ fn c115_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c115_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c115_jvp([p[0], p[1]], p[2], n, p[3], [tangent[0], tangent[1], tangent[2], tangent[3]])
+}
+
+fn c115_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c115_hvp([p[0], p[1]], p[2], n, p[3], [tangent[0], tangent[1], tangent[2], tangent[3]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c116_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c116_grad(p[0], xs, n).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18707,6 +22388,14 @@ fn c116_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c116_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c116_jvp(p[0], xs, n, [tangent[0]])
+}
+
+fn c116_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c116_hvp(p[0], xs, n, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c117_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c117_grad(p[0], xs).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18717,6 +22406,14 @@ fn c117_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
         let output = c117_graph(&a0, xs)?;
         Ok((output, vec![a0.clone()]))
     })
+}
+
+fn c117_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c117_jvp(p[0], xs, [tangent[0]])
+}
+
+fn c117_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c117_hvp(p[0], xs, [tangent[0]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
 }
 
 fn c118_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
@@ -18732,6 +22429,14 @@ fn c118_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c118_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c118_jvp(p[0], p[1], xs, n, [tangent[0], tangent[1]])
+}
+
+fn c118_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c118_hvp(p[0], p[1], xs, n, [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 fn c119_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     grad_outcome(c119_grad(p[0], p[1]).map(|(value, gradient)| (value, gradient.to_vec())))
 }
@@ -18745,470 +22450,478 @@ fn c119_by_graph(p: &[f64], xs: &[f64], n: usize) -> Outcome {
     })
 }
 
+fn c119_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {
+    c119_jvp(p[0], p[1], [tangent[0], tangent[1]])
+}
+
+fn c119_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {
+    c119_hvp(p[0], p[1], [tangent[0], tangent[1]]).map(|(value, gradient, product)| (value, gradient.to_vec(), product.to_vec()))
+}
+
 /// Every generated function with an `f64` result, in file order.
 pub const PROGRAMS: &[Program] = &[
-    Program { name: "f000", slots: 2, data: false, count: true, grad: f000_by_grad, graph: f000_by_graph },
-    Program { name: "f001", slots: 2, data: false, count: false, grad: f001_by_grad, graph: f001_by_graph },
-    Program { name: "f002", slots: 3, data: false, count: true, grad: f002_by_grad, graph: f002_by_graph },
-    Program { name: "f003", slots: 5, data: false, count: false, grad: f003_by_grad, graph: f003_by_graph },
-    Program { name: "f004", slots: 5, data: false, count: false, grad: f004_by_grad, graph: f004_by_graph },
-    Program { name: "f005", slots: 3, data: true, count: false, grad: f005_by_grad, graph: f005_by_graph },
-    Program { name: "f006", slots: 3, data: true, count: true, grad: f006_by_grad, graph: f006_by_graph },
-    Program { name: "f007", slots: 4, data: false, count: false, grad: f007_by_grad, graph: f007_by_graph },
-    Program { name: "f008", slots: 1, data: false, count: false, grad: f008_by_grad, graph: f008_by_graph },
-    Program { name: "f009", slots: 2, data: true, count: false, grad: f009_by_grad, graph: f009_by_graph },
-    Program { name: "f010", slots: 3, data: false, count: false, grad: f010_by_grad, graph: f010_by_graph },
-    Program { name: "f011", slots: 4, data: true, count: true, grad: f011_by_grad, graph: f011_by_graph },
-    Program { name: "f012", slots: 1, data: true, count: false, grad: f012_by_grad, graph: f012_by_graph },
-    Program { name: "f013", slots: 2, data: true, count: true, grad: f013_by_grad, graph: f013_by_graph },
-    Program { name: "f014", slots: 8, data: false, count: false, grad: f014_by_grad, graph: f014_by_graph },
-    Program { name: "f015", slots: 5, data: true, count: false, grad: f015_by_grad, graph: f015_by_graph },
-    Program { name: "f016", slots: 1, data: false, count: false, grad: f016_by_grad, graph: f016_by_graph },
-    Program { name: "f017", slots: 2, data: false, count: false, grad: f017_by_grad, graph: f017_by_graph },
-    Program { name: "f018", slots: 1, data: true, count: true, grad: f018_by_grad, graph: f018_by_graph },
-    Program { name: "m019", slots: 2, data: false, count: true, grad: m019_by_grad, graph: m019_by_graph },
-    Program { name: "f020", slots: 1, data: true, count: false, grad: f020_by_grad, graph: f020_by_graph },
-    Program { name: "f021", slots: 1, data: true, count: true, grad: f021_by_grad, graph: f021_by_graph },
-    Program { name: "f022", slots: 5, data: false, count: true, grad: f022_by_grad, graph: f022_by_graph },
-    Program { name: "m023", slots: 8, data: true, count: true, grad: m023_by_grad, graph: m023_by_graph },
-    Program { name: "f024", slots: 3, data: false, count: true, grad: f024_by_grad, graph: f024_by_graph },
-    Program { name: "f025", slots: 4, data: true, count: true, grad: f025_by_grad, graph: f025_by_graph },
-    Program { name: "m026", slots: 5, data: true, count: false, grad: m026_by_grad, graph: m026_by_graph },
-    Program { name: "f027", slots: 1, data: true, count: true, grad: f027_by_grad, graph: f027_by_graph },
-    Program { name: "f028", slots: 4, data: false, count: true, grad: f028_by_grad, graph: f028_by_graph },
-    Program { name: "f030", slots: 6, data: true, count: false, grad: f030_by_grad, graph: f030_by_graph },
-    Program { name: "f031", slots: 9, data: true, count: false, grad: f031_by_grad, graph: f031_by_graph },
-    Program { name: "f032", slots: 2, data: false, count: false, grad: f032_by_grad, graph: f032_by_graph },
-    Program { name: "m033", slots: 6, data: true, count: false, grad: m033_by_grad, graph: m033_by_graph },
-    Program { name: "f034", slots: 5, data: false, count: true, grad: f034_by_grad, graph: f034_by_graph },
-    Program { name: "f035", slots: 3, data: false, count: false, grad: f035_by_grad, graph: f035_by_graph },
-    Program { name: "f036", slots: 1, data: false, count: true, grad: f036_by_grad, graph: f036_by_graph },
-    Program { name: "f037", slots: 4, data: true, count: true, grad: f037_by_grad, graph: f037_by_graph },
-    Program { name: "f039", slots: 1, data: true, count: false, grad: f039_by_grad, graph: f039_by_graph },
-    Program { name: "f040", slots: 3, data: false, count: false, grad: f040_by_grad, graph: f040_by_graph },
-    Program { name: "f041", slots: 4, data: false, count: true, grad: f041_by_grad, graph: f041_by_graph },
-    Program { name: "f042", slots: 4, data: false, count: false, grad: f042_by_grad, graph: f042_by_graph },
-    Program { name: "f043", slots: 7, data: false, count: false, grad: f043_by_grad, graph: f043_by_graph },
-    Program { name: "f044", slots: 6, data: false, count: true, grad: f044_by_grad, graph: f044_by_graph },
-    Program { name: "m045", slots: 3, data: true, count: true, grad: m045_by_grad, graph: m045_by_graph },
-    Program { name: "f046", slots: 5, data: true, count: false, grad: f046_by_grad, graph: f046_by_graph },
-    Program { name: "m047", slots: 4, data: true, count: true, grad: m047_by_grad, graph: m047_by_graph },
-    Program { name: "m048", slots: 7, data: false, count: true, grad: m048_by_grad, graph: m048_by_graph },
-    Program { name: "f049", slots: 8, data: false, count: true, grad: f049_by_grad, graph: f049_by_graph },
-    Program { name: "f050", slots: 6, data: true, count: true, grad: f050_by_grad, graph: f050_by_graph },
-    Program { name: "f051", slots: 9, data: true, count: false, grad: f051_by_grad, graph: f051_by_graph },
-    Program { name: "f052", slots: 9, data: true, count: false, grad: f052_by_grad, graph: f052_by_graph },
-    Program { name: "f053", slots: 2, data: false, count: true, grad: f053_by_grad, graph: f053_by_graph },
-    Program { name: "f054", slots: 7, data: false, count: false, grad: f054_by_grad, graph: f054_by_graph },
-    Program { name: "f055", slots: 5, data: false, count: false, grad: f055_by_grad, graph: f055_by_graph },
-    Program { name: "f056", slots: 6, data: true, count: false, grad: f056_by_grad, graph: f056_by_graph },
-    Program { name: "f057", slots: 5, data: false, count: true, grad: f057_by_grad, graph: f057_by_graph },
-    Program { name: "f058", slots: 5, data: false, count: false, grad: f058_by_grad, graph: f058_by_graph },
-    Program { name: "f059", slots: 4, data: true, count: true, grad: f059_by_grad, graph: f059_by_graph },
-    Program { name: "f060", slots: 9, data: false, count: true, grad: f060_by_grad, graph: f060_by_graph },
-    Program { name: "f061", slots: 2, data: true, count: true, grad: f061_by_grad, graph: f061_by_graph },
-    Program { name: "f062", slots: 5, data: false, count: true, grad: f062_by_grad, graph: f062_by_graph },
-    Program { name: "f063", slots: 1, data: false, count: true, grad: f063_by_grad, graph: f063_by_graph },
-    Program { name: "f064", slots: 2, data: true, count: false, grad: f064_by_grad, graph: f064_by_graph },
-    Program { name: "f065", slots: 2, data: false, count: false, grad: f065_by_grad, graph: f065_by_graph },
-    Program { name: "f066", slots: 5, data: false, count: false, grad: f066_by_grad, graph: f066_by_graph },
-    Program { name: "f067", slots: 3, data: false, count: true, grad: f067_by_grad, graph: f067_by_graph },
-    Program { name: "f068", slots: 4, data: true, count: true, grad: f068_by_grad, graph: f068_by_graph },
-    Program { name: "f069", slots: 4, data: false, count: false, grad: f069_by_grad, graph: f069_by_graph },
-    Program { name: "f070", slots: 2, data: false, count: false, grad: f070_by_grad, graph: f070_by_graph },
-    Program { name: "f071", slots: 9, data: false, count: true, grad: f071_by_grad, graph: f071_by_graph },
-    Program { name: "f072", slots: 5, data: false, count: false, grad: f072_by_grad, graph: f072_by_graph },
-    Program { name: "f073", slots: 2, data: true, count: false, grad: f073_by_grad, graph: f073_by_graph },
-    Program { name: "f074", slots: 3, data: true, count: false, grad: f074_by_grad, graph: f074_by_graph },
-    Program { name: "m075", slots: 3, data: false, count: true, grad: m075_by_grad, graph: m075_by_graph },
-    Program { name: "f076", slots: 4, data: false, count: false, grad: f076_by_grad, graph: f076_by_graph },
-    Program { name: "f077", slots: 2, data: true, count: false, grad: f077_by_grad, graph: f077_by_graph },
-    Program { name: "f078", slots: 2, data: true, count: true, grad: f078_by_grad, graph: f078_by_graph },
-    Program { name: "f079", slots: 6, data: true, count: false, grad: f079_by_grad, graph: f079_by_graph },
-    Program { name: "f080", slots: 6, data: true, count: true, grad: f080_by_grad, graph: f080_by_graph },
-    Program { name: "f081", slots: 2, data: false, count: true, grad: f081_by_grad, graph: f081_by_graph },
-    Program { name: "f082", slots: 2, data: true, count: false, grad: f082_by_grad, graph: f082_by_graph },
-    Program { name: "f083", slots: 4, data: true, count: false, grad: f083_by_grad, graph: f083_by_graph },
-    Program { name: "f084", slots: 6, data: false, count: false, grad: f084_by_grad, graph: f084_by_graph },
-    Program { name: "f085", slots: 5, data: true, count: true, grad: f085_by_grad, graph: f085_by_graph },
-    Program { name: "f086", slots: 2, data: true, count: false, grad: f086_by_grad, graph: f086_by_graph },
-    Program { name: "f087", slots: 6, data: true, count: false, grad: f087_by_grad, graph: f087_by_graph },
-    Program { name: "f088", slots: 8, data: true, count: false, grad: f088_by_grad, graph: f088_by_graph },
-    Program { name: "f089", slots: 3, data: true, count: false, grad: f089_by_grad, graph: f089_by_graph },
-    Program { name: "f090", slots: 4, data: true, count: false, grad: f090_by_grad, graph: f090_by_graph },
-    Program { name: "f091", slots: 3, data: false, count: true, grad: f091_by_grad, graph: f091_by_graph },
-    Program { name: "f092", slots: 5, data: true, count: false, grad: f092_by_grad, graph: f092_by_graph },
-    Program { name: "f093", slots: 3, data: true, count: false, grad: f093_by_grad, graph: f093_by_graph },
-    Program { name: "f094", slots: 2, data: false, count: false, grad: f094_by_grad, graph: f094_by_graph },
-    Program { name: "f095", slots: 3, data: true, count: false, grad: f095_by_grad, graph: f095_by_graph },
-    Program { name: "m096", slots: 3, data: false, count: false, grad: m096_by_grad, graph: m096_by_graph },
-    Program { name: "f097", slots: 2, data: false, count: false, grad: f097_by_grad, graph: f097_by_graph },
-    Program { name: "f098", slots: 5, data: false, count: true, grad: f098_by_grad, graph: f098_by_graph },
-    Program { name: "f099", slots: 4, data: true, count: true, grad: f099_by_grad, graph: f099_by_graph },
-    Program { name: "f100", slots: 5, data: true, count: true, grad: f100_by_grad, graph: f100_by_graph },
-    Program { name: "f101", slots: 9, data: true, count: true, grad: f101_by_grad, graph: f101_by_graph },
-    Program { name: "f102", slots: 7, data: true, count: true, grad: f102_by_grad, graph: f102_by_graph },
-    Program { name: "m103", slots: 3, data: true, count: false, grad: m103_by_grad, graph: m103_by_graph },
-    Program { name: "f104", slots: 2, data: false, count: false, grad: f104_by_grad, graph: f104_by_graph },
-    Program { name: "f105", slots: 3, data: false, count: false, grad: f105_by_grad, graph: f105_by_graph },
-    Program { name: "f106", slots: 2, data: false, count: false, grad: f106_by_grad, graph: f106_by_graph },
-    Program { name: "f107", slots: 2, data: false, count: true, grad: f107_by_grad, graph: f107_by_graph },
-    Program { name: "f108", slots: 3, data: false, count: true, grad: f108_by_grad, graph: f108_by_graph },
-    Program { name: "f109", slots: 4, data: false, count: true, grad: f109_by_grad, graph: f109_by_graph },
-    Program { name: "f110", slots: 2, data: false, count: false, grad: f110_by_grad, graph: f110_by_graph },
-    Program { name: "f111", slots: 2, data: true, count: true, grad: f111_by_grad, graph: f111_by_graph },
-    Program { name: "f112", slots: 4, data: true, count: true, grad: f112_by_grad, graph: f112_by_graph },
-    Program { name: "f113", slots: 10, data: false, count: false, grad: f113_by_grad, graph: f113_by_graph },
-    Program { name: "f114", slots: 4, data: true, count: true, grad: f114_by_grad, graph: f114_by_graph },
-    Program { name: "f115", slots: 3, data: true, count: true, grad: f115_by_grad, graph: f115_by_graph },
-    Program { name: "f116", slots: 6, data: true, count: false, grad: f116_by_grad, graph: f116_by_graph },
-    Program { name: "f117", slots: 3, data: true, count: false, grad: f117_by_grad, graph: f117_by_graph },
-    Program { name: "f118", slots: 2, data: false, count: true, grad: f118_by_grad, graph: f118_by_graph },
-    Program { name: "f119", slots: 5, data: true, count: true, grad: f119_by_grad, graph: f119_by_graph },
-    Program { name: "f120", slots: 1, data: false, count: true, grad: f120_by_grad, graph: f120_by_graph },
-    Program { name: "f121", slots: 3, data: true, count: true, grad: f121_by_grad, graph: f121_by_graph },
-    Program { name: "f122", slots: 8, data: false, count: false, grad: f122_by_grad, graph: f122_by_graph },
-    Program { name: "f123", slots: 3, data: false, count: false, grad: f123_by_grad, graph: f123_by_graph },
-    Program { name: "f124", slots: 1, data: false, count: true, grad: f124_by_grad, graph: f124_by_graph },
-    Program { name: "f125", slots: 2, data: true, count: true, grad: f125_by_grad, graph: f125_by_graph },
-    Program { name: "f126", slots: 1, data: false, count: false, grad: f126_by_grad, graph: f126_by_graph },
-    Program { name: "f128", slots: 5, data: false, count: true, grad: f128_by_grad, graph: f128_by_graph },
-    Program { name: "f129", slots: 1, data: true, count: false, grad: f129_by_grad, graph: f129_by_graph },
-    Program { name: "f130", slots: 2, data: false, count: true, grad: f130_by_grad, graph: f130_by_graph },
-    Program { name: "f131", slots: 5, data: false, count: true, grad: f131_by_grad, graph: f131_by_graph },
-    Program { name: "m132", slots: 1, data: true, count: false, grad: m132_by_grad, graph: m132_by_graph },
-    Program { name: "f133", slots: 7, data: true, count: true, grad: f133_by_grad, graph: f133_by_graph },
-    Program { name: "f134", slots: 4, data: false, count: false, grad: f134_by_grad, graph: f134_by_graph },
-    Program { name: "f135", slots: 1, data: false, count: false, grad: f135_by_grad, graph: f135_by_graph },
-    Program { name: "f136", slots: 4, data: true, count: false, grad: f136_by_grad, graph: f136_by_graph },
-    Program { name: "f137", slots: 5, data: true, count: true, grad: f137_by_grad, graph: f137_by_graph },
-    Program { name: "f138", slots: 2, data: true, count: false, grad: f138_by_grad, graph: f138_by_graph },
-    Program { name: "f139", slots: 2, data: false, count: false, grad: f139_by_grad, graph: f139_by_graph },
-    Program { name: "f140", slots: 4, data: false, count: false, grad: f140_by_grad, graph: f140_by_graph },
-    Program { name: "f142", slots: 2, data: false, count: true, grad: f142_by_grad, graph: f142_by_graph },
-    Program { name: "f143", slots: 1, data: true, count: true, grad: f143_by_grad, graph: f143_by_graph },
-    Program { name: "f144", slots: 4, data: false, count: false, grad: f144_by_grad, graph: f144_by_graph },
-    Program { name: "f145", slots: 3, data: false, count: true, grad: f145_by_grad, graph: f145_by_graph },
-    Program { name: "f146", slots: 5, data: false, count: false, grad: f146_by_grad, graph: f146_by_graph },
-    Program { name: "f147", slots: 1, data: false, count: false, grad: f147_by_grad, graph: f147_by_graph },
-    Program { name: "f148", slots: 4, data: true, count: true, grad: f148_by_grad, graph: f148_by_graph },
-    Program { name: "f149", slots: 1, data: false, count: false, grad: f149_by_grad, graph: f149_by_graph },
-    Program { name: "f150", slots: 3, data: false, count: false, grad: f150_by_grad, graph: f150_by_graph },
-    Program { name: "f151", slots: 3, data: true, count: true, grad: f151_by_grad, graph: f151_by_graph },
-    Program { name: "f152", slots: 6, data: false, count: true, grad: f152_by_grad, graph: f152_by_graph },
-    Program { name: "f153", slots: 2, data: true, count: true, grad: f153_by_grad, graph: f153_by_graph },
-    Program { name: "f154", slots: 2, data: false, count: false, grad: f154_by_grad, graph: f154_by_graph },
-    Program { name: "f155", slots: 8, data: false, count: true, grad: f155_by_grad, graph: f155_by_graph },
-    Program { name: "m156", slots: 5, data: false, count: false, grad: m156_by_grad, graph: m156_by_graph },
-    Program { name: "f157", slots: 5, data: true, count: true, grad: f157_by_grad, graph: f157_by_graph },
-    Program { name: "f158", slots: 2, data: true, count: false, grad: f158_by_grad, graph: f158_by_graph },
-    Program { name: "f159", slots: 3, data: true, count: false, grad: f159_by_grad, graph: f159_by_graph },
-    Program { name: "f160", slots: 1, data: false, count: true, grad: f160_by_grad, graph: f160_by_graph },
-    Program { name: "f161", slots: 6, data: false, count: false, grad: f161_by_grad, graph: f161_by_graph },
-    Program { name: "f162", slots: 1, data: false, count: false, grad: f162_by_grad, graph: f162_by_graph },
-    Program { name: "f163", slots: 5, data: false, count: false, grad: f163_by_grad, graph: f163_by_graph },
-    Program { name: "f164", slots: 1, data: false, count: false, grad: f164_by_grad, graph: f164_by_graph },
-    Program { name: "f165", slots: 3, data: false, count: true, grad: f165_by_grad, graph: f165_by_graph },
-    Program { name: "f166", slots: 2, data: true, count: false, grad: f166_by_grad, graph: f166_by_graph },
-    Program { name: "f167", slots: 2, data: true, count: true, grad: f167_by_grad, graph: f167_by_graph },
-    Program { name: "f168", slots: 1, data: false, count: true, grad: f168_by_grad, graph: f168_by_graph },
-    Program { name: "f169", slots: 1, data: false, count: true, grad: f169_by_grad, graph: f169_by_graph },
-    Program { name: "f170", slots: 3, data: false, count: false, grad: f170_by_grad, graph: f170_by_graph },
-    Program { name: "f172", slots: 5, data: false, count: true, grad: f172_by_grad, graph: f172_by_graph },
-    Program { name: "m173", slots: 9, data: true, count: false, grad: m173_by_grad, graph: m173_by_graph },
-    Program { name: "f175", slots: 1, data: false, count: false, grad: f175_by_grad, graph: f175_by_graph },
-    Program { name: "f176", slots: 6, data: false, count: false, grad: f176_by_grad, graph: f176_by_graph },
-    Program { name: "f177", slots: 4, data: true, count: false, grad: f177_by_grad, graph: f177_by_graph },
-    Program { name: "f178", slots: 5, data: true, count: true, grad: f178_by_grad, graph: f178_by_graph },
-    Program { name: "f179", slots: 5, data: true, count: false, grad: f179_by_grad, graph: f179_by_graph },
-    Program { name: "s000", slots: 1, data: true, count: false, grad: s000_by_grad, graph: s000_by_graph },
-    Program { name: "s001", slots: 5, data: false, count: true, grad: s001_by_grad, graph: s001_by_graph },
-    Program { name: "s002", slots: 6, data: false, count: true, grad: s002_by_grad, graph: s002_by_graph },
-    Program { name: "s003", slots: 4, data: true, count: true, grad: s003_by_grad, graph: s003_by_graph },
-    Program { name: "s004", slots: 4, data: false, count: true, grad: s004_by_grad, graph: s004_by_graph },
-    Program { name: "s005", slots: 9, data: true, count: true, grad: s005_by_grad, graph: s005_by_graph },
-    Program { name: "s006", slots: 6, data: false, count: true, grad: s006_by_grad, graph: s006_by_graph },
-    Program { name: "s007", slots: 4, data: false, count: true, grad: s007_by_grad, graph: s007_by_graph },
-    Program { name: "s008", slots: 10, data: true, count: false, grad: s008_by_grad, graph: s008_by_graph },
-    Program { name: "s009", slots: 3, data: true, count: false, grad: s009_by_grad, graph: s009_by_graph },
-    Program { name: "s010", slots: 7, data: true, count: true, grad: s010_by_grad, graph: s010_by_graph },
-    Program { name: "s011", slots: 3, data: true, count: false, grad: s011_by_grad, graph: s011_by_graph },
-    Program { name: "s012", slots: 3, data: false, count: true, grad: s012_by_grad, graph: s012_by_graph },
-    Program { name: "s013", slots: 5, data: true, count: false, grad: s013_by_grad, graph: s013_by_graph },
-    Program { name: "s014", slots: 5, data: true, count: false, grad: s014_by_grad, graph: s014_by_graph },
-    Program { name: "s015", slots: 1, data: true, count: false, grad: s015_by_grad, graph: s015_by_graph },
-    Program { name: "s016", slots: 2, data: true, count: false, grad: s016_by_grad, graph: s016_by_graph },
-    Program { name: "s017", slots: 11, data: true, count: false, grad: s017_by_grad, graph: s017_by_graph },
-    Program { name: "s018", slots: 3, data: true, count: true, grad: s018_by_grad, graph: s018_by_graph },
-    Program { name: "s019", slots: 2, data: true, count: false, grad: s019_by_grad, graph: s019_by_graph },
-    Program { name: "s020", slots: 3, data: false, count: false, grad: s020_by_grad, graph: s020_by_graph },
-    Program { name: "s021", slots: 3, data: true, count: false, grad: s021_by_grad, graph: s021_by_graph },
-    Program { name: "s022", slots: 4, data: true, count: true, grad: s022_by_grad, graph: s022_by_graph },
-    Program { name: "s023", slots: 2, data: false, count: true, grad: s023_by_grad, graph: s023_by_graph },
-    Program { name: "s024", slots: 5, data: true, count: false, grad: s024_by_grad, graph: s024_by_graph },
-    Program { name: "s025", slots: 4, data: false, count: true, grad: s025_by_grad, graph: s025_by_graph },
-    Program { name: "s026", slots: 4, data: false, count: true, grad: s026_by_grad, graph: s026_by_graph },
-    Program { name: "s027", slots: 2, data: true, count: true, grad: s027_by_grad, graph: s027_by_graph },
-    Program { name: "s028", slots: 4, data: false, count: true, grad: s028_by_grad, graph: s028_by_graph },
-    Program { name: "s029", slots: 3, data: false, count: false, grad: s029_by_grad, graph: s029_by_graph },
-    Program { name: "s030", slots: 8, data: true, count: true, grad: s030_by_grad, graph: s030_by_graph },
-    Program { name: "s031", slots: 3, data: false, count: false, grad: s031_by_grad, graph: s031_by_graph },
-    Program { name: "s032", slots: 1, data: true, count: false, grad: s032_by_grad, graph: s032_by_graph },
-    Program { name: "s033", slots: 2, data: false, count: false, grad: s033_by_grad, graph: s033_by_graph },
-    Program { name: "s034", slots: 1, data: false, count: true, grad: s034_by_grad, graph: s034_by_graph },
-    Program { name: "s035", slots: 2, data: true, count: false, grad: s035_by_grad, graph: s035_by_graph },
-    Program { name: "s036", slots: 3, data: true, count: false, grad: s036_by_grad, graph: s036_by_graph },
-    Program { name: "s037", slots: 5, data: false, count: false, grad: s037_by_grad, graph: s037_by_graph },
-    Program { name: "s038", slots: 4, data: true, count: true, grad: s038_by_grad, graph: s038_by_graph },
-    Program { name: "s039", slots: 1, data: true, count: true, grad: s039_by_grad, graph: s039_by_graph },
-    Program { name: "s040", slots: 4, data: true, count: false, grad: s040_by_grad, graph: s040_by_graph },
-    Program { name: "s041", slots: 2, data: true, count: false, grad: s041_by_grad, graph: s041_by_graph },
-    Program { name: "s042", slots: 2, data: true, count: true, grad: s042_by_grad, graph: s042_by_graph },
-    Program { name: "s043", slots: 9, data: true, count: false, grad: s043_by_grad, graph: s043_by_graph },
-    Program { name: "s044", slots: 8, data: true, count: false, grad: s044_by_grad, graph: s044_by_graph },
-    Program { name: "s045", slots: 3, data: true, count: true, grad: s045_by_grad, graph: s045_by_graph },
-    Program { name: "s046", slots: 1, data: false, count: false, grad: s046_by_grad, graph: s046_by_graph },
-    Program { name: "s047", slots: 1, data: true, count: false, grad: s047_by_grad, graph: s047_by_graph },
-    Program { name: "s048", slots: 8, data: true, count: false, grad: s048_by_grad, graph: s048_by_graph },
-    Program { name: "s049", slots: 6, data: true, count: false, grad: s049_by_grad, graph: s049_by_graph },
-    Program { name: "s050", slots: 1, data: false, count: true, grad: s050_by_grad, graph: s050_by_graph },
-    Program { name: "s051", slots: 2, data: true, count: false, grad: s051_by_grad, graph: s051_by_graph },
-    Program { name: "s052", slots: 8, data: false, count: true, grad: s052_by_grad, graph: s052_by_graph },
-    Program { name: "s053", slots: 5, data: true, count: false, grad: s053_by_grad, graph: s053_by_graph },
-    Program { name: "s054", slots: 5, data: true, count: false, grad: s054_by_grad, graph: s054_by_graph },
-    Program { name: "s055", slots: 3, data: true, count: true, grad: s055_by_grad, graph: s055_by_graph },
-    Program { name: "s056", slots: 3, data: false, count: true, grad: s056_by_grad, graph: s056_by_graph },
-    Program { name: "s057", slots: 4, data: true, count: true, grad: s057_by_grad, graph: s057_by_graph },
-    Program { name: "s058", slots: 8, data: false, count: false, grad: s058_by_grad, graph: s058_by_graph },
-    Program { name: "s059", slots: 6, data: true, count: true, grad: s059_by_grad, graph: s059_by_graph },
-    Program { name: "s060", slots: 2, data: false, count: true, grad: s060_by_grad, graph: s060_by_graph },
-    Program { name: "s061", slots: 4, data: false, count: true, grad: s061_by_grad, graph: s061_by_graph },
-    Program { name: "s062", slots: 12, data: false, count: false, grad: s062_by_grad, graph: s062_by_graph },
-    Program { name: "s063", slots: 13, data: false, count: true, grad: s063_by_grad, graph: s063_by_graph },
-    Program { name: "s064", slots: 9, data: false, count: true, grad: s064_by_grad, graph: s064_by_graph },
-    Program { name: "s065", slots: 2, data: true, count: false, grad: s065_by_grad, graph: s065_by_graph },
-    Program { name: "s066", slots: 7, data: false, count: true, grad: s066_by_grad, graph: s066_by_graph },
-    Program { name: "s067", slots: 5, data: false, count: false, grad: s067_by_grad, graph: s067_by_graph },
-    Program { name: "s068", slots: 9, data: false, count: false, grad: s068_by_grad, graph: s068_by_graph },
-    Program { name: "s069", slots: 4, data: false, count: false, grad: s069_by_grad, graph: s069_by_graph },
-    Program { name: "s070", slots: 3, data: false, count: false, grad: s070_by_grad, graph: s070_by_graph },
-    Program { name: "s071", slots: 2, data: false, count: true, grad: s071_by_grad, graph: s071_by_graph },
-    Program { name: "s072", slots: 1, data: false, count: true, grad: s072_by_grad, graph: s072_by_graph },
-    Program { name: "s073", slots: 7, data: true, count: false, grad: s073_by_grad, graph: s073_by_graph },
-    Program { name: "s074", slots: 1, data: false, count: false, grad: s074_by_grad, graph: s074_by_graph },
-    Program { name: "s075", slots: 7, data: false, count: false, grad: s075_by_grad, graph: s075_by_graph },
-    Program { name: "s076", slots: 1, data: false, count: false, grad: s076_by_grad, graph: s076_by_graph },
-    Program { name: "s077", slots: 6, data: false, count: false, grad: s077_by_grad, graph: s077_by_graph },
-    Program { name: "s078", slots: 11, data: false, count: true, grad: s078_by_grad, graph: s078_by_graph },
-    Program { name: "s079", slots: 10, data: true, count: true, grad: s079_by_grad, graph: s079_by_graph },
-    Program { name: "s080", slots: 2, data: false, count: false, grad: s080_by_grad, graph: s080_by_graph },
-    Program { name: "s081", slots: 4, data: true, count: true, grad: s081_by_grad, graph: s081_by_graph },
-    Program { name: "s082", slots: 2, data: true, count: true, grad: s082_by_grad, graph: s082_by_graph },
-    Program { name: "s083", slots: 2, data: true, count: true, grad: s083_by_grad, graph: s083_by_graph },
-    Program { name: "s084", slots: 3, data: true, count: false, grad: s084_by_grad, graph: s084_by_graph },
-    Program { name: "s085", slots: 13, data: true, count: false, grad: s085_by_grad, graph: s085_by_graph },
-    Program { name: "s086", slots: 8, data: true, count: true, grad: s086_by_grad, graph: s086_by_graph },
-    Program { name: "s087", slots: 9, data: true, count: true, grad: s087_by_grad, graph: s087_by_graph },
-    Program { name: "s088", slots: 2, data: false, count: true, grad: s088_by_grad, graph: s088_by_graph },
-    Program { name: "s089", slots: 4, data: true, count: true, grad: s089_by_grad, graph: s089_by_graph },
-    Program { name: "s090", slots: 4, data: false, count: false, grad: s090_by_grad, graph: s090_by_graph },
-    Program { name: "s091", slots: 3, data: false, count: false, grad: s091_by_grad, graph: s091_by_graph },
-    Program { name: "s092", slots: 6, data: false, count: false, grad: s092_by_grad, graph: s092_by_graph },
-    Program { name: "s093", slots: 12, data: false, count: true, grad: s093_by_grad, graph: s093_by_graph },
-    Program { name: "s094", slots: 14, data: true, count: false, grad: s094_by_grad, graph: s094_by_graph },
-    Program { name: "s095", slots: 7, data: true, count: false, grad: s095_by_grad, graph: s095_by_graph },
-    Program { name: "s096", slots: 2, data: true, count: false, grad: s096_by_grad, graph: s096_by_graph },
-    Program { name: "s097", slots: 4, data: true, count: false, grad: s097_by_grad, graph: s097_by_graph },
-    Program { name: "s098", slots: 1, data: false, count: false, grad: s098_by_grad, graph: s098_by_graph },
-    Program { name: "s099", slots: 10, data: false, count: true, grad: s099_by_grad, graph: s099_by_graph },
-    Program { name: "s100", slots: 2, data: true, count: false, grad: s100_by_grad, graph: s100_by_graph },
-    Program { name: "s101", slots: 3, data: true, count: false, grad: s101_by_grad, graph: s101_by_graph },
-    Program { name: "s102", slots: 3, data: false, count: true, grad: s102_by_grad, graph: s102_by_graph },
-    Program { name: "s103", slots: 6, data: true, count: false, grad: s103_by_grad, graph: s103_by_graph },
-    Program { name: "s104", slots: 3, data: false, count: false, grad: s104_by_grad, graph: s104_by_graph },
-    Program { name: "s105", slots: 1, data: true, count: false, grad: s105_by_grad, graph: s105_by_graph },
-    Program { name: "s106", slots: 1, data: false, count: true, grad: s106_by_grad, graph: s106_by_graph },
-    Program { name: "s107", slots: 6, data: true, count: true, grad: s107_by_grad, graph: s107_by_graph },
-    Program { name: "s108", slots: 4, data: true, count: true, grad: s108_by_grad, graph: s108_by_graph },
-    Program { name: "s109", slots: 2, data: false, count: false, grad: s109_by_grad, graph: s109_by_graph },
-    Program { name: "s110", slots: 2, data: false, count: false, grad: s110_by_grad, graph: s110_by_graph },
-    Program { name: "s111", slots: 6, data: false, count: true, grad: s111_by_grad, graph: s111_by_graph },
-    Program { name: "s112", slots: 1, data: true, count: true, grad: s112_by_grad, graph: s112_by_graph },
-    Program { name: "s113", slots: 2, data: true, count: false, grad: s113_by_grad, graph: s113_by_graph },
-    Program { name: "s114", slots: 7, data: true, count: false, grad: s114_by_grad, graph: s114_by_graph },
-    Program { name: "s115", slots: 9, data: true, count: false, grad: s115_by_grad, graph: s115_by_graph },
-    Program { name: "s116", slots: 5, data: true, count: false, grad: s116_by_grad, graph: s116_by_graph },
-    Program { name: "s117", slots: 1, data: true, count: true, grad: s117_by_grad, graph: s117_by_graph },
-    Program { name: "s118", slots: 5, data: true, count: false, grad: s118_by_grad, graph: s118_by_graph },
-    Program { name: "s119", slots: 5, data: false, count: false, grad: s119_by_grad, graph: s119_by_graph },
-    Program { name: "s120", slots: 5, data: true, count: true, grad: s120_by_grad, graph: s120_by_graph },
-    Program { name: "s121", slots: 4, data: false, count: true, grad: s121_by_grad, graph: s121_by_graph },
-    Program { name: "s122", slots: 11, data: false, count: true, grad: s122_by_grad, graph: s122_by_graph },
-    Program { name: "s123", slots: 2, data: false, count: false, grad: s123_by_grad, graph: s123_by_graph },
-    Program { name: "s124", slots: 1, data: true, count: true, grad: s124_by_grad, graph: s124_by_graph },
-    Program { name: "s125", slots: 2, data: true, count: false, grad: s125_by_grad, graph: s125_by_graph },
-    Program { name: "s126", slots: 1, data: true, count: false, grad: s126_by_grad, graph: s126_by_graph },
-    Program { name: "s127", slots: 2, data: false, count: false, grad: s127_by_grad, graph: s127_by_graph },
-    Program { name: "s128", slots: 2, data: true, count: false, grad: s128_by_grad, graph: s128_by_graph },
-    Program { name: "s129", slots: 5, data: false, count: true, grad: s129_by_grad, graph: s129_by_graph },
-    Program { name: "s130", slots: 5, data: true, count: false, grad: s130_by_grad, graph: s130_by_graph },
-    Program { name: "s131", slots: 8, data: false, count: true, grad: s131_by_grad, graph: s131_by_graph },
-    Program { name: "s132", slots: 8, data: false, count: false, grad: s132_by_grad, graph: s132_by_graph },
-    Program { name: "s133", slots: 7, data: true, count: true, grad: s133_by_grad, graph: s133_by_graph },
-    Program { name: "s134", slots: 11, data: false, count: true, grad: s134_by_grad, graph: s134_by_graph },
-    Program { name: "s135", slots: 12, data: true, count: false, grad: s135_by_grad, graph: s135_by_graph },
-    Program { name: "s136", slots: 9, data: false, count: true, grad: s136_by_grad, graph: s136_by_graph },
-    Program { name: "s137", slots: 1, data: true, count: false, grad: s137_by_grad, graph: s137_by_graph },
-    Program { name: "s138", slots: 12, data: true, count: true, grad: s138_by_grad, graph: s138_by_graph },
-    Program { name: "s139", slots: 4, data: false, count: true, grad: s139_by_grad, graph: s139_by_graph },
-    Program { name: "s140", slots: 2, data: false, count: true, grad: s140_by_grad, graph: s140_by_graph },
-    Program { name: "s141", slots: 5, data: true, count: true, grad: s141_by_grad, graph: s141_by_graph },
-    Program { name: "s142", slots: 2, data: true, count: false, grad: s142_by_grad, graph: s142_by_graph },
-    Program { name: "s143", slots: 2, data: true, count: true, grad: s143_by_grad, graph: s143_by_graph },
-    Program { name: "s144", slots: 5, data: true, count: false, grad: s144_by_grad, graph: s144_by_graph },
-    Program { name: "s145", slots: 1, data: false, count: true, grad: s145_by_grad, graph: s145_by_graph },
-    Program { name: "s146", slots: 6, data: true, count: false, grad: s146_by_grad, graph: s146_by_graph },
-    Program { name: "s147", slots: 2, data: true, count: false, grad: s147_by_grad, graph: s147_by_graph },
-    Program { name: "s148", slots: 2, data: false, count: false, grad: s148_by_grad, graph: s148_by_graph },
-    Program { name: "s149", slots: 3, data: false, count: false, grad: s149_by_grad, graph: s149_by_graph },
-    Program { name: "s150", slots: 1, data: true, count: false, grad: s150_by_grad, graph: s150_by_graph },
-    Program { name: "s151", slots: 9, data: false, count: true, grad: s151_by_grad, graph: s151_by_graph },
-    Program { name: "s152", slots: 7, data: true, count: true, grad: s152_by_grad, graph: s152_by_graph },
-    Program { name: "s153", slots: 6, data: false, count: false, grad: s153_by_grad, graph: s153_by_graph },
-    Program { name: "s154", slots: 12, data: true, count: true, grad: s154_by_grad, graph: s154_by_graph },
-    Program { name: "s155", slots: 6, data: true, count: false, grad: s155_by_grad, graph: s155_by_graph },
-    Program { name: "s156", slots: 5, data: false, count: true, grad: s156_by_grad, graph: s156_by_graph },
-    Program { name: "s157", slots: 11, data: false, count: true, grad: s157_by_grad, graph: s157_by_graph },
-    Program { name: "s158", slots: 2, data: true, count: false, grad: s158_by_grad, graph: s158_by_graph },
-    Program { name: "s159", slots: 2, data: false, count: true, grad: s159_by_grad, graph: s159_by_graph },
-    Program { name: "s160", slots: 4, data: false, count: true, grad: s160_by_grad, graph: s160_by_graph },
-    Program { name: "s161", slots: 3, data: false, count: false, grad: s161_by_grad, graph: s161_by_graph },
-    Program { name: "s162", slots: 10, data: false, count: true, grad: s162_by_grad, graph: s162_by_graph },
-    Program { name: "s163", slots: 1, data: true, count: false, grad: s163_by_grad, graph: s163_by_graph },
-    Program { name: "s164", slots: 1, data: true, count: true, grad: s164_by_grad, graph: s164_by_graph },
-    Program { name: "s165", slots: 4, data: true, count: false, grad: s165_by_grad, graph: s165_by_graph },
-    Program { name: "s166", slots: 2, data: false, count: false, grad: s166_by_grad, graph: s166_by_graph },
-    Program { name: "s167", slots: 2, data: false, count: false, grad: s167_by_grad, graph: s167_by_graph },
-    Program { name: "s168", slots: 3, data: false, count: false, grad: s168_by_grad, graph: s168_by_graph },
-    Program { name: "s169", slots: 9, data: false, count: true, grad: s169_by_grad, graph: s169_by_graph },
-    Program { name: "c000", slots: 4, data: true, count: true, grad: c000_by_grad, graph: c000_by_graph },
-    Program { name: "c001", slots: 1, data: true, count: false, grad: c001_by_grad, graph: c001_by_graph },
-    Program { name: "c002", slots: 1, data: true, count: true, grad: c002_by_grad, graph: c002_by_graph },
-    Program { name: "c003", slots: 2, data: true, count: true, grad: c003_by_grad, graph: c003_by_graph },
-    Program { name: "c004", slots: 1, data: true, count: true, grad: c004_by_grad, graph: c004_by_graph },
-    Program { name: "c005", slots: 2, data: true, count: false, grad: c005_by_grad, graph: c005_by_graph },
-    Program { name: "c006", slots: 2, data: false, count: true, grad: c006_by_grad, graph: c006_by_graph },
-    Program { name: "c007", slots: 3, data: true, count: false, grad: c007_by_grad, graph: c007_by_graph },
-    Program { name: "c008", slots: 2, data: false, count: false, grad: c008_by_grad, graph: c008_by_graph },
-    Program { name: "c009", slots: 2, data: false, count: false, grad: c009_by_grad, graph: c009_by_graph },
-    Program { name: "c010", slots: 4, data: true, count: true, grad: c010_by_grad, graph: c010_by_graph },
-    Program { name: "c011", slots: 6, data: true, count: false, grad: c011_by_grad, graph: c011_by_graph },
-    Program { name: "c012", slots: 5, data: true, count: false, grad: c012_by_grad, graph: c012_by_graph },
-    Program { name: "c013", slots: 2, data: false, count: true, grad: c013_by_grad, graph: c013_by_graph },
-    Program { name: "c014", slots: 2, data: true, count: true, grad: c014_by_grad, graph: c014_by_graph },
-    Program { name: "c015", slots: 2, data: true, count: true, grad: c015_by_grad, graph: c015_by_graph },
-    Program { name: "c016", slots: 3, data: true, count: true, grad: c016_by_grad, graph: c016_by_graph },
-    Program { name: "c017", slots: 2, data: true, count: false, grad: c017_by_grad, graph: c017_by_graph },
-    Program { name: "c018", slots: 2, data: true, count: true, grad: c018_by_grad, graph: c018_by_graph },
-    Program { name: "c019", slots: 3, data: true, count: true, grad: c019_by_grad, graph: c019_by_graph },
-    Program { name: "c020", slots: 4, data: true, count: false, grad: c020_by_grad, graph: c020_by_graph },
-    Program { name: "c021", slots: 4, data: true, count: false, grad: c021_by_grad, graph: c021_by_graph },
-    Program { name: "c022", slots: 2, data: false, count: true, grad: c022_by_grad, graph: c022_by_graph },
-    Program { name: "c023", slots: 2, data: true, count: true, grad: c023_by_grad, graph: c023_by_graph },
-    Program { name: "c024", slots: 3, data: true, count: true, grad: c024_by_grad, graph: c024_by_graph },
-    Program { name: "c025", slots: 4, data: true, count: true, grad: c025_by_grad, graph: c025_by_graph },
-    Program { name: "c026", slots: 3, data: true, count: false, grad: c026_by_grad, graph: c026_by_graph },
-    Program { name: "c027", slots: 3, data: true, count: true, grad: c027_by_grad, graph: c027_by_graph },
-    Program { name: "c028", slots: 4, data: true, count: true, grad: c028_by_grad, graph: c028_by_graph },
-    Program { name: "c029", slots: 2, data: false, count: true, grad: c029_by_grad, graph: c029_by_graph },
-    Program { name: "c030", slots: 3, data: true, count: true, grad: c030_by_grad, graph: c030_by_graph },
-    Program { name: "c031", slots: 3, data: false, count: false, grad: c031_by_grad, graph: c031_by_graph },
-    Program { name: "c032", slots: 1, data: true, count: true, grad: c032_by_grad, graph: c032_by_graph },
-    Program { name: "c033", slots: 2, data: false, count: false, grad: c033_by_grad, graph: c033_by_graph },
-    Program { name: "c034", slots: 3, data: true, count: false, grad: c034_by_grad, graph: c034_by_graph },
-    Program { name: "c035", slots: 3, data: true, count: true, grad: c035_by_grad, graph: c035_by_graph },
-    Program { name: "c036", slots: 5, data: true, count: false, grad: c036_by_grad, graph: c036_by_graph },
-    Program { name: "c037", slots: 2, data: true, count: true, grad: c037_by_grad, graph: c037_by_graph },
-    Program { name: "c038", slots: 5, data: false, count: true, grad: c038_by_grad, graph: c038_by_graph },
-    Program { name: "c039", slots: 4, data: false, count: true, grad: c039_by_grad, graph: c039_by_graph },
-    Program { name: "c040", slots: 1, data: true, count: false, grad: c040_by_grad, graph: c040_by_graph },
-    Program { name: "c041", slots: 4, data: true, count: true, grad: c041_by_grad, graph: c041_by_graph },
-    Program { name: "c042", slots: 2, data: true, count: true, grad: c042_by_grad, graph: c042_by_graph },
-    Program { name: "c043", slots: 4, data: true, count: false, grad: c043_by_grad, graph: c043_by_graph },
-    Program { name: "c044", slots: 2, data: true, count: true, grad: c044_by_grad, graph: c044_by_graph },
-    Program { name: "c045", slots: 5, data: true, count: false, grad: c045_by_grad, graph: c045_by_graph },
-    Program { name: "c046", slots: 1, data: true, count: false, grad: c046_by_grad, graph: c046_by_graph },
-    Program { name: "c047", slots: 3, data: true, count: true, grad: c047_by_grad, graph: c047_by_graph },
-    Program { name: "c048", slots: 2, data: true, count: true, grad: c048_by_grad, graph: c048_by_graph },
-    Program { name: "c049", slots: 2, data: true, count: true, grad: c049_by_grad, graph: c049_by_graph },
-    Program { name: "c050", slots: 2, data: true, count: true, grad: c050_by_grad, graph: c050_by_graph },
-    Program { name: "c051", slots: 2, data: true, count: false, grad: c051_by_grad, graph: c051_by_graph },
-    Program { name: "c052", slots: 3, data: false, count: true, grad: c052_by_grad, graph: c052_by_graph },
-    Program { name: "c053", slots: 1, data: true, count: true, grad: c053_by_grad, graph: c053_by_graph },
-    Program { name: "c054", slots: 4, data: true, count: true, grad: c054_by_grad, graph: c054_by_graph },
-    Program { name: "c055", slots: 3, data: true, count: true, grad: c055_by_grad, graph: c055_by_graph },
-    Program { name: "c056", slots: 1, data: true, count: false, grad: c056_by_grad, graph: c056_by_graph },
-    Program { name: "c057", slots: 2, data: false, count: true, grad: c057_by_grad, graph: c057_by_graph },
-    Program { name: "c058", slots: 2, data: true, count: false, grad: c058_by_grad, graph: c058_by_graph },
-    Program { name: "c059", slots: 2, data: true, count: false, grad: c059_by_grad, graph: c059_by_graph },
-    Program { name: "c060", slots: 3, data: false, count: true, grad: c060_by_grad, graph: c060_by_graph },
-    Program { name: "c061", slots: 2, data: true, count: true, grad: c061_by_grad, graph: c061_by_graph },
-    Program { name: "c062", slots: 1, data: true, count: true, grad: c062_by_grad, graph: c062_by_graph },
-    Program { name: "c063", slots: 2, data: true, count: true, grad: c063_by_grad, graph: c063_by_graph },
-    Program { name: "c064", slots: 2, data: true, count: true, grad: c064_by_grad, graph: c064_by_graph },
-    Program { name: "c065", slots: 4, data: false, count: true, grad: c065_by_grad, graph: c065_by_graph },
-    Program { name: "c066", slots: 6, data: true, count: true, grad: c066_by_grad, graph: c066_by_graph },
-    Program { name: "c067", slots: 6, data: false, count: true, grad: c067_by_grad, graph: c067_by_graph },
-    Program { name: "c068", slots: 1, data: true, count: true, grad: c068_by_grad, graph: c068_by_graph },
-    Program { name: "c069", slots: 1, data: true, count: true, grad: c069_by_grad, graph: c069_by_graph },
-    Program { name: "c070", slots: 2, data: true, count: false, grad: c070_by_grad, graph: c070_by_graph },
-    Program { name: "c071", slots: 1, data: true, count: true, grad: c071_by_grad, graph: c071_by_graph },
-    Program { name: "c072", slots: 5, data: true, count: false, grad: c072_by_grad, graph: c072_by_graph },
-    Program { name: "c073", slots: 3, data: true, count: false, grad: c073_by_grad, graph: c073_by_graph },
-    Program { name: "c074", slots: 5, data: true, count: true, grad: c074_by_grad, graph: c074_by_graph },
-    Program { name: "c075", slots: 2, data: true, count: true, grad: c075_by_grad, graph: c075_by_graph },
-    Program { name: "c076", slots: 2, data: true, count: false, grad: c076_by_grad, graph: c076_by_graph },
-    Program { name: "c077", slots: 2, data: true, count: false, grad: c077_by_grad, graph: c077_by_graph },
-    Program { name: "c078", slots: 2, data: true, count: false, grad: c078_by_grad, graph: c078_by_graph },
-    Program { name: "c079", slots: 2, data: true, count: false, grad: c079_by_grad, graph: c079_by_graph },
-    Program { name: "c080", slots: 1, data: true, count: true, grad: c080_by_grad, graph: c080_by_graph },
-    Program { name: "c081", slots: 4, data: true, count: true, grad: c081_by_grad, graph: c081_by_graph },
-    Program { name: "c082", slots: 2, data: true, count: false, grad: c082_by_grad, graph: c082_by_graph },
-    Program { name: "c083", slots: 2, data: false, count: false, grad: c083_by_grad, graph: c083_by_graph },
-    Program { name: "c084", slots: 3, data: true, count: true, grad: c084_by_grad, graph: c084_by_graph },
-    Program { name: "c085", slots: 4, data: true, count: true, grad: c085_by_grad, graph: c085_by_graph },
-    Program { name: "c086", slots: 2, data: true, count: true, grad: c086_by_grad, graph: c086_by_graph },
-    Program { name: "c087", slots: 6, data: true, count: false, grad: c087_by_grad, graph: c087_by_graph },
-    Program { name: "c088", slots: 2, data: true, count: false, grad: c088_by_grad, graph: c088_by_graph },
-    Program { name: "c089", slots: 1, data: false, count: true, grad: c089_by_grad, graph: c089_by_graph },
-    Program { name: "c090", slots: 2, data: true, count: false, grad: c090_by_grad, graph: c090_by_graph },
-    Program { name: "c091", slots: 3, data: true, count: true, grad: c091_by_grad, graph: c091_by_graph },
-    Program { name: "c092", slots: 2, data: false, count: true, grad: c092_by_grad, graph: c092_by_graph },
-    Program { name: "c093", slots: 2, data: true, count: true, grad: c093_by_grad, graph: c093_by_graph },
-    Program { name: "c094", slots: 3, data: true, count: true, grad: c094_by_grad, graph: c094_by_graph },
-    Program { name: "c095", slots: 5, data: true, count: false, grad: c095_by_grad, graph: c095_by_graph },
-    Program { name: "c096", slots: 5, data: false, count: true, grad: c096_by_grad, graph: c096_by_graph },
-    Program { name: "c097", slots: 2, data: true, count: true, grad: c097_by_grad, graph: c097_by_graph },
-    Program { name: "c098", slots: 1, data: true, count: true, grad: c098_by_grad, graph: c098_by_graph },
-    Program { name: "c099", slots: 4, data: false, count: true, grad: c099_by_grad, graph: c099_by_graph },
-    Program { name: "c100", slots: 2, data: true, count: true, grad: c100_by_grad, graph: c100_by_graph },
-    Program { name: "c101", slots: 6, data: true, count: false, grad: c101_by_grad, graph: c101_by_graph },
-    Program { name: "c102", slots: 5, data: true, count: false, grad: c102_by_grad, graph: c102_by_graph },
-    Program { name: "c103", slots: 1, data: true, count: false, grad: c103_by_grad, graph: c103_by_graph },
-    Program { name: "c104", slots: 3, data: true, count: true, grad: c104_by_grad, graph: c104_by_graph },
-    Program { name: "c105", slots: 2, data: false, count: false, grad: c105_by_grad, graph: c105_by_graph },
-    Program { name: "c106", slots: 2, data: true, count: true, grad: c106_by_grad, graph: c106_by_graph },
-    Program { name: "c107", slots: 2, data: true, count: true, grad: c107_by_grad, graph: c107_by_graph },
-    Program { name: "c108", slots: 2, data: true, count: true, grad: c108_by_grad, graph: c108_by_graph },
-    Program { name: "c109", slots: 1, data: true, count: false, grad: c109_by_grad, graph: c109_by_graph },
-    Program { name: "c110", slots: 1, data: true, count: true, grad: c110_by_grad, graph: c110_by_graph },
-    Program { name: "c111", slots: 1, data: true, count: false, grad: c111_by_grad, graph: c111_by_graph },
-    Program { name: "c112", slots: 3, data: true, count: false, grad: c112_by_grad, graph: c112_by_graph },
-    Program { name: "c113", slots: 2, data: true, count: false, grad: c113_by_grad, graph: c113_by_graph },
-    Program { name: "c114", slots: 3, data: true, count: true, grad: c114_by_grad, graph: c114_by_graph },
-    Program { name: "c115", slots: 4, data: false, count: true, grad: c115_by_grad, graph: c115_by_graph },
-    Program { name: "c116", slots: 1, data: true, count: true, grad: c116_by_grad, graph: c116_by_graph },
-    Program { name: "c117", slots: 1, data: true, count: false, grad: c117_by_grad, graph: c117_by_graph },
-    Program { name: "c118", slots: 2, data: true, count: true, grad: c118_by_grad, graph: c118_by_graph },
-    Program { name: "c119", slots: 2, data: false, count: false, grad: c119_by_grad, graph: c119_by_graph },
+    Program { name: "f000", slots: 2, data: false, count: true, grad: f000_by_grad, graph: f000_by_graph, jvp: f000_by_jvp, hvp: f000_by_hvp },
+    Program { name: "f001", slots: 2, data: false, count: false, grad: f001_by_grad, graph: f001_by_graph, jvp: f001_by_jvp, hvp: f001_by_hvp },
+    Program { name: "f002", slots: 3, data: false, count: true, grad: f002_by_grad, graph: f002_by_graph, jvp: f002_by_jvp, hvp: f002_by_hvp },
+    Program { name: "f003", slots: 5, data: false, count: false, grad: f003_by_grad, graph: f003_by_graph, jvp: f003_by_jvp, hvp: f003_by_hvp },
+    Program { name: "f004", slots: 5, data: false, count: false, grad: f004_by_grad, graph: f004_by_graph, jvp: f004_by_jvp, hvp: f004_by_hvp },
+    Program { name: "f005", slots: 3, data: true, count: false, grad: f005_by_grad, graph: f005_by_graph, jvp: f005_by_jvp, hvp: f005_by_hvp },
+    Program { name: "f006", slots: 3, data: true, count: true, grad: f006_by_grad, graph: f006_by_graph, jvp: f006_by_jvp, hvp: f006_by_hvp },
+    Program { name: "f007", slots: 4, data: false, count: false, grad: f007_by_grad, graph: f007_by_graph, jvp: f007_by_jvp, hvp: f007_by_hvp },
+    Program { name: "f008", slots: 1, data: false, count: false, grad: f008_by_grad, graph: f008_by_graph, jvp: f008_by_jvp, hvp: f008_by_hvp },
+    Program { name: "f009", slots: 2, data: true, count: false, grad: f009_by_grad, graph: f009_by_graph, jvp: f009_by_jvp, hvp: f009_by_hvp },
+    Program { name: "f010", slots: 3, data: false, count: false, grad: f010_by_grad, graph: f010_by_graph, jvp: f010_by_jvp, hvp: f010_by_hvp },
+    Program { name: "f011", slots: 4, data: true, count: true, grad: f011_by_grad, graph: f011_by_graph, jvp: f011_by_jvp, hvp: f011_by_hvp },
+    Program { name: "f012", slots: 1, data: true, count: false, grad: f012_by_grad, graph: f012_by_graph, jvp: f012_by_jvp, hvp: f012_by_hvp },
+    Program { name: "f013", slots: 2, data: true, count: true, grad: f013_by_grad, graph: f013_by_graph, jvp: f013_by_jvp, hvp: f013_by_hvp },
+    Program { name: "f014", slots: 8, data: false, count: false, grad: f014_by_grad, graph: f014_by_graph, jvp: f014_by_jvp, hvp: f014_by_hvp },
+    Program { name: "f015", slots: 5, data: true, count: false, grad: f015_by_grad, graph: f015_by_graph, jvp: f015_by_jvp, hvp: f015_by_hvp },
+    Program { name: "f016", slots: 1, data: false, count: false, grad: f016_by_grad, graph: f016_by_graph, jvp: f016_by_jvp, hvp: f016_by_hvp },
+    Program { name: "f017", slots: 2, data: false, count: false, grad: f017_by_grad, graph: f017_by_graph, jvp: f017_by_jvp, hvp: f017_by_hvp },
+    Program { name: "f018", slots: 1, data: true, count: true, grad: f018_by_grad, graph: f018_by_graph, jvp: f018_by_jvp, hvp: f018_by_hvp },
+    Program { name: "m019", slots: 2, data: false, count: true, grad: m019_by_grad, graph: m019_by_graph, jvp: m019_by_jvp, hvp: m019_by_hvp },
+    Program { name: "f020", slots: 1, data: true, count: false, grad: f020_by_grad, graph: f020_by_graph, jvp: f020_by_jvp, hvp: f020_by_hvp },
+    Program { name: "f021", slots: 1, data: true, count: true, grad: f021_by_grad, graph: f021_by_graph, jvp: f021_by_jvp, hvp: f021_by_hvp },
+    Program { name: "f022", slots: 5, data: false, count: true, grad: f022_by_grad, graph: f022_by_graph, jvp: f022_by_jvp, hvp: f022_by_hvp },
+    Program { name: "m023", slots: 8, data: true, count: true, grad: m023_by_grad, graph: m023_by_graph, jvp: m023_by_jvp, hvp: m023_by_hvp },
+    Program { name: "f024", slots: 3, data: false, count: true, grad: f024_by_grad, graph: f024_by_graph, jvp: f024_by_jvp, hvp: f024_by_hvp },
+    Program { name: "f025", slots: 4, data: true, count: true, grad: f025_by_grad, graph: f025_by_graph, jvp: f025_by_jvp, hvp: f025_by_hvp },
+    Program { name: "m026", slots: 5, data: true, count: false, grad: m026_by_grad, graph: m026_by_graph, jvp: m026_by_jvp, hvp: m026_by_hvp },
+    Program { name: "f027", slots: 1, data: true, count: true, grad: f027_by_grad, graph: f027_by_graph, jvp: f027_by_jvp, hvp: f027_by_hvp },
+    Program { name: "f028", slots: 4, data: false, count: true, grad: f028_by_grad, graph: f028_by_graph, jvp: f028_by_jvp, hvp: f028_by_hvp },
+    Program { name: "f030", slots: 6, data: true, count: false, grad: f030_by_grad, graph: f030_by_graph, jvp: f030_by_jvp, hvp: f030_by_hvp },
+    Program { name: "f031", slots: 9, data: true, count: false, grad: f031_by_grad, graph: f031_by_graph, jvp: f031_by_jvp, hvp: f031_by_hvp },
+    Program { name: "f032", slots: 2, data: false, count: false, grad: f032_by_grad, graph: f032_by_graph, jvp: f032_by_jvp, hvp: f032_by_hvp },
+    Program { name: "m033", slots: 6, data: true, count: false, grad: m033_by_grad, graph: m033_by_graph, jvp: m033_by_jvp, hvp: m033_by_hvp },
+    Program { name: "f034", slots: 5, data: false, count: true, grad: f034_by_grad, graph: f034_by_graph, jvp: f034_by_jvp, hvp: f034_by_hvp },
+    Program { name: "f035", slots: 3, data: false, count: false, grad: f035_by_grad, graph: f035_by_graph, jvp: f035_by_jvp, hvp: f035_by_hvp },
+    Program { name: "f036", slots: 1, data: false, count: true, grad: f036_by_grad, graph: f036_by_graph, jvp: f036_by_jvp, hvp: f036_by_hvp },
+    Program { name: "f037", slots: 4, data: true, count: true, grad: f037_by_grad, graph: f037_by_graph, jvp: f037_by_jvp, hvp: f037_by_hvp },
+    Program { name: "f039", slots: 1, data: true, count: false, grad: f039_by_grad, graph: f039_by_graph, jvp: f039_by_jvp, hvp: f039_by_hvp },
+    Program { name: "f040", slots: 3, data: false, count: false, grad: f040_by_grad, graph: f040_by_graph, jvp: f040_by_jvp, hvp: f040_by_hvp },
+    Program { name: "f041", slots: 4, data: false, count: true, grad: f041_by_grad, graph: f041_by_graph, jvp: f041_by_jvp, hvp: f041_by_hvp },
+    Program { name: "f042", slots: 4, data: false, count: false, grad: f042_by_grad, graph: f042_by_graph, jvp: f042_by_jvp, hvp: f042_by_hvp },
+    Program { name: "f043", slots: 7, data: false, count: false, grad: f043_by_grad, graph: f043_by_graph, jvp: f043_by_jvp, hvp: f043_by_hvp },
+    Program { name: "f044", slots: 6, data: false, count: true, grad: f044_by_grad, graph: f044_by_graph, jvp: f044_by_jvp, hvp: f044_by_hvp },
+    Program { name: "m045", slots: 3, data: true, count: true, grad: m045_by_grad, graph: m045_by_graph, jvp: m045_by_jvp, hvp: m045_by_hvp },
+    Program { name: "f046", slots: 5, data: true, count: false, grad: f046_by_grad, graph: f046_by_graph, jvp: f046_by_jvp, hvp: f046_by_hvp },
+    Program { name: "m047", slots: 4, data: true, count: true, grad: m047_by_grad, graph: m047_by_graph, jvp: m047_by_jvp, hvp: m047_by_hvp },
+    Program { name: "m048", slots: 7, data: false, count: true, grad: m048_by_grad, graph: m048_by_graph, jvp: m048_by_jvp, hvp: m048_by_hvp },
+    Program { name: "f049", slots: 8, data: false, count: true, grad: f049_by_grad, graph: f049_by_graph, jvp: f049_by_jvp, hvp: f049_by_hvp },
+    Program { name: "f050", slots: 6, data: true, count: true, grad: f050_by_grad, graph: f050_by_graph, jvp: f050_by_jvp, hvp: f050_by_hvp },
+    Program { name: "f051", slots: 9, data: true, count: false, grad: f051_by_grad, graph: f051_by_graph, jvp: f051_by_jvp, hvp: f051_by_hvp },
+    Program { name: "f052", slots: 9, data: true, count: false, grad: f052_by_grad, graph: f052_by_graph, jvp: f052_by_jvp, hvp: f052_by_hvp },
+    Program { name: "f053", slots: 2, data: false, count: true, grad: f053_by_grad, graph: f053_by_graph, jvp: f053_by_jvp, hvp: f053_by_hvp },
+    Program { name: "f054", slots: 7, data: false, count: false, grad: f054_by_grad, graph: f054_by_graph, jvp: f054_by_jvp, hvp: f054_by_hvp },
+    Program { name: "f055", slots: 5, data: false, count: false, grad: f055_by_grad, graph: f055_by_graph, jvp: f055_by_jvp, hvp: f055_by_hvp },
+    Program { name: "f056", slots: 6, data: true, count: false, grad: f056_by_grad, graph: f056_by_graph, jvp: f056_by_jvp, hvp: f056_by_hvp },
+    Program { name: "f057", slots: 5, data: false, count: true, grad: f057_by_grad, graph: f057_by_graph, jvp: f057_by_jvp, hvp: f057_by_hvp },
+    Program { name: "f058", slots: 5, data: false, count: false, grad: f058_by_grad, graph: f058_by_graph, jvp: f058_by_jvp, hvp: f058_by_hvp },
+    Program { name: "f059", slots: 4, data: true, count: true, grad: f059_by_grad, graph: f059_by_graph, jvp: f059_by_jvp, hvp: f059_by_hvp },
+    Program { name: "f060", slots: 9, data: false, count: true, grad: f060_by_grad, graph: f060_by_graph, jvp: f060_by_jvp, hvp: f060_by_hvp },
+    Program { name: "f061", slots: 2, data: true, count: true, grad: f061_by_grad, graph: f061_by_graph, jvp: f061_by_jvp, hvp: f061_by_hvp },
+    Program { name: "f062", slots: 5, data: false, count: true, grad: f062_by_grad, graph: f062_by_graph, jvp: f062_by_jvp, hvp: f062_by_hvp },
+    Program { name: "f063", slots: 1, data: false, count: true, grad: f063_by_grad, graph: f063_by_graph, jvp: f063_by_jvp, hvp: f063_by_hvp },
+    Program { name: "f064", slots: 2, data: true, count: false, grad: f064_by_grad, graph: f064_by_graph, jvp: f064_by_jvp, hvp: f064_by_hvp },
+    Program { name: "f065", slots: 2, data: false, count: false, grad: f065_by_grad, graph: f065_by_graph, jvp: f065_by_jvp, hvp: f065_by_hvp },
+    Program { name: "f066", slots: 5, data: false, count: false, grad: f066_by_grad, graph: f066_by_graph, jvp: f066_by_jvp, hvp: f066_by_hvp },
+    Program { name: "f067", slots: 3, data: false, count: true, grad: f067_by_grad, graph: f067_by_graph, jvp: f067_by_jvp, hvp: f067_by_hvp },
+    Program { name: "f068", slots: 4, data: true, count: true, grad: f068_by_grad, graph: f068_by_graph, jvp: f068_by_jvp, hvp: f068_by_hvp },
+    Program { name: "f069", slots: 4, data: false, count: false, grad: f069_by_grad, graph: f069_by_graph, jvp: f069_by_jvp, hvp: f069_by_hvp },
+    Program { name: "f070", slots: 2, data: false, count: false, grad: f070_by_grad, graph: f070_by_graph, jvp: f070_by_jvp, hvp: f070_by_hvp },
+    Program { name: "f071", slots: 9, data: false, count: true, grad: f071_by_grad, graph: f071_by_graph, jvp: f071_by_jvp, hvp: f071_by_hvp },
+    Program { name: "f072", slots: 5, data: false, count: false, grad: f072_by_grad, graph: f072_by_graph, jvp: f072_by_jvp, hvp: f072_by_hvp },
+    Program { name: "f073", slots: 2, data: true, count: false, grad: f073_by_grad, graph: f073_by_graph, jvp: f073_by_jvp, hvp: f073_by_hvp },
+    Program { name: "f074", slots: 3, data: true, count: false, grad: f074_by_grad, graph: f074_by_graph, jvp: f074_by_jvp, hvp: f074_by_hvp },
+    Program { name: "m075", slots: 3, data: false, count: true, grad: m075_by_grad, graph: m075_by_graph, jvp: m075_by_jvp, hvp: m075_by_hvp },
+    Program { name: "f076", slots: 4, data: false, count: false, grad: f076_by_grad, graph: f076_by_graph, jvp: f076_by_jvp, hvp: f076_by_hvp },
+    Program { name: "f077", slots: 2, data: true, count: false, grad: f077_by_grad, graph: f077_by_graph, jvp: f077_by_jvp, hvp: f077_by_hvp },
+    Program { name: "f078", slots: 2, data: true, count: true, grad: f078_by_grad, graph: f078_by_graph, jvp: f078_by_jvp, hvp: f078_by_hvp },
+    Program { name: "f079", slots: 6, data: true, count: false, grad: f079_by_grad, graph: f079_by_graph, jvp: f079_by_jvp, hvp: f079_by_hvp },
+    Program { name: "f080", slots: 6, data: true, count: true, grad: f080_by_grad, graph: f080_by_graph, jvp: f080_by_jvp, hvp: f080_by_hvp },
+    Program { name: "f081", slots: 2, data: false, count: true, grad: f081_by_grad, graph: f081_by_graph, jvp: f081_by_jvp, hvp: f081_by_hvp },
+    Program { name: "f082", slots: 2, data: true, count: false, grad: f082_by_grad, graph: f082_by_graph, jvp: f082_by_jvp, hvp: f082_by_hvp },
+    Program { name: "f083", slots: 4, data: true, count: false, grad: f083_by_grad, graph: f083_by_graph, jvp: f083_by_jvp, hvp: f083_by_hvp },
+    Program { name: "f084", slots: 6, data: false, count: false, grad: f084_by_grad, graph: f084_by_graph, jvp: f084_by_jvp, hvp: f084_by_hvp },
+    Program { name: "f085", slots: 5, data: true, count: true, grad: f085_by_grad, graph: f085_by_graph, jvp: f085_by_jvp, hvp: f085_by_hvp },
+    Program { name: "f086", slots: 2, data: true, count: false, grad: f086_by_grad, graph: f086_by_graph, jvp: f086_by_jvp, hvp: f086_by_hvp },
+    Program { name: "f087", slots: 6, data: true, count: false, grad: f087_by_grad, graph: f087_by_graph, jvp: f087_by_jvp, hvp: f087_by_hvp },
+    Program { name: "f088", slots: 8, data: true, count: false, grad: f088_by_grad, graph: f088_by_graph, jvp: f088_by_jvp, hvp: f088_by_hvp },
+    Program { name: "f089", slots: 3, data: true, count: false, grad: f089_by_grad, graph: f089_by_graph, jvp: f089_by_jvp, hvp: f089_by_hvp },
+    Program { name: "f090", slots: 4, data: true, count: false, grad: f090_by_grad, graph: f090_by_graph, jvp: f090_by_jvp, hvp: f090_by_hvp },
+    Program { name: "f091", slots: 3, data: false, count: true, grad: f091_by_grad, graph: f091_by_graph, jvp: f091_by_jvp, hvp: f091_by_hvp },
+    Program { name: "f092", slots: 5, data: true, count: false, grad: f092_by_grad, graph: f092_by_graph, jvp: f092_by_jvp, hvp: f092_by_hvp },
+    Program { name: "f093", slots: 3, data: true, count: false, grad: f093_by_grad, graph: f093_by_graph, jvp: f093_by_jvp, hvp: f093_by_hvp },
+    Program { name: "f094", slots: 2, data: false, count: false, grad: f094_by_grad, graph: f094_by_graph, jvp: f094_by_jvp, hvp: f094_by_hvp },
+    Program { name: "f095", slots: 3, data: true, count: false, grad: f095_by_grad, graph: f095_by_graph, jvp: f095_by_jvp, hvp: f095_by_hvp },
+    Program { name: "m096", slots: 3, data: false, count: false, grad: m096_by_grad, graph: m096_by_graph, jvp: m096_by_jvp, hvp: m096_by_hvp },
+    Program { name: "f097", slots: 2, data: false, count: false, grad: f097_by_grad, graph: f097_by_graph, jvp: f097_by_jvp, hvp: f097_by_hvp },
+    Program { name: "f098", slots: 5, data: false, count: true, grad: f098_by_grad, graph: f098_by_graph, jvp: f098_by_jvp, hvp: f098_by_hvp },
+    Program { name: "f099", slots: 4, data: true, count: true, grad: f099_by_grad, graph: f099_by_graph, jvp: f099_by_jvp, hvp: f099_by_hvp },
+    Program { name: "f100", slots: 5, data: true, count: true, grad: f100_by_grad, graph: f100_by_graph, jvp: f100_by_jvp, hvp: f100_by_hvp },
+    Program { name: "f101", slots: 9, data: true, count: true, grad: f101_by_grad, graph: f101_by_graph, jvp: f101_by_jvp, hvp: f101_by_hvp },
+    Program { name: "f102", slots: 7, data: true, count: true, grad: f102_by_grad, graph: f102_by_graph, jvp: f102_by_jvp, hvp: f102_by_hvp },
+    Program { name: "m103", slots: 3, data: true, count: false, grad: m103_by_grad, graph: m103_by_graph, jvp: m103_by_jvp, hvp: m103_by_hvp },
+    Program { name: "f104", slots: 2, data: false, count: false, grad: f104_by_grad, graph: f104_by_graph, jvp: f104_by_jvp, hvp: f104_by_hvp },
+    Program { name: "f105", slots: 3, data: false, count: false, grad: f105_by_grad, graph: f105_by_graph, jvp: f105_by_jvp, hvp: f105_by_hvp },
+    Program { name: "f106", slots: 2, data: false, count: false, grad: f106_by_grad, graph: f106_by_graph, jvp: f106_by_jvp, hvp: f106_by_hvp },
+    Program { name: "f107", slots: 2, data: false, count: true, grad: f107_by_grad, graph: f107_by_graph, jvp: f107_by_jvp, hvp: f107_by_hvp },
+    Program { name: "f108", slots: 3, data: false, count: true, grad: f108_by_grad, graph: f108_by_graph, jvp: f108_by_jvp, hvp: f108_by_hvp },
+    Program { name: "f109", slots: 4, data: false, count: true, grad: f109_by_grad, graph: f109_by_graph, jvp: f109_by_jvp, hvp: f109_by_hvp },
+    Program { name: "f110", slots: 2, data: false, count: false, grad: f110_by_grad, graph: f110_by_graph, jvp: f110_by_jvp, hvp: f110_by_hvp },
+    Program { name: "f111", slots: 2, data: true, count: true, grad: f111_by_grad, graph: f111_by_graph, jvp: f111_by_jvp, hvp: f111_by_hvp },
+    Program { name: "f112", slots: 4, data: true, count: true, grad: f112_by_grad, graph: f112_by_graph, jvp: f112_by_jvp, hvp: f112_by_hvp },
+    Program { name: "f113", slots: 10, data: false, count: false, grad: f113_by_grad, graph: f113_by_graph, jvp: f113_by_jvp, hvp: f113_by_hvp },
+    Program { name: "f114", slots: 4, data: true, count: true, grad: f114_by_grad, graph: f114_by_graph, jvp: f114_by_jvp, hvp: f114_by_hvp },
+    Program { name: "f115", slots: 3, data: true, count: true, grad: f115_by_grad, graph: f115_by_graph, jvp: f115_by_jvp, hvp: f115_by_hvp },
+    Program { name: "f116", slots: 6, data: true, count: false, grad: f116_by_grad, graph: f116_by_graph, jvp: f116_by_jvp, hvp: f116_by_hvp },
+    Program { name: "f117", slots: 3, data: true, count: false, grad: f117_by_grad, graph: f117_by_graph, jvp: f117_by_jvp, hvp: f117_by_hvp },
+    Program { name: "f118", slots: 2, data: false, count: true, grad: f118_by_grad, graph: f118_by_graph, jvp: f118_by_jvp, hvp: f118_by_hvp },
+    Program { name: "f119", slots: 5, data: true, count: true, grad: f119_by_grad, graph: f119_by_graph, jvp: f119_by_jvp, hvp: f119_by_hvp },
+    Program { name: "f120", slots: 1, data: false, count: true, grad: f120_by_grad, graph: f120_by_graph, jvp: f120_by_jvp, hvp: f120_by_hvp },
+    Program { name: "f121", slots: 3, data: true, count: true, grad: f121_by_grad, graph: f121_by_graph, jvp: f121_by_jvp, hvp: f121_by_hvp },
+    Program { name: "f122", slots: 8, data: false, count: false, grad: f122_by_grad, graph: f122_by_graph, jvp: f122_by_jvp, hvp: f122_by_hvp },
+    Program { name: "f123", slots: 3, data: false, count: false, grad: f123_by_grad, graph: f123_by_graph, jvp: f123_by_jvp, hvp: f123_by_hvp },
+    Program { name: "f124", slots: 1, data: false, count: true, grad: f124_by_grad, graph: f124_by_graph, jvp: f124_by_jvp, hvp: f124_by_hvp },
+    Program { name: "f125", slots: 2, data: true, count: true, grad: f125_by_grad, graph: f125_by_graph, jvp: f125_by_jvp, hvp: f125_by_hvp },
+    Program { name: "f126", slots: 1, data: false, count: false, grad: f126_by_grad, graph: f126_by_graph, jvp: f126_by_jvp, hvp: f126_by_hvp },
+    Program { name: "f128", slots: 5, data: false, count: true, grad: f128_by_grad, graph: f128_by_graph, jvp: f128_by_jvp, hvp: f128_by_hvp },
+    Program { name: "f129", slots: 1, data: true, count: false, grad: f129_by_grad, graph: f129_by_graph, jvp: f129_by_jvp, hvp: f129_by_hvp },
+    Program { name: "f130", slots: 2, data: false, count: true, grad: f130_by_grad, graph: f130_by_graph, jvp: f130_by_jvp, hvp: f130_by_hvp },
+    Program { name: "f131", slots: 5, data: false, count: true, grad: f131_by_grad, graph: f131_by_graph, jvp: f131_by_jvp, hvp: f131_by_hvp },
+    Program { name: "m132", slots: 1, data: true, count: false, grad: m132_by_grad, graph: m132_by_graph, jvp: m132_by_jvp, hvp: m132_by_hvp },
+    Program { name: "f133", slots: 7, data: true, count: true, grad: f133_by_grad, graph: f133_by_graph, jvp: f133_by_jvp, hvp: f133_by_hvp },
+    Program { name: "f134", slots: 4, data: false, count: false, grad: f134_by_grad, graph: f134_by_graph, jvp: f134_by_jvp, hvp: f134_by_hvp },
+    Program { name: "f135", slots: 1, data: false, count: false, grad: f135_by_grad, graph: f135_by_graph, jvp: f135_by_jvp, hvp: f135_by_hvp },
+    Program { name: "f136", slots: 4, data: true, count: false, grad: f136_by_grad, graph: f136_by_graph, jvp: f136_by_jvp, hvp: f136_by_hvp },
+    Program { name: "f137", slots: 5, data: true, count: true, grad: f137_by_grad, graph: f137_by_graph, jvp: f137_by_jvp, hvp: f137_by_hvp },
+    Program { name: "f138", slots: 2, data: true, count: false, grad: f138_by_grad, graph: f138_by_graph, jvp: f138_by_jvp, hvp: f138_by_hvp },
+    Program { name: "f139", slots: 2, data: false, count: false, grad: f139_by_grad, graph: f139_by_graph, jvp: f139_by_jvp, hvp: f139_by_hvp },
+    Program { name: "f140", slots: 4, data: false, count: false, grad: f140_by_grad, graph: f140_by_graph, jvp: f140_by_jvp, hvp: f140_by_hvp },
+    Program { name: "f142", slots: 2, data: false, count: true, grad: f142_by_grad, graph: f142_by_graph, jvp: f142_by_jvp, hvp: f142_by_hvp },
+    Program { name: "f143", slots: 1, data: true, count: true, grad: f143_by_grad, graph: f143_by_graph, jvp: f143_by_jvp, hvp: f143_by_hvp },
+    Program { name: "f144", slots: 4, data: false, count: false, grad: f144_by_grad, graph: f144_by_graph, jvp: f144_by_jvp, hvp: f144_by_hvp },
+    Program { name: "f145", slots: 3, data: false, count: true, grad: f145_by_grad, graph: f145_by_graph, jvp: f145_by_jvp, hvp: f145_by_hvp },
+    Program { name: "f146", slots: 5, data: false, count: false, grad: f146_by_grad, graph: f146_by_graph, jvp: f146_by_jvp, hvp: f146_by_hvp },
+    Program { name: "f147", slots: 1, data: false, count: false, grad: f147_by_grad, graph: f147_by_graph, jvp: f147_by_jvp, hvp: f147_by_hvp },
+    Program { name: "f148", slots: 4, data: true, count: true, grad: f148_by_grad, graph: f148_by_graph, jvp: f148_by_jvp, hvp: f148_by_hvp },
+    Program { name: "f149", slots: 1, data: false, count: false, grad: f149_by_grad, graph: f149_by_graph, jvp: f149_by_jvp, hvp: f149_by_hvp },
+    Program { name: "f150", slots: 3, data: false, count: false, grad: f150_by_grad, graph: f150_by_graph, jvp: f150_by_jvp, hvp: f150_by_hvp },
+    Program { name: "f151", slots: 3, data: true, count: true, grad: f151_by_grad, graph: f151_by_graph, jvp: f151_by_jvp, hvp: f151_by_hvp },
+    Program { name: "f152", slots: 6, data: false, count: true, grad: f152_by_grad, graph: f152_by_graph, jvp: f152_by_jvp, hvp: f152_by_hvp },
+    Program { name: "f153", slots: 2, data: true, count: true, grad: f153_by_grad, graph: f153_by_graph, jvp: f153_by_jvp, hvp: f153_by_hvp },
+    Program { name: "f154", slots: 2, data: false, count: false, grad: f154_by_grad, graph: f154_by_graph, jvp: f154_by_jvp, hvp: f154_by_hvp },
+    Program { name: "f155", slots: 8, data: false, count: true, grad: f155_by_grad, graph: f155_by_graph, jvp: f155_by_jvp, hvp: f155_by_hvp },
+    Program { name: "m156", slots: 5, data: false, count: false, grad: m156_by_grad, graph: m156_by_graph, jvp: m156_by_jvp, hvp: m156_by_hvp },
+    Program { name: "f157", slots: 5, data: true, count: true, grad: f157_by_grad, graph: f157_by_graph, jvp: f157_by_jvp, hvp: f157_by_hvp },
+    Program { name: "f158", slots: 2, data: true, count: false, grad: f158_by_grad, graph: f158_by_graph, jvp: f158_by_jvp, hvp: f158_by_hvp },
+    Program { name: "f159", slots: 3, data: true, count: false, grad: f159_by_grad, graph: f159_by_graph, jvp: f159_by_jvp, hvp: f159_by_hvp },
+    Program { name: "f160", slots: 1, data: false, count: true, grad: f160_by_grad, graph: f160_by_graph, jvp: f160_by_jvp, hvp: f160_by_hvp },
+    Program { name: "f161", slots: 6, data: false, count: false, grad: f161_by_grad, graph: f161_by_graph, jvp: f161_by_jvp, hvp: f161_by_hvp },
+    Program { name: "f162", slots: 1, data: false, count: false, grad: f162_by_grad, graph: f162_by_graph, jvp: f162_by_jvp, hvp: f162_by_hvp },
+    Program { name: "f163", slots: 5, data: false, count: false, grad: f163_by_grad, graph: f163_by_graph, jvp: f163_by_jvp, hvp: f163_by_hvp },
+    Program { name: "f164", slots: 1, data: false, count: false, grad: f164_by_grad, graph: f164_by_graph, jvp: f164_by_jvp, hvp: f164_by_hvp },
+    Program { name: "f165", slots: 3, data: false, count: true, grad: f165_by_grad, graph: f165_by_graph, jvp: f165_by_jvp, hvp: f165_by_hvp },
+    Program { name: "f166", slots: 2, data: true, count: false, grad: f166_by_grad, graph: f166_by_graph, jvp: f166_by_jvp, hvp: f166_by_hvp },
+    Program { name: "f167", slots: 2, data: true, count: true, grad: f167_by_grad, graph: f167_by_graph, jvp: f167_by_jvp, hvp: f167_by_hvp },
+    Program { name: "f168", slots: 1, data: false, count: true, grad: f168_by_grad, graph: f168_by_graph, jvp: f168_by_jvp, hvp: f168_by_hvp },
+    Program { name: "f169", slots: 1, data: false, count: true, grad: f169_by_grad, graph: f169_by_graph, jvp: f169_by_jvp, hvp: f169_by_hvp },
+    Program { name: "f170", slots: 3, data: false, count: false, grad: f170_by_grad, graph: f170_by_graph, jvp: f170_by_jvp, hvp: f170_by_hvp },
+    Program { name: "f172", slots: 5, data: false, count: true, grad: f172_by_grad, graph: f172_by_graph, jvp: f172_by_jvp, hvp: f172_by_hvp },
+    Program { name: "m173", slots: 9, data: true, count: false, grad: m173_by_grad, graph: m173_by_graph, jvp: m173_by_jvp, hvp: m173_by_hvp },
+    Program { name: "f175", slots: 1, data: false, count: false, grad: f175_by_grad, graph: f175_by_graph, jvp: f175_by_jvp, hvp: f175_by_hvp },
+    Program { name: "f176", slots: 6, data: false, count: false, grad: f176_by_grad, graph: f176_by_graph, jvp: f176_by_jvp, hvp: f176_by_hvp },
+    Program { name: "f177", slots: 4, data: true, count: false, grad: f177_by_grad, graph: f177_by_graph, jvp: f177_by_jvp, hvp: f177_by_hvp },
+    Program { name: "f178", slots: 5, data: true, count: true, grad: f178_by_grad, graph: f178_by_graph, jvp: f178_by_jvp, hvp: f178_by_hvp },
+    Program { name: "f179", slots: 5, data: true, count: false, grad: f179_by_grad, graph: f179_by_graph, jvp: f179_by_jvp, hvp: f179_by_hvp },
+    Program { name: "s000", slots: 1, data: true, count: false, grad: s000_by_grad, graph: s000_by_graph, jvp: s000_by_jvp, hvp: s000_by_hvp },
+    Program { name: "s001", slots: 5, data: false, count: true, grad: s001_by_grad, graph: s001_by_graph, jvp: s001_by_jvp, hvp: s001_by_hvp },
+    Program { name: "s002", slots: 6, data: false, count: true, grad: s002_by_grad, graph: s002_by_graph, jvp: s002_by_jvp, hvp: s002_by_hvp },
+    Program { name: "s003", slots: 4, data: true, count: true, grad: s003_by_grad, graph: s003_by_graph, jvp: s003_by_jvp, hvp: s003_by_hvp },
+    Program { name: "s004", slots: 4, data: false, count: true, grad: s004_by_grad, graph: s004_by_graph, jvp: s004_by_jvp, hvp: s004_by_hvp },
+    Program { name: "s005", slots: 9, data: true, count: true, grad: s005_by_grad, graph: s005_by_graph, jvp: s005_by_jvp, hvp: s005_by_hvp },
+    Program { name: "s006", slots: 6, data: false, count: true, grad: s006_by_grad, graph: s006_by_graph, jvp: s006_by_jvp, hvp: s006_by_hvp },
+    Program { name: "s007", slots: 4, data: false, count: true, grad: s007_by_grad, graph: s007_by_graph, jvp: s007_by_jvp, hvp: s007_by_hvp },
+    Program { name: "s008", slots: 10, data: true, count: false, grad: s008_by_grad, graph: s008_by_graph, jvp: s008_by_jvp, hvp: s008_by_hvp },
+    Program { name: "s009", slots: 3, data: true, count: false, grad: s009_by_grad, graph: s009_by_graph, jvp: s009_by_jvp, hvp: s009_by_hvp },
+    Program { name: "s010", slots: 7, data: true, count: true, grad: s010_by_grad, graph: s010_by_graph, jvp: s010_by_jvp, hvp: s010_by_hvp },
+    Program { name: "s011", slots: 3, data: true, count: false, grad: s011_by_grad, graph: s011_by_graph, jvp: s011_by_jvp, hvp: s011_by_hvp },
+    Program { name: "s012", slots: 3, data: false, count: true, grad: s012_by_grad, graph: s012_by_graph, jvp: s012_by_jvp, hvp: s012_by_hvp },
+    Program { name: "s013", slots: 5, data: true, count: false, grad: s013_by_grad, graph: s013_by_graph, jvp: s013_by_jvp, hvp: s013_by_hvp },
+    Program { name: "s014", slots: 5, data: true, count: false, grad: s014_by_grad, graph: s014_by_graph, jvp: s014_by_jvp, hvp: s014_by_hvp },
+    Program { name: "s015", slots: 1, data: true, count: false, grad: s015_by_grad, graph: s015_by_graph, jvp: s015_by_jvp, hvp: s015_by_hvp },
+    Program { name: "s016", slots: 2, data: true, count: false, grad: s016_by_grad, graph: s016_by_graph, jvp: s016_by_jvp, hvp: s016_by_hvp },
+    Program { name: "s017", slots: 11, data: true, count: false, grad: s017_by_grad, graph: s017_by_graph, jvp: s017_by_jvp, hvp: s017_by_hvp },
+    Program { name: "s018", slots: 3, data: true, count: true, grad: s018_by_grad, graph: s018_by_graph, jvp: s018_by_jvp, hvp: s018_by_hvp },
+    Program { name: "s019", slots: 2, data: true, count: false, grad: s019_by_grad, graph: s019_by_graph, jvp: s019_by_jvp, hvp: s019_by_hvp },
+    Program { name: "s020", slots: 3, data: false, count: false, grad: s020_by_grad, graph: s020_by_graph, jvp: s020_by_jvp, hvp: s020_by_hvp },
+    Program { name: "s021", slots: 3, data: true, count: false, grad: s021_by_grad, graph: s021_by_graph, jvp: s021_by_jvp, hvp: s021_by_hvp },
+    Program { name: "s022", slots: 4, data: true, count: true, grad: s022_by_grad, graph: s022_by_graph, jvp: s022_by_jvp, hvp: s022_by_hvp },
+    Program { name: "s023", slots: 2, data: false, count: true, grad: s023_by_grad, graph: s023_by_graph, jvp: s023_by_jvp, hvp: s023_by_hvp },
+    Program { name: "s024", slots: 5, data: true, count: false, grad: s024_by_grad, graph: s024_by_graph, jvp: s024_by_jvp, hvp: s024_by_hvp },
+    Program { name: "s025", slots: 4, data: false, count: true, grad: s025_by_grad, graph: s025_by_graph, jvp: s025_by_jvp, hvp: s025_by_hvp },
+    Program { name: "s026", slots: 4, data: false, count: true, grad: s026_by_grad, graph: s026_by_graph, jvp: s026_by_jvp, hvp: s026_by_hvp },
+    Program { name: "s027", slots: 2, data: true, count: true, grad: s027_by_grad, graph: s027_by_graph, jvp: s027_by_jvp, hvp: s027_by_hvp },
+    Program { name: "s028", slots: 4, data: false, count: true, grad: s028_by_grad, graph: s028_by_graph, jvp: s028_by_jvp, hvp: s028_by_hvp },
+    Program { name: "s029", slots: 3, data: false, count: false, grad: s029_by_grad, graph: s029_by_graph, jvp: s029_by_jvp, hvp: s029_by_hvp },
+    Program { name: "s030", slots: 8, data: true, count: true, grad: s030_by_grad, graph: s030_by_graph, jvp: s030_by_jvp, hvp: s030_by_hvp },
+    Program { name: "s031", slots: 3, data: false, count: false, grad: s031_by_grad, graph: s031_by_graph, jvp: s031_by_jvp, hvp: s031_by_hvp },
+    Program { name: "s032", slots: 1, data: true, count: false, grad: s032_by_grad, graph: s032_by_graph, jvp: s032_by_jvp, hvp: s032_by_hvp },
+    Program { name: "s033", slots: 2, data: false, count: false, grad: s033_by_grad, graph: s033_by_graph, jvp: s033_by_jvp, hvp: s033_by_hvp },
+    Program { name: "s034", slots: 1, data: false, count: true, grad: s034_by_grad, graph: s034_by_graph, jvp: s034_by_jvp, hvp: s034_by_hvp },
+    Program { name: "s035", slots: 2, data: true, count: false, grad: s035_by_grad, graph: s035_by_graph, jvp: s035_by_jvp, hvp: s035_by_hvp },
+    Program { name: "s036", slots: 3, data: true, count: false, grad: s036_by_grad, graph: s036_by_graph, jvp: s036_by_jvp, hvp: s036_by_hvp },
+    Program { name: "s037", slots: 5, data: false, count: false, grad: s037_by_grad, graph: s037_by_graph, jvp: s037_by_jvp, hvp: s037_by_hvp },
+    Program { name: "s038", slots: 4, data: true, count: true, grad: s038_by_grad, graph: s038_by_graph, jvp: s038_by_jvp, hvp: s038_by_hvp },
+    Program { name: "s039", slots: 1, data: true, count: true, grad: s039_by_grad, graph: s039_by_graph, jvp: s039_by_jvp, hvp: s039_by_hvp },
+    Program { name: "s040", slots: 4, data: true, count: false, grad: s040_by_grad, graph: s040_by_graph, jvp: s040_by_jvp, hvp: s040_by_hvp },
+    Program { name: "s041", slots: 2, data: true, count: false, grad: s041_by_grad, graph: s041_by_graph, jvp: s041_by_jvp, hvp: s041_by_hvp },
+    Program { name: "s042", slots: 2, data: true, count: true, grad: s042_by_grad, graph: s042_by_graph, jvp: s042_by_jvp, hvp: s042_by_hvp },
+    Program { name: "s043", slots: 9, data: true, count: false, grad: s043_by_grad, graph: s043_by_graph, jvp: s043_by_jvp, hvp: s043_by_hvp },
+    Program { name: "s044", slots: 8, data: true, count: false, grad: s044_by_grad, graph: s044_by_graph, jvp: s044_by_jvp, hvp: s044_by_hvp },
+    Program { name: "s045", slots: 3, data: true, count: true, grad: s045_by_grad, graph: s045_by_graph, jvp: s045_by_jvp, hvp: s045_by_hvp },
+    Program { name: "s046", slots: 1, data: false, count: false, grad: s046_by_grad, graph: s046_by_graph, jvp: s046_by_jvp, hvp: s046_by_hvp },
+    Program { name: "s047", slots: 1, data: true, count: false, grad: s047_by_grad, graph: s047_by_graph, jvp: s047_by_jvp, hvp: s047_by_hvp },
+    Program { name: "s048", slots: 8, data: true, count: false, grad: s048_by_grad, graph: s048_by_graph, jvp: s048_by_jvp, hvp: s048_by_hvp },
+    Program { name: "s049", slots: 6, data: true, count: false, grad: s049_by_grad, graph: s049_by_graph, jvp: s049_by_jvp, hvp: s049_by_hvp },
+    Program { name: "s050", slots: 1, data: false, count: true, grad: s050_by_grad, graph: s050_by_graph, jvp: s050_by_jvp, hvp: s050_by_hvp },
+    Program { name: "s051", slots: 2, data: true, count: false, grad: s051_by_grad, graph: s051_by_graph, jvp: s051_by_jvp, hvp: s051_by_hvp },
+    Program { name: "s052", slots: 8, data: false, count: true, grad: s052_by_grad, graph: s052_by_graph, jvp: s052_by_jvp, hvp: s052_by_hvp },
+    Program { name: "s053", slots: 5, data: true, count: false, grad: s053_by_grad, graph: s053_by_graph, jvp: s053_by_jvp, hvp: s053_by_hvp },
+    Program { name: "s054", slots: 5, data: true, count: false, grad: s054_by_grad, graph: s054_by_graph, jvp: s054_by_jvp, hvp: s054_by_hvp },
+    Program { name: "s055", slots: 3, data: true, count: true, grad: s055_by_grad, graph: s055_by_graph, jvp: s055_by_jvp, hvp: s055_by_hvp },
+    Program { name: "s056", slots: 3, data: false, count: true, grad: s056_by_grad, graph: s056_by_graph, jvp: s056_by_jvp, hvp: s056_by_hvp },
+    Program { name: "s057", slots: 4, data: true, count: true, grad: s057_by_grad, graph: s057_by_graph, jvp: s057_by_jvp, hvp: s057_by_hvp },
+    Program { name: "s058", slots: 8, data: false, count: false, grad: s058_by_grad, graph: s058_by_graph, jvp: s058_by_jvp, hvp: s058_by_hvp },
+    Program { name: "s059", slots: 6, data: true, count: true, grad: s059_by_grad, graph: s059_by_graph, jvp: s059_by_jvp, hvp: s059_by_hvp },
+    Program { name: "s060", slots: 2, data: false, count: true, grad: s060_by_grad, graph: s060_by_graph, jvp: s060_by_jvp, hvp: s060_by_hvp },
+    Program { name: "s061", slots: 4, data: false, count: true, grad: s061_by_grad, graph: s061_by_graph, jvp: s061_by_jvp, hvp: s061_by_hvp },
+    Program { name: "s062", slots: 12, data: false, count: false, grad: s062_by_grad, graph: s062_by_graph, jvp: s062_by_jvp, hvp: s062_by_hvp },
+    Program { name: "s063", slots: 13, data: false, count: true, grad: s063_by_grad, graph: s063_by_graph, jvp: s063_by_jvp, hvp: s063_by_hvp },
+    Program { name: "s064", slots: 9, data: false, count: true, grad: s064_by_grad, graph: s064_by_graph, jvp: s064_by_jvp, hvp: s064_by_hvp },
+    Program { name: "s065", slots: 2, data: true, count: false, grad: s065_by_grad, graph: s065_by_graph, jvp: s065_by_jvp, hvp: s065_by_hvp },
+    Program { name: "s066", slots: 7, data: false, count: true, grad: s066_by_grad, graph: s066_by_graph, jvp: s066_by_jvp, hvp: s066_by_hvp },
+    Program { name: "s067", slots: 5, data: false, count: false, grad: s067_by_grad, graph: s067_by_graph, jvp: s067_by_jvp, hvp: s067_by_hvp },
+    Program { name: "s068", slots: 9, data: false, count: false, grad: s068_by_grad, graph: s068_by_graph, jvp: s068_by_jvp, hvp: s068_by_hvp },
+    Program { name: "s069", slots: 4, data: false, count: false, grad: s069_by_grad, graph: s069_by_graph, jvp: s069_by_jvp, hvp: s069_by_hvp },
+    Program { name: "s070", slots: 3, data: false, count: false, grad: s070_by_grad, graph: s070_by_graph, jvp: s070_by_jvp, hvp: s070_by_hvp },
+    Program { name: "s071", slots: 2, data: false, count: true, grad: s071_by_grad, graph: s071_by_graph, jvp: s071_by_jvp, hvp: s071_by_hvp },
+    Program { name: "s072", slots: 1, data: false, count: true, grad: s072_by_grad, graph: s072_by_graph, jvp: s072_by_jvp, hvp: s072_by_hvp },
+    Program { name: "s073", slots: 7, data: true, count: false, grad: s073_by_grad, graph: s073_by_graph, jvp: s073_by_jvp, hvp: s073_by_hvp },
+    Program { name: "s074", slots: 1, data: false, count: false, grad: s074_by_grad, graph: s074_by_graph, jvp: s074_by_jvp, hvp: s074_by_hvp },
+    Program { name: "s075", slots: 7, data: false, count: false, grad: s075_by_grad, graph: s075_by_graph, jvp: s075_by_jvp, hvp: s075_by_hvp },
+    Program { name: "s076", slots: 1, data: false, count: false, grad: s076_by_grad, graph: s076_by_graph, jvp: s076_by_jvp, hvp: s076_by_hvp },
+    Program { name: "s077", slots: 6, data: false, count: false, grad: s077_by_grad, graph: s077_by_graph, jvp: s077_by_jvp, hvp: s077_by_hvp },
+    Program { name: "s078", slots: 11, data: false, count: true, grad: s078_by_grad, graph: s078_by_graph, jvp: s078_by_jvp, hvp: s078_by_hvp },
+    Program { name: "s079", slots: 10, data: true, count: true, grad: s079_by_grad, graph: s079_by_graph, jvp: s079_by_jvp, hvp: s079_by_hvp },
+    Program { name: "s080", slots: 2, data: false, count: false, grad: s080_by_grad, graph: s080_by_graph, jvp: s080_by_jvp, hvp: s080_by_hvp },
+    Program { name: "s081", slots: 4, data: true, count: true, grad: s081_by_grad, graph: s081_by_graph, jvp: s081_by_jvp, hvp: s081_by_hvp },
+    Program { name: "s082", slots: 2, data: true, count: true, grad: s082_by_grad, graph: s082_by_graph, jvp: s082_by_jvp, hvp: s082_by_hvp },
+    Program { name: "s083", slots: 2, data: true, count: true, grad: s083_by_grad, graph: s083_by_graph, jvp: s083_by_jvp, hvp: s083_by_hvp },
+    Program { name: "s084", slots: 3, data: true, count: false, grad: s084_by_grad, graph: s084_by_graph, jvp: s084_by_jvp, hvp: s084_by_hvp },
+    Program { name: "s085", slots: 13, data: true, count: false, grad: s085_by_grad, graph: s085_by_graph, jvp: s085_by_jvp, hvp: s085_by_hvp },
+    Program { name: "s086", slots: 8, data: true, count: true, grad: s086_by_grad, graph: s086_by_graph, jvp: s086_by_jvp, hvp: s086_by_hvp },
+    Program { name: "s087", slots: 9, data: true, count: true, grad: s087_by_grad, graph: s087_by_graph, jvp: s087_by_jvp, hvp: s087_by_hvp },
+    Program { name: "s088", slots: 2, data: false, count: true, grad: s088_by_grad, graph: s088_by_graph, jvp: s088_by_jvp, hvp: s088_by_hvp },
+    Program { name: "s089", slots: 4, data: true, count: true, grad: s089_by_grad, graph: s089_by_graph, jvp: s089_by_jvp, hvp: s089_by_hvp },
+    Program { name: "s090", slots: 4, data: false, count: false, grad: s090_by_grad, graph: s090_by_graph, jvp: s090_by_jvp, hvp: s090_by_hvp },
+    Program { name: "s091", slots: 3, data: false, count: false, grad: s091_by_grad, graph: s091_by_graph, jvp: s091_by_jvp, hvp: s091_by_hvp },
+    Program { name: "s092", slots: 6, data: false, count: false, grad: s092_by_grad, graph: s092_by_graph, jvp: s092_by_jvp, hvp: s092_by_hvp },
+    Program { name: "s093", slots: 12, data: false, count: true, grad: s093_by_grad, graph: s093_by_graph, jvp: s093_by_jvp, hvp: s093_by_hvp },
+    Program { name: "s094", slots: 14, data: true, count: false, grad: s094_by_grad, graph: s094_by_graph, jvp: s094_by_jvp, hvp: s094_by_hvp },
+    Program { name: "s095", slots: 7, data: true, count: false, grad: s095_by_grad, graph: s095_by_graph, jvp: s095_by_jvp, hvp: s095_by_hvp },
+    Program { name: "s096", slots: 2, data: true, count: false, grad: s096_by_grad, graph: s096_by_graph, jvp: s096_by_jvp, hvp: s096_by_hvp },
+    Program { name: "s097", slots: 4, data: true, count: false, grad: s097_by_grad, graph: s097_by_graph, jvp: s097_by_jvp, hvp: s097_by_hvp },
+    Program { name: "s098", slots: 1, data: false, count: false, grad: s098_by_grad, graph: s098_by_graph, jvp: s098_by_jvp, hvp: s098_by_hvp },
+    Program { name: "s099", slots: 10, data: false, count: true, grad: s099_by_grad, graph: s099_by_graph, jvp: s099_by_jvp, hvp: s099_by_hvp },
+    Program { name: "s100", slots: 2, data: true, count: false, grad: s100_by_grad, graph: s100_by_graph, jvp: s100_by_jvp, hvp: s100_by_hvp },
+    Program { name: "s101", slots: 3, data: true, count: false, grad: s101_by_grad, graph: s101_by_graph, jvp: s101_by_jvp, hvp: s101_by_hvp },
+    Program { name: "s102", slots: 3, data: false, count: true, grad: s102_by_grad, graph: s102_by_graph, jvp: s102_by_jvp, hvp: s102_by_hvp },
+    Program { name: "s103", slots: 6, data: true, count: false, grad: s103_by_grad, graph: s103_by_graph, jvp: s103_by_jvp, hvp: s103_by_hvp },
+    Program { name: "s104", slots: 3, data: false, count: false, grad: s104_by_grad, graph: s104_by_graph, jvp: s104_by_jvp, hvp: s104_by_hvp },
+    Program { name: "s105", slots: 1, data: true, count: false, grad: s105_by_grad, graph: s105_by_graph, jvp: s105_by_jvp, hvp: s105_by_hvp },
+    Program { name: "s106", slots: 1, data: false, count: true, grad: s106_by_grad, graph: s106_by_graph, jvp: s106_by_jvp, hvp: s106_by_hvp },
+    Program { name: "s107", slots: 6, data: true, count: true, grad: s107_by_grad, graph: s107_by_graph, jvp: s107_by_jvp, hvp: s107_by_hvp },
+    Program { name: "s108", slots: 4, data: true, count: true, grad: s108_by_grad, graph: s108_by_graph, jvp: s108_by_jvp, hvp: s108_by_hvp },
+    Program { name: "s109", slots: 2, data: false, count: false, grad: s109_by_grad, graph: s109_by_graph, jvp: s109_by_jvp, hvp: s109_by_hvp },
+    Program { name: "s110", slots: 2, data: false, count: false, grad: s110_by_grad, graph: s110_by_graph, jvp: s110_by_jvp, hvp: s110_by_hvp },
+    Program { name: "s111", slots: 6, data: false, count: true, grad: s111_by_grad, graph: s111_by_graph, jvp: s111_by_jvp, hvp: s111_by_hvp },
+    Program { name: "s112", slots: 1, data: true, count: true, grad: s112_by_grad, graph: s112_by_graph, jvp: s112_by_jvp, hvp: s112_by_hvp },
+    Program { name: "s113", slots: 2, data: true, count: false, grad: s113_by_grad, graph: s113_by_graph, jvp: s113_by_jvp, hvp: s113_by_hvp },
+    Program { name: "s114", slots: 7, data: true, count: false, grad: s114_by_grad, graph: s114_by_graph, jvp: s114_by_jvp, hvp: s114_by_hvp },
+    Program { name: "s115", slots: 9, data: true, count: false, grad: s115_by_grad, graph: s115_by_graph, jvp: s115_by_jvp, hvp: s115_by_hvp },
+    Program { name: "s116", slots: 5, data: true, count: false, grad: s116_by_grad, graph: s116_by_graph, jvp: s116_by_jvp, hvp: s116_by_hvp },
+    Program { name: "s117", slots: 1, data: true, count: true, grad: s117_by_grad, graph: s117_by_graph, jvp: s117_by_jvp, hvp: s117_by_hvp },
+    Program { name: "s118", slots: 5, data: true, count: false, grad: s118_by_grad, graph: s118_by_graph, jvp: s118_by_jvp, hvp: s118_by_hvp },
+    Program { name: "s119", slots: 5, data: false, count: false, grad: s119_by_grad, graph: s119_by_graph, jvp: s119_by_jvp, hvp: s119_by_hvp },
+    Program { name: "s120", slots: 5, data: true, count: true, grad: s120_by_grad, graph: s120_by_graph, jvp: s120_by_jvp, hvp: s120_by_hvp },
+    Program { name: "s121", slots: 4, data: false, count: true, grad: s121_by_grad, graph: s121_by_graph, jvp: s121_by_jvp, hvp: s121_by_hvp },
+    Program { name: "s122", slots: 11, data: false, count: true, grad: s122_by_grad, graph: s122_by_graph, jvp: s122_by_jvp, hvp: s122_by_hvp },
+    Program { name: "s123", slots: 2, data: false, count: false, grad: s123_by_grad, graph: s123_by_graph, jvp: s123_by_jvp, hvp: s123_by_hvp },
+    Program { name: "s124", slots: 1, data: true, count: true, grad: s124_by_grad, graph: s124_by_graph, jvp: s124_by_jvp, hvp: s124_by_hvp },
+    Program { name: "s125", slots: 2, data: true, count: false, grad: s125_by_grad, graph: s125_by_graph, jvp: s125_by_jvp, hvp: s125_by_hvp },
+    Program { name: "s126", slots: 1, data: true, count: false, grad: s126_by_grad, graph: s126_by_graph, jvp: s126_by_jvp, hvp: s126_by_hvp },
+    Program { name: "s127", slots: 2, data: false, count: false, grad: s127_by_grad, graph: s127_by_graph, jvp: s127_by_jvp, hvp: s127_by_hvp },
+    Program { name: "s128", slots: 2, data: true, count: false, grad: s128_by_grad, graph: s128_by_graph, jvp: s128_by_jvp, hvp: s128_by_hvp },
+    Program { name: "s129", slots: 5, data: false, count: true, grad: s129_by_grad, graph: s129_by_graph, jvp: s129_by_jvp, hvp: s129_by_hvp },
+    Program { name: "s130", slots: 5, data: true, count: false, grad: s130_by_grad, graph: s130_by_graph, jvp: s130_by_jvp, hvp: s130_by_hvp },
+    Program { name: "s131", slots: 8, data: false, count: true, grad: s131_by_grad, graph: s131_by_graph, jvp: s131_by_jvp, hvp: s131_by_hvp },
+    Program { name: "s132", slots: 8, data: false, count: false, grad: s132_by_grad, graph: s132_by_graph, jvp: s132_by_jvp, hvp: s132_by_hvp },
+    Program { name: "s133", slots: 7, data: true, count: true, grad: s133_by_grad, graph: s133_by_graph, jvp: s133_by_jvp, hvp: s133_by_hvp },
+    Program { name: "s134", slots: 11, data: false, count: true, grad: s134_by_grad, graph: s134_by_graph, jvp: s134_by_jvp, hvp: s134_by_hvp },
+    Program { name: "s135", slots: 12, data: true, count: false, grad: s135_by_grad, graph: s135_by_graph, jvp: s135_by_jvp, hvp: s135_by_hvp },
+    Program { name: "s136", slots: 9, data: false, count: true, grad: s136_by_grad, graph: s136_by_graph, jvp: s136_by_jvp, hvp: s136_by_hvp },
+    Program { name: "s137", slots: 1, data: true, count: false, grad: s137_by_grad, graph: s137_by_graph, jvp: s137_by_jvp, hvp: s137_by_hvp },
+    Program { name: "s138", slots: 12, data: true, count: true, grad: s138_by_grad, graph: s138_by_graph, jvp: s138_by_jvp, hvp: s138_by_hvp },
+    Program { name: "s139", slots: 4, data: false, count: true, grad: s139_by_grad, graph: s139_by_graph, jvp: s139_by_jvp, hvp: s139_by_hvp },
+    Program { name: "s140", slots: 2, data: false, count: true, grad: s140_by_grad, graph: s140_by_graph, jvp: s140_by_jvp, hvp: s140_by_hvp },
+    Program { name: "s141", slots: 5, data: true, count: true, grad: s141_by_grad, graph: s141_by_graph, jvp: s141_by_jvp, hvp: s141_by_hvp },
+    Program { name: "s142", slots: 2, data: true, count: false, grad: s142_by_grad, graph: s142_by_graph, jvp: s142_by_jvp, hvp: s142_by_hvp },
+    Program { name: "s143", slots: 2, data: true, count: true, grad: s143_by_grad, graph: s143_by_graph, jvp: s143_by_jvp, hvp: s143_by_hvp },
+    Program { name: "s144", slots: 5, data: true, count: false, grad: s144_by_grad, graph: s144_by_graph, jvp: s144_by_jvp, hvp: s144_by_hvp },
+    Program { name: "s145", slots: 1, data: false, count: true, grad: s145_by_grad, graph: s145_by_graph, jvp: s145_by_jvp, hvp: s145_by_hvp },
+    Program { name: "s146", slots: 6, data: true, count: false, grad: s146_by_grad, graph: s146_by_graph, jvp: s146_by_jvp, hvp: s146_by_hvp },
+    Program { name: "s147", slots: 2, data: true, count: false, grad: s147_by_grad, graph: s147_by_graph, jvp: s147_by_jvp, hvp: s147_by_hvp },
+    Program { name: "s148", slots: 2, data: false, count: false, grad: s148_by_grad, graph: s148_by_graph, jvp: s148_by_jvp, hvp: s148_by_hvp },
+    Program { name: "s149", slots: 3, data: false, count: false, grad: s149_by_grad, graph: s149_by_graph, jvp: s149_by_jvp, hvp: s149_by_hvp },
+    Program { name: "s150", slots: 1, data: true, count: false, grad: s150_by_grad, graph: s150_by_graph, jvp: s150_by_jvp, hvp: s150_by_hvp },
+    Program { name: "s151", slots: 9, data: false, count: true, grad: s151_by_grad, graph: s151_by_graph, jvp: s151_by_jvp, hvp: s151_by_hvp },
+    Program { name: "s152", slots: 7, data: true, count: true, grad: s152_by_grad, graph: s152_by_graph, jvp: s152_by_jvp, hvp: s152_by_hvp },
+    Program { name: "s153", slots: 6, data: false, count: false, grad: s153_by_grad, graph: s153_by_graph, jvp: s153_by_jvp, hvp: s153_by_hvp },
+    Program { name: "s154", slots: 12, data: true, count: true, grad: s154_by_grad, graph: s154_by_graph, jvp: s154_by_jvp, hvp: s154_by_hvp },
+    Program { name: "s155", slots: 6, data: true, count: false, grad: s155_by_grad, graph: s155_by_graph, jvp: s155_by_jvp, hvp: s155_by_hvp },
+    Program { name: "s156", slots: 5, data: false, count: true, grad: s156_by_grad, graph: s156_by_graph, jvp: s156_by_jvp, hvp: s156_by_hvp },
+    Program { name: "s157", slots: 11, data: false, count: true, grad: s157_by_grad, graph: s157_by_graph, jvp: s157_by_jvp, hvp: s157_by_hvp },
+    Program { name: "s158", slots: 2, data: true, count: false, grad: s158_by_grad, graph: s158_by_graph, jvp: s158_by_jvp, hvp: s158_by_hvp },
+    Program { name: "s159", slots: 2, data: false, count: true, grad: s159_by_grad, graph: s159_by_graph, jvp: s159_by_jvp, hvp: s159_by_hvp },
+    Program { name: "s160", slots: 4, data: false, count: true, grad: s160_by_grad, graph: s160_by_graph, jvp: s160_by_jvp, hvp: s160_by_hvp },
+    Program { name: "s161", slots: 3, data: false, count: false, grad: s161_by_grad, graph: s161_by_graph, jvp: s161_by_jvp, hvp: s161_by_hvp },
+    Program { name: "s162", slots: 10, data: false, count: true, grad: s162_by_grad, graph: s162_by_graph, jvp: s162_by_jvp, hvp: s162_by_hvp },
+    Program { name: "s163", slots: 1, data: true, count: false, grad: s163_by_grad, graph: s163_by_graph, jvp: s163_by_jvp, hvp: s163_by_hvp },
+    Program { name: "s164", slots: 1, data: true, count: true, grad: s164_by_grad, graph: s164_by_graph, jvp: s164_by_jvp, hvp: s164_by_hvp },
+    Program { name: "s165", slots: 4, data: true, count: false, grad: s165_by_grad, graph: s165_by_graph, jvp: s165_by_jvp, hvp: s165_by_hvp },
+    Program { name: "s166", slots: 2, data: false, count: false, grad: s166_by_grad, graph: s166_by_graph, jvp: s166_by_jvp, hvp: s166_by_hvp },
+    Program { name: "s167", slots: 2, data: false, count: false, grad: s167_by_grad, graph: s167_by_graph, jvp: s167_by_jvp, hvp: s167_by_hvp },
+    Program { name: "s168", slots: 3, data: false, count: false, grad: s168_by_grad, graph: s168_by_graph, jvp: s168_by_jvp, hvp: s168_by_hvp },
+    Program { name: "s169", slots: 9, data: false, count: true, grad: s169_by_grad, graph: s169_by_graph, jvp: s169_by_jvp, hvp: s169_by_hvp },
+    Program { name: "c000", slots: 4, data: true, count: true, grad: c000_by_grad, graph: c000_by_graph, jvp: c000_by_jvp, hvp: c000_by_hvp },
+    Program { name: "c001", slots: 1, data: true, count: false, grad: c001_by_grad, graph: c001_by_graph, jvp: c001_by_jvp, hvp: c001_by_hvp },
+    Program { name: "c002", slots: 1, data: true, count: true, grad: c002_by_grad, graph: c002_by_graph, jvp: c002_by_jvp, hvp: c002_by_hvp },
+    Program { name: "c003", slots: 2, data: true, count: true, grad: c003_by_grad, graph: c003_by_graph, jvp: c003_by_jvp, hvp: c003_by_hvp },
+    Program { name: "c004", slots: 1, data: true, count: true, grad: c004_by_grad, graph: c004_by_graph, jvp: c004_by_jvp, hvp: c004_by_hvp },
+    Program { name: "c005", slots: 2, data: true, count: false, grad: c005_by_grad, graph: c005_by_graph, jvp: c005_by_jvp, hvp: c005_by_hvp },
+    Program { name: "c006", slots: 2, data: false, count: true, grad: c006_by_grad, graph: c006_by_graph, jvp: c006_by_jvp, hvp: c006_by_hvp },
+    Program { name: "c007", slots: 3, data: true, count: false, grad: c007_by_grad, graph: c007_by_graph, jvp: c007_by_jvp, hvp: c007_by_hvp },
+    Program { name: "c008", slots: 2, data: false, count: false, grad: c008_by_grad, graph: c008_by_graph, jvp: c008_by_jvp, hvp: c008_by_hvp },
+    Program { name: "c009", slots: 2, data: false, count: false, grad: c009_by_grad, graph: c009_by_graph, jvp: c009_by_jvp, hvp: c009_by_hvp },
+    Program { name: "c010", slots: 4, data: true, count: true, grad: c010_by_grad, graph: c010_by_graph, jvp: c010_by_jvp, hvp: c010_by_hvp },
+    Program { name: "c011", slots: 6, data: true, count: false, grad: c011_by_grad, graph: c011_by_graph, jvp: c011_by_jvp, hvp: c011_by_hvp },
+    Program { name: "c012", slots: 5, data: true, count: false, grad: c012_by_grad, graph: c012_by_graph, jvp: c012_by_jvp, hvp: c012_by_hvp },
+    Program { name: "c013", slots: 2, data: false, count: true, grad: c013_by_grad, graph: c013_by_graph, jvp: c013_by_jvp, hvp: c013_by_hvp },
+    Program { name: "c014", slots: 2, data: true, count: true, grad: c014_by_grad, graph: c014_by_graph, jvp: c014_by_jvp, hvp: c014_by_hvp },
+    Program { name: "c015", slots: 2, data: true, count: true, grad: c015_by_grad, graph: c015_by_graph, jvp: c015_by_jvp, hvp: c015_by_hvp },
+    Program { name: "c016", slots: 3, data: true, count: true, grad: c016_by_grad, graph: c016_by_graph, jvp: c016_by_jvp, hvp: c016_by_hvp },
+    Program { name: "c017", slots: 2, data: true, count: false, grad: c017_by_grad, graph: c017_by_graph, jvp: c017_by_jvp, hvp: c017_by_hvp },
+    Program { name: "c018", slots: 2, data: true, count: true, grad: c018_by_grad, graph: c018_by_graph, jvp: c018_by_jvp, hvp: c018_by_hvp },
+    Program { name: "c019", slots: 3, data: true, count: true, grad: c019_by_grad, graph: c019_by_graph, jvp: c019_by_jvp, hvp: c019_by_hvp },
+    Program { name: "c020", slots: 4, data: true, count: false, grad: c020_by_grad, graph: c020_by_graph, jvp: c020_by_jvp, hvp: c020_by_hvp },
+    Program { name: "c021", slots: 4, data: true, count: false, grad: c021_by_grad, graph: c021_by_graph, jvp: c021_by_jvp, hvp: c021_by_hvp },
+    Program { name: "c022", slots: 2, data: false, count: true, grad: c022_by_grad, graph: c022_by_graph, jvp: c022_by_jvp, hvp: c022_by_hvp },
+    Program { name: "c023", slots: 2, data: true, count: true, grad: c023_by_grad, graph: c023_by_graph, jvp: c023_by_jvp, hvp: c023_by_hvp },
+    Program { name: "c024", slots: 3, data: true, count: true, grad: c024_by_grad, graph: c024_by_graph, jvp: c024_by_jvp, hvp: c024_by_hvp },
+    Program { name: "c025", slots: 4, data: true, count: true, grad: c025_by_grad, graph: c025_by_graph, jvp: c025_by_jvp, hvp: c025_by_hvp },
+    Program { name: "c026", slots: 3, data: true, count: false, grad: c026_by_grad, graph: c026_by_graph, jvp: c026_by_jvp, hvp: c026_by_hvp },
+    Program { name: "c027", slots: 3, data: true, count: true, grad: c027_by_grad, graph: c027_by_graph, jvp: c027_by_jvp, hvp: c027_by_hvp },
+    Program { name: "c028", slots: 4, data: true, count: true, grad: c028_by_grad, graph: c028_by_graph, jvp: c028_by_jvp, hvp: c028_by_hvp },
+    Program { name: "c029", slots: 2, data: false, count: true, grad: c029_by_grad, graph: c029_by_graph, jvp: c029_by_jvp, hvp: c029_by_hvp },
+    Program { name: "c030", slots: 3, data: true, count: true, grad: c030_by_grad, graph: c030_by_graph, jvp: c030_by_jvp, hvp: c030_by_hvp },
+    Program { name: "c031", slots: 3, data: false, count: false, grad: c031_by_grad, graph: c031_by_graph, jvp: c031_by_jvp, hvp: c031_by_hvp },
+    Program { name: "c032", slots: 1, data: true, count: true, grad: c032_by_grad, graph: c032_by_graph, jvp: c032_by_jvp, hvp: c032_by_hvp },
+    Program { name: "c033", slots: 2, data: false, count: false, grad: c033_by_grad, graph: c033_by_graph, jvp: c033_by_jvp, hvp: c033_by_hvp },
+    Program { name: "c034", slots: 3, data: true, count: false, grad: c034_by_grad, graph: c034_by_graph, jvp: c034_by_jvp, hvp: c034_by_hvp },
+    Program { name: "c035", slots: 3, data: true, count: true, grad: c035_by_grad, graph: c035_by_graph, jvp: c035_by_jvp, hvp: c035_by_hvp },
+    Program { name: "c036", slots: 5, data: true, count: false, grad: c036_by_grad, graph: c036_by_graph, jvp: c036_by_jvp, hvp: c036_by_hvp },
+    Program { name: "c037", slots: 2, data: true, count: true, grad: c037_by_grad, graph: c037_by_graph, jvp: c037_by_jvp, hvp: c037_by_hvp },
+    Program { name: "c038", slots: 5, data: false, count: true, grad: c038_by_grad, graph: c038_by_graph, jvp: c038_by_jvp, hvp: c038_by_hvp },
+    Program { name: "c039", slots: 4, data: false, count: true, grad: c039_by_grad, graph: c039_by_graph, jvp: c039_by_jvp, hvp: c039_by_hvp },
+    Program { name: "c040", slots: 1, data: true, count: false, grad: c040_by_grad, graph: c040_by_graph, jvp: c040_by_jvp, hvp: c040_by_hvp },
+    Program { name: "c041", slots: 4, data: true, count: true, grad: c041_by_grad, graph: c041_by_graph, jvp: c041_by_jvp, hvp: c041_by_hvp },
+    Program { name: "c042", slots: 2, data: true, count: true, grad: c042_by_grad, graph: c042_by_graph, jvp: c042_by_jvp, hvp: c042_by_hvp },
+    Program { name: "c043", slots: 4, data: true, count: false, grad: c043_by_grad, graph: c043_by_graph, jvp: c043_by_jvp, hvp: c043_by_hvp },
+    Program { name: "c044", slots: 2, data: true, count: true, grad: c044_by_grad, graph: c044_by_graph, jvp: c044_by_jvp, hvp: c044_by_hvp },
+    Program { name: "c045", slots: 5, data: true, count: false, grad: c045_by_grad, graph: c045_by_graph, jvp: c045_by_jvp, hvp: c045_by_hvp },
+    Program { name: "c046", slots: 1, data: true, count: false, grad: c046_by_grad, graph: c046_by_graph, jvp: c046_by_jvp, hvp: c046_by_hvp },
+    Program { name: "c047", slots: 3, data: true, count: true, grad: c047_by_grad, graph: c047_by_graph, jvp: c047_by_jvp, hvp: c047_by_hvp },
+    Program { name: "c048", slots: 2, data: true, count: true, grad: c048_by_grad, graph: c048_by_graph, jvp: c048_by_jvp, hvp: c048_by_hvp },
+    Program { name: "c049", slots: 2, data: true, count: true, grad: c049_by_grad, graph: c049_by_graph, jvp: c049_by_jvp, hvp: c049_by_hvp },
+    Program { name: "c050", slots: 2, data: true, count: true, grad: c050_by_grad, graph: c050_by_graph, jvp: c050_by_jvp, hvp: c050_by_hvp },
+    Program { name: "c051", slots: 2, data: true, count: false, grad: c051_by_grad, graph: c051_by_graph, jvp: c051_by_jvp, hvp: c051_by_hvp },
+    Program { name: "c052", slots: 3, data: false, count: true, grad: c052_by_grad, graph: c052_by_graph, jvp: c052_by_jvp, hvp: c052_by_hvp },
+    Program { name: "c053", slots: 1, data: true, count: true, grad: c053_by_grad, graph: c053_by_graph, jvp: c053_by_jvp, hvp: c053_by_hvp },
+    Program { name: "c054", slots: 4, data: true, count: true, grad: c054_by_grad, graph: c054_by_graph, jvp: c054_by_jvp, hvp: c054_by_hvp },
+    Program { name: "c055", slots: 3, data: true, count: true, grad: c055_by_grad, graph: c055_by_graph, jvp: c055_by_jvp, hvp: c055_by_hvp },
+    Program { name: "c056", slots: 1, data: true, count: false, grad: c056_by_grad, graph: c056_by_graph, jvp: c056_by_jvp, hvp: c056_by_hvp },
+    Program { name: "c057", slots: 2, data: false, count: true, grad: c057_by_grad, graph: c057_by_graph, jvp: c057_by_jvp, hvp: c057_by_hvp },
+    Program { name: "c058", slots: 2, data: true, count: false, grad: c058_by_grad, graph: c058_by_graph, jvp: c058_by_jvp, hvp: c058_by_hvp },
+    Program { name: "c059", slots: 2, data: true, count: false, grad: c059_by_grad, graph: c059_by_graph, jvp: c059_by_jvp, hvp: c059_by_hvp },
+    Program { name: "c060", slots: 3, data: false, count: true, grad: c060_by_grad, graph: c060_by_graph, jvp: c060_by_jvp, hvp: c060_by_hvp },
+    Program { name: "c061", slots: 2, data: true, count: true, grad: c061_by_grad, graph: c061_by_graph, jvp: c061_by_jvp, hvp: c061_by_hvp },
+    Program { name: "c062", slots: 1, data: true, count: true, grad: c062_by_grad, graph: c062_by_graph, jvp: c062_by_jvp, hvp: c062_by_hvp },
+    Program { name: "c063", slots: 2, data: true, count: true, grad: c063_by_grad, graph: c063_by_graph, jvp: c063_by_jvp, hvp: c063_by_hvp },
+    Program { name: "c064", slots: 2, data: true, count: true, grad: c064_by_grad, graph: c064_by_graph, jvp: c064_by_jvp, hvp: c064_by_hvp },
+    Program { name: "c065", slots: 4, data: false, count: true, grad: c065_by_grad, graph: c065_by_graph, jvp: c065_by_jvp, hvp: c065_by_hvp },
+    Program { name: "c066", slots: 6, data: true, count: true, grad: c066_by_grad, graph: c066_by_graph, jvp: c066_by_jvp, hvp: c066_by_hvp },
+    Program { name: "c067", slots: 6, data: false, count: true, grad: c067_by_grad, graph: c067_by_graph, jvp: c067_by_jvp, hvp: c067_by_hvp },
+    Program { name: "c068", slots: 1, data: true, count: true, grad: c068_by_grad, graph: c068_by_graph, jvp: c068_by_jvp, hvp: c068_by_hvp },
+    Program { name: "c069", slots: 1, data: true, count: true, grad: c069_by_grad, graph: c069_by_graph, jvp: c069_by_jvp, hvp: c069_by_hvp },
+    Program { name: "c070", slots: 2, data: true, count: false, grad: c070_by_grad, graph: c070_by_graph, jvp: c070_by_jvp, hvp: c070_by_hvp },
+    Program { name: "c071", slots: 1, data: true, count: true, grad: c071_by_grad, graph: c071_by_graph, jvp: c071_by_jvp, hvp: c071_by_hvp },
+    Program { name: "c072", slots: 5, data: true, count: false, grad: c072_by_grad, graph: c072_by_graph, jvp: c072_by_jvp, hvp: c072_by_hvp },
+    Program { name: "c073", slots: 3, data: true, count: false, grad: c073_by_grad, graph: c073_by_graph, jvp: c073_by_jvp, hvp: c073_by_hvp },
+    Program { name: "c074", slots: 5, data: true, count: true, grad: c074_by_grad, graph: c074_by_graph, jvp: c074_by_jvp, hvp: c074_by_hvp },
+    Program { name: "c075", slots: 2, data: true, count: true, grad: c075_by_grad, graph: c075_by_graph, jvp: c075_by_jvp, hvp: c075_by_hvp },
+    Program { name: "c076", slots: 2, data: true, count: false, grad: c076_by_grad, graph: c076_by_graph, jvp: c076_by_jvp, hvp: c076_by_hvp },
+    Program { name: "c077", slots: 2, data: true, count: false, grad: c077_by_grad, graph: c077_by_graph, jvp: c077_by_jvp, hvp: c077_by_hvp },
+    Program { name: "c078", slots: 2, data: true, count: false, grad: c078_by_grad, graph: c078_by_graph, jvp: c078_by_jvp, hvp: c078_by_hvp },
+    Program { name: "c079", slots: 2, data: true, count: false, grad: c079_by_grad, graph: c079_by_graph, jvp: c079_by_jvp, hvp: c079_by_hvp },
+    Program { name: "c080", slots: 1, data: true, count: true, grad: c080_by_grad, graph: c080_by_graph, jvp: c080_by_jvp, hvp: c080_by_hvp },
+    Program { name: "c081", slots: 4, data: true, count: true, grad: c081_by_grad, graph: c081_by_graph, jvp: c081_by_jvp, hvp: c081_by_hvp },
+    Program { name: "c082", slots: 2, data: true, count: false, grad: c082_by_grad, graph: c082_by_graph, jvp: c082_by_jvp, hvp: c082_by_hvp },
+    Program { name: "c083", slots: 2, data: false, count: false, grad: c083_by_grad, graph: c083_by_graph, jvp: c083_by_jvp, hvp: c083_by_hvp },
+    Program { name: "c084", slots: 3, data: true, count: true, grad: c084_by_grad, graph: c084_by_graph, jvp: c084_by_jvp, hvp: c084_by_hvp },
+    Program { name: "c085", slots: 4, data: true, count: true, grad: c085_by_grad, graph: c085_by_graph, jvp: c085_by_jvp, hvp: c085_by_hvp },
+    Program { name: "c086", slots: 2, data: true, count: true, grad: c086_by_grad, graph: c086_by_graph, jvp: c086_by_jvp, hvp: c086_by_hvp },
+    Program { name: "c087", slots: 6, data: true, count: false, grad: c087_by_grad, graph: c087_by_graph, jvp: c087_by_jvp, hvp: c087_by_hvp },
+    Program { name: "c088", slots: 2, data: true, count: false, grad: c088_by_grad, graph: c088_by_graph, jvp: c088_by_jvp, hvp: c088_by_hvp },
+    Program { name: "c089", slots: 1, data: false, count: true, grad: c089_by_grad, graph: c089_by_graph, jvp: c089_by_jvp, hvp: c089_by_hvp },
+    Program { name: "c090", slots: 2, data: true, count: false, grad: c090_by_grad, graph: c090_by_graph, jvp: c090_by_jvp, hvp: c090_by_hvp },
+    Program { name: "c091", slots: 3, data: true, count: true, grad: c091_by_grad, graph: c091_by_graph, jvp: c091_by_jvp, hvp: c091_by_hvp },
+    Program { name: "c092", slots: 2, data: false, count: true, grad: c092_by_grad, graph: c092_by_graph, jvp: c092_by_jvp, hvp: c092_by_hvp },
+    Program { name: "c093", slots: 2, data: true, count: true, grad: c093_by_grad, graph: c093_by_graph, jvp: c093_by_jvp, hvp: c093_by_hvp },
+    Program { name: "c094", slots: 3, data: true, count: true, grad: c094_by_grad, graph: c094_by_graph, jvp: c094_by_jvp, hvp: c094_by_hvp },
+    Program { name: "c095", slots: 5, data: true, count: false, grad: c095_by_grad, graph: c095_by_graph, jvp: c095_by_jvp, hvp: c095_by_hvp },
+    Program { name: "c096", slots: 5, data: false, count: true, grad: c096_by_grad, graph: c096_by_graph, jvp: c096_by_jvp, hvp: c096_by_hvp },
+    Program { name: "c097", slots: 2, data: true, count: true, grad: c097_by_grad, graph: c097_by_graph, jvp: c097_by_jvp, hvp: c097_by_hvp },
+    Program { name: "c098", slots: 1, data: true, count: true, grad: c098_by_grad, graph: c098_by_graph, jvp: c098_by_jvp, hvp: c098_by_hvp },
+    Program { name: "c099", slots: 4, data: false, count: true, grad: c099_by_grad, graph: c099_by_graph, jvp: c099_by_jvp, hvp: c099_by_hvp },
+    Program { name: "c100", slots: 2, data: true, count: true, grad: c100_by_grad, graph: c100_by_graph, jvp: c100_by_jvp, hvp: c100_by_hvp },
+    Program { name: "c101", slots: 6, data: true, count: false, grad: c101_by_grad, graph: c101_by_graph, jvp: c101_by_jvp, hvp: c101_by_hvp },
+    Program { name: "c102", slots: 5, data: true, count: false, grad: c102_by_grad, graph: c102_by_graph, jvp: c102_by_jvp, hvp: c102_by_hvp },
+    Program { name: "c103", slots: 1, data: true, count: false, grad: c103_by_grad, graph: c103_by_graph, jvp: c103_by_jvp, hvp: c103_by_hvp },
+    Program { name: "c104", slots: 3, data: true, count: true, grad: c104_by_grad, graph: c104_by_graph, jvp: c104_by_jvp, hvp: c104_by_hvp },
+    Program { name: "c105", slots: 2, data: false, count: false, grad: c105_by_grad, graph: c105_by_graph, jvp: c105_by_jvp, hvp: c105_by_hvp },
+    Program { name: "c106", slots: 2, data: true, count: true, grad: c106_by_grad, graph: c106_by_graph, jvp: c106_by_jvp, hvp: c106_by_hvp },
+    Program { name: "c107", slots: 2, data: true, count: true, grad: c107_by_grad, graph: c107_by_graph, jvp: c107_by_jvp, hvp: c107_by_hvp },
+    Program { name: "c108", slots: 2, data: true, count: true, grad: c108_by_grad, graph: c108_by_graph, jvp: c108_by_jvp, hvp: c108_by_hvp },
+    Program { name: "c109", slots: 1, data: true, count: false, grad: c109_by_grad, graph: c109_by_graph, jvp: c109_by_jvp, hvp: c109_by_hvp },
+    Program { name: "c110", slots: 1, data: true, count: true, grad: c110_by_grad, graph: c110_by_graph, jvp: c110_by_jvp, hvp: c110_by_hvp },
+    Program { name: "c111", slots: 1, data: true, count: false, grad: c111_by_grad, graph: c111_by_graph, jvp: c111_by_jvp, hvp: c111_by_hvp },
+    Program { name: "c112", slots: 3, data: true, count: false, grad: c112_by_grad, graph: c112_by_graph, jvp: c112_by_jvp, hvp: c112_by_hvp },
+    Program { name: "c113", slots: 2, data: true, count: false, grad: c113_by_grad, graph: c113_by_graph, jvp: c113_by_jvp, hvp: c113_by_hvp },
+    Program { name: "c114", slots: 3, data: true, count: true, grad: c114_by_grad, graph: c114_by_graph, jvp: c114_by_jvp, hvp: c114_by_hvp },
+    Program { name: "c115", slots: 4, data: false, count: true, grad: c115_by_grad, graph: c115_by_graph, jvp: c115_by_jvp, hvp: c115_by_hvp },
+    Program { name: "c116", slots: 1, data: true, count: true, grad: c116_by_grad, graph: c116_by_graph, jvp: c116_by_jvp, hvp: c116_by_hvp },
+    Program { name: "c117", slots: 1, data: true, count: false, grad: c117_by_grad, graph: c117_by_graph, jvp: c117_by_jvp, hvp: c117_by_hvp },
+    Program { name: "c118", slots: 2, data: true, count: true, grad: c118_by_grad, graph: c118_by_graph, jvp: c118_by_jvp, hvp: c118_by_hvp },
+    Program { name: "c119", slots: 2, data: false, count: false, grad: c119_by_grad, graph: c119_by_graph, jvp: c119_by_jvp, hvp: c119_by_hvp },
 ];

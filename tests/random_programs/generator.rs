@@ -396,7 +396,7 @@ impl Generator {
         params
     }
 
-    /// The table the sweep iterates over, and one wrapper pair per function in it.
+    /// The table the sweeps iterate over, and the wrappers of each function in it.
     fn table(&self) -> String {
         let mut out = String::new();
         let mut rows = String::new();
@@ -407,7 +407,7 @@ impl Generator {
             out.push_str(&wrappers(info));
             let _ = writeln!(
                 rows,
-                "    Program {{ name: \"{0}\", slots: {1}, data: {2}, count: {3}, grad: {0}_by_grad, graph: {0}_by_graph }},",
+                "    Program {{ name: \"{0}\", slots: {1}, data: {2}, count: {3}, grad: {0}_by_grad, graph: {0}_by_graph, jvp: {0}_by_jvp, hvp: {0}_by_hvp }},",
                 info.name,
                 info.slots(),
                 info.params.iter().any(|p| p.kind == ParamKind::Data),
@@ -431,7 +431,8 @@ const HEADER: &str = "\
 //
 // and check it is current with `cargo test --test random_programs`. The functions are
 // random programs for tests/sweep_bits.rs, which compares each one's `_grad` with its
-// `_graph` plus `backward()`, bit for bit.
+// `_graph` plus `backward()`, bit for bit, and (in tests/random_programs/second_order.rs)
+// checks its `_jvp` and `_hvp` against `_grad`.
 
 // Random code computes values it never uses, assigns what it never reads, returns early
 // and writes `x * 1.0`: the lints that catch that in real code have nothing to say here.
@@ -448,9 +449,9 @@ const HEADER: &str = "\
     clippy::all
 )]
 
-use autodiff::{differentiable, Parameters, Scalar};
+use autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
 
-use super::{constant_of, grad_outcome, graph_outcome, Outcome, Program};
+use super::support::{constant_of, grad_outcome, graph_outcome, Outcome, Program};
 
 /// A constant the bodies read as data.
 const SCALE: f64 = 0.75;
@@ -530,7 +531,8 @@ fn callee_path(info: &Info, suffix: &str) -> String {
 }
 
 /// `name_by_grad` and `name_by_graph`: the uniform `fn(&[f64], &[f64], usize) -> Outcome`
-/// of the table. `p` holds the differentiated scalars in parameter order.
+/// of the table, then `name_by_jvp` and `name_by_hvp` (see [`second_order_wrappers`]).
+/// `p` holds the differentiated scalars in parameter order.
 fn wrappers(info: &Info) -> String {
     let mut out = String::new();
     // `_grad`: arguments from `p`, the gradient flattened in parameter order.
@@ -607,6 +609,7 @@ fn wrappers(info: &Info) -> String {
         args.join(", ")
     );
     out.push_str("}\n\n");
+    let call_args = args.join(", ");
 
     // `_graph`: fresh `Scalar::variable`s in parameter order, then `backward()`.
     let _ = writeln!(
@@ -691,6 +694,116 @@ fn wrappers(info: &Info) -> String {
     );
     let _ = writeln!(out, "        Ok((output, vec![{}]))", variables.join(", "));
     out.push_str("    })\n}\n\n");
+    out.push_str(&second_order_wrappers(info, &call_args));
+    out
+}
+
+/// `name_by_jvp` and `name_by_hvp`, called like `name_by_grad` plus a flat `tangent` (one
+/// number per differentiated scalar, in parameter order): the tangent is built in the
+/// gradient's shape, and `name_hvp`'s gradient and product come back flattened in
+/// parameter order. `args` are `name_grad`'s arguments, as `name_by_grad` writes them.
+fn second_order_wrappers(info: &Info, args: &str) -> String {
+    let differentiated: Vec<&Param> = info.params.iter().filter(|p| p.differentiated()).collect();
+    let nested = differentiated
+        .iter()
+        .any(|p| matches!(p.kind, ParamKind::Slice(_) | ParamKind::Layer));
+    // One parameter's tangent, in its gradient's shape, from `tangent[slot..]`.
+    let shaped = |param: &Param, slot: usize| -> String {
+        let at = |s: usize| format!("tangent[{s}]");
+        let row = |from: usize, k: usize| -> String {
+            let items: Vec<String> = (from..from + k).map(at).collect();
+            format!("[{}]", items.join(", "))
+        };
+        match &param.kind {
+            ParamKind::Scalar { .. } => at(slot),
+            ParamKind::Array(k) => row(slot, *k),
+            ParamKind::Matrix(m, k) => {
+                let rows: Vec<String> = (0..*m).map(|r| row(slot + r * k, *k)).collect();
+                format!("[{}]", rows.join(", "))
+            }
+            ParamKind::Slice(k) => format!("tangent[{slot}..{}].to_vec()", slot + k),
+            ParamKind::Layer => format!(
+                "Layer {{ w: [{}, {}], b: {} }}",
+                at(slot),
+                at(slot + 1),
+                at(slot + 2)
+            ),
+            ParamKind::Data | ParamKind::Count | ParamKind::Constant => {
+                unreachable!("not differentiated")
+            }
+        }
+    };
+    let mut parts = Vec::new();
+    let mut slot = 0;
+    for param in &differentiated {
+        parts.push(shaped(param, slot));
+        slot += param.slots();
+    }
+    let tangent = if !nested {
+        // A flat `[f64; N]` over every differentiated scalar.
+        let items: Vec<String> = (0..slot).map(|s| format!("tangent[{s}]")).collect();
+        format!("[{}]", items.join(", "))
+    } else if differentiated.len() == 1 {
+        parts.remove(0)
+    } else {
+        format!("({})", parts.join(", "))
+    };
+    // A gradient-shaped value `name` as a `Vec<f64>` in parameter order.
+    let flatten = |name: &str| -> String {
+        if !nested {
+            format!("{name}.to_vec()")
+        } else if differentiated.len() == 1 {
+            match differentiated[0].kind {
+                ParamKind::Layer => format!("{name}.to_flat()"),
+                _ => name.to_owned(),
+            }
+        } else {
+            let mut pushes = String::new();
+            for (index, param) in differentiated.iter().enumerate() {
+                let _ = write!(
+                    pushes,
+                    " {}",
+                    match param.kind {
+                        ParamKind::Scalar { .. } => format!("flat.push({name}.{index});"),
+                        ParamKind::Array(_) | ParamKind::Slice(_) => {
+                            format!("flat.extend({name}.{index});")
+                        }
+                        ParamKind::Matrix(..) => {
+                            format!("flat.extend({name}.{index}.as_flattened());")
+                        }
+                        _ => format!("flat.extend({name}.{index}.to_flat());"),
+                    }
+                );
+            }
+            format!("{{ let mut flat = Vec::new();{pushes} flat }}")
+        }
+    };
+    let separator = if args.is_empty() { "" } else { ", " };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "fn {}_by_jvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, f64), ScalarAutodiffError> {{",
+        info.name
+    );
+    let _ = writeln!(
+        out,
+        "    {}({args}{separator}{tangent})",
+        callee_path(info, "_jvp")
+    );
+    out.push_str("}\n\n");
+    let _ = writeln!(
+        out,
+        "fn {}_by_hvp(p: &[f64], xs: &[f64], n: usize, tangent: &[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError> {{",
+        info.name
+    );
+    let _ = writeln!(
+        out,
+        "    {}({args}{separator}{tangent}).map(|(value, gradient, product)| (value, {}, {}))",
+        callee_path(info, "_hvp"),
+        flatten("gradient"),
+        flatten("product")
+    );
+    out.push_str("}\n\n");
     out
 }
 
