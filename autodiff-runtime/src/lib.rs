@@ -57,9 +57,8 @@ pub mod __private {
     };
     pub use crate::operation::Reads;
     pub use crate::sweep::{
-        detached, dual_zeros, finite, gradient_into, hessian_by_columns, kept_reads, pairs_into,
-        propagates, reads, slopes, sweep, value, zero_of, zeros_like, Lift, Number, Numbers, Stack,
-        Zero,
+        detached, dual_zeros, finite, gradient_into, kept_reads, pairs_into, propagates, reads,
+        slopes, sweep, value, zero_of, zeros_like, Lift, Number, Numbers, Stack, Zero,
     };
     pub use crate::trace::{
         op, trace, traces, Backend, Gradients, Handles, Id, Outlined, Primal, Trace,

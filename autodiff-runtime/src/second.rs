@@ -11,7 +11,6 @@
 use crate::dual::Dual;
 use crate::error::ScalarAutodiffError;
 use crate::operation::ScalarOperation;
-use crate::sweep::symmetrize;
 use crate::tape::Tape;
 
 type Result<T> = std::result::Result<T, ScalarAutodiffError>;
@@ -331,7 +330,7 @@ fn blocks<const B: usize>(
 
 /// The Hessian over the first `count` places from `base`, row-major into `hessian`
 /// (`count * count` scalars): column `j` is `H·e_j`, assembled exactly symmetric by
-/// [`symmetrize`], as `name_hessian`'s compiled sweeps assemble theirs.
+/// [`symmetrize`].
 pub(crate) fn hessian(
     tape: &Tape,
     base: usize,
@@ -347,4 +346,24 @@ pub(crate) fn hessian(
     products(tape, base, output, count, &identity, &mut columns)?;
     symmetrize(&columns, count, hessian);
     Ok(())
+}
+
+/// The Hessian (`count` by `count`, row-major, into `hessian`) from its columns
+/// `columns[j * count..]` = `H e_j`, exactly symmetric: both `h[i][j]` and `h[j][i]` are
+/// `(H e_j)[i] / 2 + (H e_i)[j] / 2`. Floating-point addition commutes, so the two are
+/// the same bits; where the two products differ in their last digits, the entry is their
+/// mean (halved first, so that it cannot overflow), stored as `0 + mean`: never -0.0.
+fn symmetrize(columns: &[f64], count: usize, hessian: &mut [f64]) {
+    for i in 0..count {
+        for j in 0..count {
+            let (Some(&below), Some(&above)) =
+                (columns.get(j * count + i), columns.get(i * count + j))
+            else {
+                continue;
+            };
+            if let Some(slot) = hessian.get_mut(i * count + j) {
+                *slot = 0.0 + (below * 0.5 + above * 0.5);
+            }
+        }
+    }
 }

@@ -556,65 +556,6 @@ pub fn gradient_into<P: Parameters + ?Sized>(
     finite
 }
 
-/// `name_hessian` from `name_hvp`'s compiled sweeps: `product` runs them along a
-/// direction (`count` scalars) and gives the value, the gradient and `H v`; column `j` is
-/// `H e_j`. Writes the gradient and the Hessian, row-major, assembled exactly symmetric
-/// as [`symmetrize`] says, and returns the value; `None` if the sweeps give up along any
-/// direction (the trace then decides).
-pub fn hessian_by_columns(
-    count: usize,
-    mut product: impl FnMut(&[f64]) -> Option<(f64, Vec<f64>, Vec<f64>)>,
-    gradient: &mut [f64],
-    hessian: &mut [f64],
-) -> Option<f64> {
-    let mut columns = vec![0.0; count * count];
-    let mut direction = vec![0.0; count];
-    // (With no parameters, one run for the value.)
-    let mut value = None;
-    for j in 0..count.max(1) {
-        if let Some(one) = direction.get_mut(j) {
-            *one = 1.0;
-        }
-        let (at, first, column) = product(&direction)?;
-        if let Some(slot) = direction.get_mut(j) {
-            *slot = 0.0;
-        }
-        if let Some(slots) = columns.get_mut(j * count..(j + 1) * count) {
-            slots
-                .iter_mut()
-                .zip(&column)
-                .for_each(|(slot, &h)| *slot = h);
-        }
-        gradient
-            .iter_mut()
-            .zip(&first)
-            .for_each(|(slot, &g)| *slot = g);
-        value = Some(at);
-    }
-    symmetrize(&columns, count, hessian);
-    value
-}
-
-/// The Hessian (`count` by `count`, row-major, into `hessian`) from its columns
-/// `columns[j * count..]` = `H e_j`, exactly symmetric: both `h[i][j]` and `h[j][i]` are
-/// `(H e_j)[i] / 2 + (H e_i)[j] / 2`. Floating-point addition commutes, so the two are
-/// the same bits; where the two products differ in their last digits, the entry is their
-/// mean (halved first, so that it cannot overflow), stored as `0 + mean`: never -0.0.
-pub(crate) fn symmetrize(columns: &[f64], count: usize, hessian: &mut [f64]) {
-    for i in 0..count {
-        for j in 0..count {
-            let (Some(&below), Some(&above)) =
-                (columns.get(j * count + i), columns.get(i * count + j))
-            else {
-                continue;
-            };
-            if let Some(slot) = hessian.get_mut(i * count + j) {
-                *slot = 0.0 + (below * 0.5 + above * 0.5);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
