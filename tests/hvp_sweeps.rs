@@ -211,6 +211,7 @@ fn struct_and_slice_parameters_hvp_is_the_recorded_hessian() -> Result<(), Scala
 }
 
 /// `sqrt` at 0 inside a loop: the sweeps give up, and the tape names the operation.
+#[allow(clippy::needless_range_loop)]
 #[differentiable]
 fn roots(p: [f64; 3]) -> f64 {
     let mut total = 0.0;
@@ -290,6 +291,9 @@ fn a_param_reference_from_a_macro_rules_macro() -> Result<(), ScalarAutodiffErro
     };
     let (_, _, product) = pair_loss_hvp(&pair, 2.0, (tangent, 0.0))?;
     // ∂²/∂w0² = 2 x² = 8, ∂²/∂x∂w0 = 4 w0 x = 4; the rest of the column is 0.
-    assert_eq!((product.0.w, product.0.b, product.1), ([8.0, 0.0], 0.0, 4.0));
+    assert_eq!(
+        (product.0.w, product.0.b, product.1),
+        ([8.0, 0.0], 0.0, 4.0)
+    );
     Ok(())
 }
