@@ -516,10 +516,24 @@ impl fmt::Display for ScalarOperation {
 /// The operand values of one operation, as named in an error message.
 ///
 /// For `powi` the second entry is the integer exponent (exact as an `f64`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy)]
 pub struct Operands {
     values: [f64; 3],
     len: u8,
+}
+
+/// The operands as a list, `[0.0]`: what an error's `Debug` should show, not the storage.
+impl fmt::Debug for Operands {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+/// Equal when the operand values are (the storage past them is not compared).
+impl PartialEq for Operands {
+    fn eq(&self, other: &Operands) -> bool {
+        self.as_slice() == other.as_slice()
+    }
 }
 
 impl Operands {
@@ -545,5 +559,20 @@ impl fmt::Display for Operands {
             write!(formatter, "{value:?}")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod operands_tests {
+    use super::Operands;
+
+    #[test]
+    fn operands_debug_and_compare_as_lists() {
+        let one = Operands::new([0.0, 7.0, 9.0], 1);
+        assert_eq!(format!("{one:?}"), "[0.0]");
+        assert_eq!(one, Operands::new([0.0, 1.0, 2.0], 1));
+        assert_ne!(one, Operands::new([0.0, 0.0, 0.0], 2));
+        assert_eq!(format!("{:?}", Operands::new([2.5, -1.0, 0.0], 2)), "[2.5, -1.0]");
+        assert_eq!(one.to_string(), "0.0");
     }
 }
