@@ -572,7 +572,10 @@ mod operands_tests {
         assert_eq!(format!("{one:?}"), "[0.0]");
         assert_eq!(one, Operands::new([0.0, 1.0, 2.0], 1));
         assert_ne!(one, Operands::new([0.0, 0.0, 0.0], 2));
-        assert_eq!(format!("{:?}", Operands::new([2.5, -1.0, 0.0], 2)), "[2.5, -1.0]");
+        assert_eq!(
+            format!("{:?}", Operands::new([2.5, -1.0, 0.0], 2)),
+            "[2.5, -1.0]"
+        );
         assert_eq!(one.to_string(), "0.0");
     }
 }
