@@ -3,6 +3,8 @@
 //! Training loops never pay for these records: [`Scalar::backward`] only keeps the
 //! gradients it stored, and [`BackwardPass::ledger`] replays the pass on request.
 
+mod html;
+
 use std::fmt;
 
 use crate::error::ScalarAutodiffError;
