@@ -263,6 +263,8 @@ pub trait Number: Copy + Add<Output = Self> + Mul<Output = Self> + AddAssign {
     fn push(self, stack: &mut Stack);
     /// The number [`Number::push`] kept last.
     fn pop(stack: &mut Stack) -> Self;
+    /// Whether it is finite (a dual's tangent too).
+    fn finite(self) -> bool;
 }
 
 impl Number for f64 {
@@ -303,6 +305,11 @@ impl Number for f64 {
     #[inline(always)]
     fn pop(stack: &mut Stack) -> f64 {
         stack.pop()
+    }
+
+    #[inline(always)]
+    fn finite(self) -> bool {
+        self.is_finite()
     }
 }
 
@@ -367,6 +374,11 @@ impl Number for Dual {
             tracked,
         }
     }
+
+    #[inline(always)]
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
 }
 
 /// Shapes of a sweep's numbers (a number, arrays of them), for locals a forward half
@@ -380,10 +392,10 @@ pub trait Numbers {
     fn take(&mut self, stack: &mut Stack);
 }
 
-impl Numbers for f64 {
+impl<N: Number> Numbers for N {
     #[inline(always)]
     fn all_finite(&self) -> bool {
-        self.is_finite()
+        self.finite()
     }
     #[inline(always)]
     fn keep(&self, stack: &mut Stack) {
@@ -391,22 +403,7 @@ impl Numbers for f64 {
     }
     #[inline(always)]
     fn take(&mut self, stack: &mut Stack) {
-        *self = f64::pop(stack);
-    }
-}
-
-impl Numbers for Dual {
-    #[inline(always)]
-    fn all_finite(&self) -> bool {
-        self.is_finite()
-    }
-    #[inline(always)]
-    fn keep(&self, stack: &mut Stack) {
-        self.push(stack);
-    }
-    #[inline(always)]
-    fn take(&mut self, stack: &mut Stack) {
-        *self = Dual::pop(stack);
+        *self = N::pop(stack);
     }
 }
 
