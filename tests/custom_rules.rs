@@ -389,6 +389,7 @@ fn a_non_finite_slope_is_the_same_typed_error_as_a_built_in_one() -> Result {
             operation,
             operands,
             value,
+            ..
         } => {
             assert_eq!(operation.as_str(), "ln_gamma");
             assert_eq!(operands.as_slice(), [0.0]);

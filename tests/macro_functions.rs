@@ -219,6 +219,7 @@ fn run_time_errors_come_back_typed() -> Result<(), ScalarAutodiffError> {
             operation,
             operands,
             value,
+            ..
         } => {
             assert_eq!(*operation, ScalarOperation::Ln);
             assert_eq!(operands.as_slice(), &[-0.5]);

@@ -89,7 +89,9 @@ impl Outcome {
             Outcome::Failed(error) => {
                 use ScalarAutodiffError as E;
                 let (operation, values) = match error {
-                    E::NonFiniteLeaf { operation, value } => (Some(*operation), vec![*value]),
+                    E::NonFiniteLeaf {
+                        operation, value, ..
+                    } => (Some(*operation), vec![*value]),
                     E::NonFiniteResult {
                         operation, value, ..
                     } => (Some(*operation), vec![*value]),

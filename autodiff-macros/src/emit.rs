@@ -146,6 +146,23 @@ pub(crate) fn functions(
         None
     };
     let receiver_arg = receiver.map(|_| quote!(self,));
+    // An error from an operation of this body gets its function's name here, unless a
+    // helper's body named it first: the innermost body is where the operation is written.
+    let name = ident.to_string();
+    let named = |run: TokenStream, output: TokenStream| {
+        let (value, failure) = (
+            Ident::new("value", Span::mixed_site()),
+            Ident::new("error", Span::mixed_site()),
+        );
+        quote! {
+            match (|| -> ::core::result::Result<#output, #error> { #run })() {
+                ::core::result::Result::Ok(#value) => ::core::result::Result::Ok(#value),
+                ::core::result::Result::Err(#failure) => {
+                    ::core::result::Result::Err(#private::in_function(#failure, #name))
+                }
+            }
+        }
+    };
     let inline = |backend_value: TokenStream, args: &[TokenStream]| {
         if let Some(path) = &call_path {
             return quote!(#path(#receiver_arg #backend_value, #(#args),*));
@@ -157,12 +174,15 @@ pub(crate) fn functions(
             .filter(|(param, _)| param.is_tracked())
             .map(|(param, arg)| (&param.ident, arg))
             .unzip();
-        quote! {{
-            use #private::Backend as _;
-            let #backend = #backend_value;
-            #(let #names = #args;)*
-            #graph_body
-        }}
+        named(
+            quote! {
+                use #private::Backend as _;
+                let #backend = #backend_value;
+                #(let #names = #args;)*
+                #graph_body
+            },
+            quote!(_),
+        )
     };
     let graph_args: Vec<TokenStream> = params
         .iter()
@@ -290,7 +310,8 @@ pub(crate) fn functions(
     });
     // Spanned like the user's body, which rustc reads as the function's: its error for a
     // call of a function that is not differentiable then suggests no other hidden body.
-    let hidden_body = quote_spanned!(body_span=> { #dispatch #graph_body });
+    let named_body = named(graph_body.clone(), body_output.clone());
+    let hidden_body = quote_spanned!(body_span=> { #dispatch #named_body });
     let receiver = receiver.map(|receiver| quote!(#receiver,));
     let lints = generated_lints();
     let grad_fn = match output {

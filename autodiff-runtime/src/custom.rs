@@ -151,6 +151,7 @@ impl CustomRule {
             Some(second) => second(a, value),
             None => Err(ScalarAutodiffError::NoSecondDerivative {
                 operation: self.name,
+                location: None,
             }),
         }
     }
@@ -270,6 +271,7 @@ pub(crate) fn forward(rule: &'static CustomRule, a: &[&Dual]) -> Result<Dual> {
                     operands,
                     operand: slot,
                     derivative: slopes[slot],
+                    location: None,
                 });
             }
             tangent += slopes[slot] * operand.tangent;
@@ -281,6 +283,7 @@ pub(crate) fn forward(rule: &'static CustomRule, a: &[&Dual]) -> Result<Dual> {
             operation: op,
             operands,
             tangent,
+            location: None,
         });
     }
     Ok(Dual {
@@ -322,7 +325,10 @@ pub struct NotDifferentiable;
 impl IntoDualSlopes for NotDifferentiable {
     fn into_dual_slopes(self) -> Result<[Dual; 3]> {
         // Named by `dual_slopes`, which knows the rule.
-        Err(ScalarAutodiffError::NoSecondDerivative { operation: "" })
+        Err(ScalarAutodiffError::NoSecondDerivative {
+            operation: "",
+            location: None,
+        })
     }
 }
 
@@ -355,7 +361,10 @@ pub mod stand_in {
 pub fn dual_slopes<S: IntoDualSlopes>(name: &'static str, slopes: Result<S>) -> Result<[Dual; 3]> {
     match slopes?.into_dual_slopes() {
         Err(ScalarAutodiffError::NoSecondDerivative { .. }) => {
-            Err(ScalarAutodiffError::NoSecondDerivative { operation: name })
+            Err(ScalarAutodiffError::NoSecondDerivative {
+                operation: name,
+                location: None,
+            })
         }
         slopes => slopes,
     }

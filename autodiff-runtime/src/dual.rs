@@ -179,12 +179,13 @@ impl Dual {
     /// tracked operand's non-finite local derivative, or a non-finite tangent is an error
     /// naming the operation.
     #[inline]
+    #[track_caller]
     pub(crate) fn checked(op: ScalarOperation, a: [Dual; 3], exponent: i32) -> Result<Dual> {
         let (dual, slopes) = Self::eval(op, a, exponent);
         if dual.value.is_finite() && dual.tangent.is_finite() {
             return Ok(dual);
         }
-        Err(refused(op, a, exponent, dual, slopes))
+        Err(refused(op, a, exponent, dual, slopes).at(std::panic::Location::caller()))
     }
 }
 
@@ -210,11 +211,13 @@ fn refused(
             operands,
             operand,
             derivative: slopes[operand],
+            location: None,
         },
         None => ScalarAutodiffError::NonFiniteTangent {
             operation: op,
             operands,
             tangent: dual.tangent,
+            location: None,
         },
     }
 }

@@ -1,6 +1,97 @@
 //! Every way building, differentiating or checking a graph can be refused.
 
+use std::fmt;
+use std::panic::Location;
+
 use crate::operation::{Operands, ScalarOperation};
+
+/// Where an operation was written: the `#[differentiable]` function it is in, and the
+/// file, line and column of the operation (the operator or the method name).
+///
+/// Carried by an error that arises from an operation (see
+/// [`ScalarAutodiffError::location`]) and shown at the end of its message:
+/// `` in `loss` at src/model.rs:14:21``. An operation of the plain [`Scalar`](crate::Scalar)
+/// API has the location of its call and no function.
+///
+/// ```
+/// use autodiff_runtime::Scalar;
+///
+/// let x = Scalar::variable(0.0)?;
+/// let error = x.ln().unwrap_err();
+/// let at = error.location().expect("ln was called here");
+/// assert_eq!((at.file(), at.line()), (file!(), line!() - 2));
+/// assert_eq!(at.function(), None);
+/// assert!(error.to_string().ends_with(&format!(" at {}", at)));
+/// # Ok::<(), autodiff_runtime::ScalarAutodiffError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SourceLocation {
+    function: Option<&'static str>,
+    file: &'static str,
+    line: u32,
+    column: u32,
+}
+
+impl SourceLocation {
+    /// The location of a call, as `#[track_caller]` reports it.
+    pub(crate) fn of(code: &'static Location<'static>) -> Self {
+        Self {
+            function: None,
+            file: code.file(),
+            line: code.line(),
+            column: code.column(),
+        }
+    }
+
+    /// The name of the `#[differentiable]` function the operation is written in (its
+    /// innermost one, for an operation in a helper another function calls), or `None` for
+    /// the plain `Scalar` API.
+    pub fn function(&self) -> Option<&'static str> {
+        self.function
+    }
+
+    /// The source file, as the compiler names it (relative to the package's root, such as
+    /// `src/model.rs`).
+    pub fn file(&self) -> &'static str {
+        self.file
+    }
+
+    /// The 1-based line.
+    pub fn line(&self) -> u32 {
+        self.line
+    }
+
+    /// The 1-based column of the operation: its operator (`*` in `a * b`) or method name
+    /// (`ln` in `x.ln()`).
+    pub fn column(&self) -> u32 {
+        self.column
+    }
+}
+
+/// `file:line:column`, after `` `function` in `` when there is a function (the way the
+/// end of an error's message shows it, without the leading `in`).
+impl fmt::Display for SourceLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(function) = self.function {
+            write!(f, "`{function}` at ")?;
+        }
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+/// The end of a located error's message: `` in `loss` at src/model.rs:14:21``, or
+/// ` at src/main.rs:3:7` without a function; nothing without a location.
+struct Located<'a>(Option<&'a SourceLocation>);
+
+impl fmt::Display for Located<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(location) if location.function.is_some() => write!(f, " in {location}"),
+            Some(location) => write!(f, " at {location}"),
+            None => Ok(()),
+        }
+    }
+}
 
 /// A rejection from graph construction, the reverse pass or a gradient check.
 ///
@@ -13,15 +104,18 @@ use crate::operation::{Operands, ScalarOperation};
 #[non_exhaustive]
 pub enum ScalarAutodiffError {
     /// A leaf was given NaN or an infinity.
-    #[error("{operation} scalar value {value:?} must be finite")]
+    #[error("{operation} scalar value {value:?} must be finite{}", Located(.location.as_deref()))]
     NonFiniteLeaf {
         /// `variable`, `constant`, or the leaf whose value was being set.
         operation: ScalarOperation,
         /// The rejected value.
         value: f64,
+        /// Where in a `#[differentiable]` body the operation was written, when it was:
+        /// see [`ScalarAutodiffError::location`].
+        location: Option<Box<SourceLocation>>,
     },
     /// An operation's result is NaN or infinite (`ln(-1)`, `0/0`, overflow).
-    #[error("{operation}({operands}) produced non-finite value {value:?}")]
+    #[error("{operation}({operands}) produced non-finite value {value:?}{}", Located(.location.as_deref()))]
     NonFiniteResult {
         /// The operation.
         operation: ScalarOperation,
@@ -29,6 +123,9 @@ pub enum ScalarAutodiffError {
         operands: Operands,
         /// The non-finite result.
         value: f64,
+        /// Where in a `#[differentiable]` body the operation was written, when it was:
+        /// see [`ScalarAutodiffError::location`].
+        location: Option<Box<SourceLocation>>,
     },
     /// `backward` was asked of a node with no path to any variable.
     #[error("cannot backpropagate from untracked {operation} output: it depends on no variable")]
@@ -44,7 +141,7 @@ pub enum ScalarAutodiffError {
     },
     /// An operation has no finite derivative at its operands (`sqrt` at 0, `acos` at 1).
     #[error(
-        "{operation}({operands}) at topology node {node} has no finite derivative with respect to operand {operand} (it is {derivative:?}); keep the operand inside the domain where the derivative exists"
+        "{operation}({operands}) at topology node {node} has no finite derivative with respect to operand {operand} (it is {derivative:?}); keep the operand inside the domain where the derivative exists{}", Located(.location.as_deref())
     )]
     NonFiniteDerivative {
         /// The node whose derivative is undefined.
@@ -57,6 +154,9 @@ pub enum ScalarAutodiffError {
         operands: Operands,
         /// The non-finite derivative.
         derivative: f64,
+        /// Where in a `#[differentiable]` body the operation was written, when it was:
+        /// see [`ScalarAutodiffError::location`].
+        location: Option<Box<SourceLocation>>,
     },
     /// A forward (`name_jvp`) or second-order (`name_hvp`, `name_hessian`) pass met an
     /// operation without a finite derivative with respect to an operand that depends on a
@@ -64,7 +164,7 @@ pub enum ScalarAutodiffError {
     /// [`NonFiniteDerivative`](Self::NonFiniteDerivative). These passes check every
     /// operation on an input's path, and they number no nodes.
     #[error(
-        "{operation}({operands}) has no finite derivative with respect to operand {operand} (it is {derivative:?}); keep the operand inside the domain where the derivative exists"
+        "{operation}({operands}) has no finite derivative with respect to operand {operand} (it is {derivative:?}); keep the operand inside the domain where the derivative exists{}", Located(.location.as_deref())
     )]
     NonFiniteSlope {
         /// The operation.
@@ -75,9 +175,12 @@ pub enum ScalarAutodiffError {
         operands: Operands,
         /// The non-finite derivative.
         derivative: f64,
+        /// Where in a `#[differentiable]` body the operation was written, when it was:
+        /// see [`ScalarAutodiffError::location`].
+        location: Option<Box<SourceLocation>>,
     },
     /// A tangent (a directional derivative of a forward pass) overflowed.
-    #[error("the tangent of {operation}({operands}) is {tangent:?}: the directional derivative overflowed")]
+    #[error("the tangent of {operation}({operands}) is {tangent:?}: the directional derivative overflowed{}", Located(.location.as_deref()))]
     NonFiniteTangent {
         /// The operation.
         operation: ScalarOperation,
@@ -85,12 +188,15 @@ pub enum ScalarAutodiffError {
         operands: Operands,
         /// The non-finite tangent.
         tangent: f64,
+        /// Where in a `#[differentiable]` body the operation was written, when it was:
+        /// see [`ScalarAutodiffError::location`].
+        location: Option<Box<SourceLocation>>,
     },
     /// A second-order pass (`name_hvp`, `name_hessian`) met a non-finite number: the
     /// derivative of a local derivative, an edge's second-order contribution or a node's
     /// sum of them.
     #[error(
-        "the second-order pass through {operation}({operands}) produced {value:?} for operand {operand}: the second derivative does not exist here or overflowed"
+        "the second-order pass through {operation}({operands}) produced {value:?} for operand {operand}: the second derivative does not exist here or overflowed{}", Located(.location.as_deref())
     )]
     NonFiniteSecondOrder {
         /// The consuming operation.
@@ -101,10 +207,13 @@ pub enum ScalarAutodiffError {
         operand: usize,
         /// The non-finite number.
         value: f64,
+        /// Where in a `#[differentiable]` body the operation was written, when it was:
+        /// see [`ScalarAutodiffError::location`].
+        location: Option<Box<SourceLocation>>,
     },
     /// Upstream adjoint times local derivative overflowed.
     #[error(
-        "edge {operand} from topology node {child} ({operation}) to {parent} produced a non-finite contribution from upstream {upstream:?} and local derivative {local_derivative:?}"
+        "edge {operand} from topology node {child} ({operation}) to {parent} produced a non-finite contribution from upstream {upstream:?} and local derivative {local_derivative:?}{}", Located(.location.as_deref())
     )]
     NonFiniteContribution {
         /// The consuming node.
@@ -119,10 +228,13 @@ pub enum ScalarAutodiffError {
         upstream: f64,
         /// The edge's local derivative.
         local_derivative: f64,
+        /// Where in a `#[differentiable]` body the operation was written, when it was:
+        /// see [`ScalarAutodiffError::location`].
+        location: Option<Box<SourceLocation>>,
     },
     /// Summing contributions into one node's pass adjoint overflowed.
     #[error(
-        "topology node {node} ({operation}) cannot accumulate pass adjoint {previous:?} plus contribution {contribution:?}"
+        "topology node {node} ({operation}) cannot accumulate pass adjoint {previous:?} plus contribution {contribution:?}{}", Located(.location.as_deref())
     )]
     NonFinitePassAdjoint {
         /// The node.
@@ -133,6 +245,9 @@ pub enum ScalarAutodiffError {
         previous: f64,
         /// The contribution being added.
         contribution: f64,
+        /// Where in a `#[differentiable]` body the operation was written, when it was:
+        /// see [`ScalarAutodiffError::location`].
+        location: Option<Box<SourceLocation>>,
     },
     /// Adding the pass to a stored gradient would overflow; nothing was stored.
     #[error(
@@ -151,11 +266,14 @@ pub enum ScalarAutodiffError {
     /// `name_hvp` or `name_hessian` met a custom rule whose slope function is not
     /// `#[differentiable]`, so its second derivatives are unknown.
     #[error(
-        "{operation} has a custom derivative whose slope function is not #[differentiable] (or whose hidden body is not in scope where the rule is defined), so second derivatives through it are unknown; put #[differentiable] on the slope function to use name_hvp and name_hessian"
+        "{operation} has a custom derivative whose slope function is not #[differentiable] (or whose hidden body is not in scope where the rule is defined), so second derivatives through it are unknown; put #[differentiable] on the slope function to use name_hvp and name_hessian{}", Located(.location.as_deref())
     )]
     NoSecondDerivative {
         /// The custom operation's name.
         operation: &'static str,
+        /// Where in a `#[differentiable]` body the operation was written, when it was:
+        /// see [`ScalarAutodiffError::location`].
+        location: Option<Box<SourceLocation>>,
     },
     /// More custom rules were used in one program than an operation can number.
     #[error("more than {limit} custom derivative rules were used in one program")]
@@ -226,6 +344,88 @@ pub enum ScalarAutodiffError {
 }
 
 impl ScalarAutodiffError {
+    /// Where the operation behind this error was written, for an error that arises from
+    /// an operation: a non-finite result, leaf constant, derivative, tangent, second-order
+    /// number, edge contribution or adjoint sum, or a custom rule without second
+    /// derivatives.
+    ///
+    /// Inside a `#[differentiable]` body it is the operation's function, file, line and
+    /// column; for a backward-pass error, the operation whose edge failed. The plain
+    /// [`Scalar`](crate::Scalar) API gives the location of its call (no function) for
+    /// errors it raises while recording; its backward pass locates nodes a generated
+    /// `name_graph` recorded. `None` otherwise.
+    ///
+    /// ```
+    /// use autodiff_runtime::Scalar;
+    ///
+    /// let x = Scalar::variable(1e300)?;
+    /// let y = x.mul(&x); // overflows
+    /// let at = y.as_ref().err().and_then(|error| error.location()).copied();
+    /// assert_eq!(at.map(|at| (at.line(), at.column())), Some((line!() - 2, 11)));
+    /// # Ok::<(), autodiff_runtime::ScalarAutodiffError>(())
+    /// ```
+    pub fn location(&self) -> Option<&SourceLocation> {
+        self.location_slot().and_then(|slot| slot.as_deref())
+    }
+
+    fn location_slot(&self) -> Option<&Option<Box<SourceLocation>>> {
+        match self {
+            Self::NonFiniteLeaf { location, .. }
+            | Self::NonFiniteResult { location, .. }
+            | Self::NonFiniteDerivative { location, .. }
+            | Self::NonFiniteSlope { location, .. }
+            | Self::NonFiniteTangent { location, .. }
+            | Self::NonFiniteSecondOrder { location, .. }
+            | Self::NonFiniteContribution { location, .. }
+            | Self::NonFinitePassAdjoint { location, .. }
+            | Self::NoSecondDerivative { location, .. } => Some(location),
+            _ => None,
+        }
+    }
+
+    fn location_mut(&mut self) -> Option<&mut Option<Box<SourceLocation>>> {
+        match self {
+            Self::NonFiniteLeaf { location, .. }
+            | Self::NonFiniteResult { location, .. }
+            | Self::NonFiniteDerivative { location, .. }
+            | Self::NonFiniteSlope { location, .. }
+            | Self::NonFiniteTangent { location, .. }
+            | Self::NonFiniteSecondOrder { location, .. }
+            | Self::NonFiniteContribution { location, .. }
+            | Self::NonFinitePassAdjoint { location, .. }
+            | Self::NoSecondDerivative { location, .. } => Some(location),
+            _ => None,
+        }
+    }
+
+    /// This error, located at `code` unless it already has a location.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn at(mut self, code: &'static Location<'static>) -> Self {
+        self.locate(SourceLocation::of(code));
+        self
+    }
+
+    /// Gives this error `location` unless it already has one.
+    pub(crate) fn locate(&mut self, location: SourceLocation) {
+        if let Some(slot @ None) = self.location_mut() {
+            *slot = Some(Box::new(location));
+        }
+    }
+
+    /// Names the function of a location that has none yet: the innermost generated body
+    /// an error passes through is the one its operation is written in.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn in_function(mut self, function: &'static str) -> Self {
+        if let Some(Some(location)) = self.location_mut() {
+            if location.function.is_none() {
+                location.function = Some(function);
+            }
+        }
+        self
+    }
+
     /// The tape cannot hold another node.
     #[cold]
     pub(crate) fn tape_full() -> Self {
@@ -256,6 +456,7 @@ impl ScalarAutodiffError {
             operation,
             operands: Operands::new(values, count),
             value,
+            location: None,
         }
     }
 

@@ -179,13 +179,18 @@ pub fn duals<T: Parameters + ?Sized>(
         let operation = ScalarOperation::Variable;
         let tangent = tangents.next().copied().unwrap_or(0.0);
         if !value.is_finite() {
-            return Err(ScalarAutodiffError::NonFiniteLeaf { operation, value });
+            return Err(ScalarAutodiffError::NonFiniteLeaf {
+                operation,
+                value,
+                location: None,
+            });
         }
         if !tangent.is_finite() {
             return Err(ScalarAutodiffError::NonFiniteTangent {
                 operation,
                 operands: Operands::new([value, 0.0, 0.0], 1),
                 tangent,
+                location: None,
             });
         }
         Ok(Dual::variable(value, tangent))
@@ -273,8 +278,17 @@ impl PlainF64 for &f64 {
 
 /// `value` as a constant node of `backend`.
 #[inline]
+#[track_caller]
 pub fn constant<B: Backend>(backend: &B, value: impl PlainF64) -> Result<B::Value> {
     backend.constant(value.to_f64())
+}
+
+/// `error` with its location named after `function`, the generated body it passed
+/// through, unless an inner body named it first.
+#[cold]
+#[inline(never)]
+pub fn in_function(error: ScalarAutodiffError, function: &'static str) -> ScalarAutodiffError {
+    error.in_function(function)
 }
 
 /// Data of some shape (an array of `f64`, nested to any depth) that a local holding

@@ -101,6 +101,7 @@ fn replay(tape: &Tape, output: u32, seed: f64, keep_edges: bool) -> Replay {
                         operand,
                         operands: tape.operands_of(index),
                         derivative: local_derivative,
+                        location: None,
                     })
                 } else if !contribution.is_finite() {
                     Some(ScalarAutodiffError::NonFiniteContribution {
@@ -110,6 +111,7 @@ fn replay(tape: &Tape, output: u32, seed: f64, keep_edges: bool) -> Replay {
                         operand,
                         upstream,
                         local_derivative,
+                        location: None,
                     })
                 } else if !next.is_finite() {
                     Some(ScalarAutodiffError::NonFinitePassAdjoint {
@@ -117,6 +119,7 @@ fn replay(tape: &Tape, output: u32, seed: f64, keep_edges: bool) -> Replay {
                         operation: tape.node(parent_index).op,
                         previous,
                         contribution,
+                        location: None,
                     })
                 } else {
                     None

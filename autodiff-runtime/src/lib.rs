@@ -33,7 +33,7 @@ mod tape;
 mod trace;
 
 pub use custom::{CustomOp, CustomRule};
-pub use error::ScalarAutodiffError;
+pub use error::{ScalarAutodiffError, SourceLocation};
 #[doc(hidden)]
 pub use generated::ArrayOutputHasNoGrad;
 pub use gradcheck::{

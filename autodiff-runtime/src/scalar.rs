@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::panic::Location;
 
 use crate::custom::{padded, CustomRule};
 use crate::error::ScalarAutodiffError;
@@ -50,18 +51,26 @@ impl Scalar {
     }
 
     /// Creates a finite leaf whose gradient is tracked.
+    #[track_caller]
     pub fn variable(value: f64) -> Result<Self, ScalarAutodiffError> {
         Self::leaf(value, ScalarOperation::Variable)
     }
 
     /// Creates a finite leaf treated as a constant by the reverse pass.
+    #[track_caller]
     pub fn constant(value: f64) -> Result<Self, ScalarAutodiffError> {
         Self::leaf(value, ScalarOperation::Constant)
     }
 
+    #[track_caller]
     fn leaf(value: f64, operation: ScalarOperation) -> Result<Self, ScalarAutodiffError> {
         if !value.is_finite() {
-            return Err(ScalarAutodiffError::NonFiniteLeaf { operation, value });
+            let error = ScalarAutodiffError::NonFiniteLeaf {
+                operation,
+                value,
+                location: None,
+            };
+            return Err(error.at(Location::caller()));
         }
         match try_tape(|tape| tape.leaf(value, operation)) {
             Some(Some(index)) => Ok(Self::from_index(index)),
@@ -72,6 +81,7 @@ impl Scalar {
 
     /// Records `operation` on `operands` with the primal value computed by `forward`.
     #[inline]
+    #[track_caller]
     fn record<const N: usize>(
         operation: ScalarOperation,
         operands: [&Scalar; N],
@@ -84,7 +94,9 @@ impl Scalar {
         }
         match try_tape(|tape| tape.record::<N>(operation, indices, exponent, forward)) {
             Some(Recorded::Node(index)) => Ok(Self::from_index(index)),
-            Some(refused) => Err(Self::refusal(operation, &operands, exponent, refused)),
+            Some(refused) => {
+                Err(Self::refusal(operation, &operands, exponent, refused).at(Location::caller()))
+            }
             None => Err(ScalarAutodiffError::TapeUnavailable),
         }
     }
@@ -106,10 +118,12 @@ impl Scalar {
         }
     }
 
+    #[track_caller]
     fn unary(&self, operation: ScalarOperation) -> Result<Self, ScalarAutodiffError> {
         Self::record(operation, [self], 0, |a| operation.apply(a, 0))
     }
 
+    #[track_caller]
     fn binary(
         &self,
         other: &Scalar,
@@ -202,6 +216,7 @@ macro_rules! unary_operations {
         impl Scalar {
             $(
                 $(#[$doc])*
+                #[track_caller]
                 pub fn $name(&self) -> Result<Self, ScalarAutodiffError> {
                     self.unary(ScalarOperation::$operation)
                 }
@@ -215,6 +230,7 @@ macro_rules! binary_operations {
         impl Scalar {
             $(
                 $(#[$doc])*
+                #[track_caller]
                 pub fn $name(&self, other: &Scalar) -> Result<Self, ScalarAutodiffError> {
                     self.binary(other, ScalarOperation::$operation)
                 }
@@ -275,26 +291,31 @@ unary_operations! {
 #[allow(clippy::should_implement_trait)] // these return `Result`, which the traits cannot
 impl Scalar {
     /// `self + other`; derivatives 1 and 1.
+    #[track_caller]
     pub fn add(&self, other: &Scalar) -> Result<Self, ScalarAutodiffError> {
         self.binary(other, ScalarOperation::Add)
     }
 
     /// `self - other`; derivatives 1 and -1.
+    #[track_caller]
     pub fn sub(&self, other: &Scalar) -> Result<Self, ScalarAutodiffError> {
         self.binary(other, ScalarOperation::Subtract)
     }
 
     /// `self * other`; derivatives `other` and `self`.
+    #[track_caller]
     pub fn mul(&self, other: &Scalar) -> Result<Self, ScalarAutodiffError> {
         self.binary(other, ScalarOperation::Multiply)
     }
 
     /// `self / other`; derivatives `1 / other` and `-self / other²`.
+    #[track_caller]
     pub fn div(&self, other: &Scalar) -> Result<Self, ScalarAutodiffError> {
         self.binary(other, ScalarOperation::Divide)
     }
 
     /// `-self`; derivative -1.
+    #[track_caller]
     pub fn neg(&self) -> Result<Self, ScalarAutodiffError> {
         self.unary(ScalarOperation::Negate)
     }
@@ -321,6 +342,7 @@ binary_operations! {
 
 impl Scalar {
     /// `self^n` for an integer `n` (not a graph node); derivative `n · self^(n-1)`.
+    #[track_caller]
     pub fn powi(&self, n: i32) -> Result<Self, ScalarAutodiffError> {
         Self::record(ScalarOperation::Powi, [self], n, |a| {
             ScalarOperation::Powi.apply(a, n)
@@ -328,6 +350,7 @@ impl Scalar {
     }
 
     /// `self * a + b` with one rounding, as `f64::mul_add`; derivatives `a`, `self`, 1.
+    #[track_caller]
     pub fn mul_add(&self, a: &Scalar, b: &Scalar) -> Result<Self, ScalarAutodiffError> {
         Self::record(ScalarOperation::MulAdd, [self, a, b], 0, |a| {
             ScalarOperation::MulAdd.apply(a, 0)
@@ -341,6 +364,7 @@ impl Scalar {
     /// # Errors
     ///
     /// A non-finite value, a wrong number of operands, or a tape that is full or gone.
+    #[track_caller]
     pub fn custom(
         &self,
         rule: &'static CustomRule,
@@ -348,8 +372,10 @@ impl Scalar {
     ) -> Result<Self, ScalarAutodiffError> {
         let mut operands = vec![self];
         operands.extend_from_slice(others);
+        let at = Location::caller();
         let values = padded(rule, &operands, |operand| operand.value())?;
-        let (op, value, slopes) = crate::custom::evaluate(rule, values)?;
+        let (op, value, slopes) =
+            crate::custom::evaluate(rule, values).map_err(|error| error.at(at))?;
         let mut indices = [0; 3];
         for (slot, operand) in operands.iter().enumerate() {
             indices[slot] = operand.index;

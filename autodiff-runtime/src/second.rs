@@ -97,6 +97,7 @@ fn seconds(tape: &Tape, index: u32, node: &mut Node) -> Result<()> {
         ScalarOperation::Custom(custom) => Some(custom.rule().ok_or(
             ScalarAutodiffError::NoSecondDerivative {
                 operation: custom.name(),
+                location: None,
             },
         )?),
         _ => None,
@@ -121,6 +122,7 @@ fn seconds(tape: &Tape, index: u32, node: &mut Node) -> Result<()> {
                     operands: tape.operands_of(index),
                     operand: node.slots[k],
                     value: second,
+                    location: None,
                 });
             }
             node.second[k][j] = second;
@@ -243,6 +245,7 @@ fn sweeps<const B: usize, const CHECKED: bool>(
                     operation: tape.node(index).op,
                     operands: tape.operands_of(index),
                     tangent: bad,
+                    location: None,
                 });
             }
         }
@@ -277,6 +280,7 @@ fn sweeps<const B: usize, const CHECKED: bool>(
                         operands: tape.operands_of(index),
                         operand: node.slots[k],
                         value: bad,
+                        location: None,
                     });
                 }
             }

@@ -411,6 +411,7 @@ impl Tape {
             return Err(ScalarAutodiffError::NonFiniteLeaf {
                 operation: op,
                 value,
+                location: None,
             });
         }
         let above = index as usize + 1..self.nodes.len();

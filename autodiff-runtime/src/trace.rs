@@ -13,6 +13,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
+use std::panic::Location;
 
 use crate::custom::CustomRule;
 use crate::dual::{Dual, Forward};
@@ -139,7 +140,11 @@ impl<'t> Trace<'t> {
     pub fn variable(&self, value: f64) -> Result<Id<'t>> {
         let operation = ScalarOperation::Variable;
         if !value.is_finite() {
-            return Err(ScalarAutodiffError::NonFiniteLeaf { operation, value });
+            return Err(ScalarAutodiffError::NonFiniteLeaf {
+                operation,
+                value,
+                location: None,
+            });
         }
         let mut tape = self.tape.borrow_mut();
         match tape.leaf(value, operation) {
@@ -169,6 +174,7 @@ impl<'t> Trace<'t> {
 
     /// Records a unary `operation` on `a`, or computes it on the spot for a constant.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[track_caller]
     fn unary(
         &self,
         operation: ScalarOperation,
@@ -196,6 +202,7 @@ impl<'t> Trace<'t> {
     /// Records a binary `operation`; a constant operand is kept inside the node, and two
     /// constants are computed on the spot.
     #[cfg_attr(not(debug_assertions), inline(always))]
+    #[track_caller]
     fn binary(
         &self,
         operation: ScalarOperation,
@@ -238,6 +245,7 @@ impl<'t> Trace<'t> {
     }
 
     /// Records `a.mul_add(b, c)`; constant operands become leaves (a node holds one).
+    #[track_caller]
     fn ternary(&self, a: Id<'t>, b: Id<'t>, c: Id<'t>) -> Result<Id<'t>> {
         let operation = ScalarOperation::MulAdd;
         let forward = |a: [f64; 3]| operation.apply(a, 0);
@@ -262,11 +270,14 @@ impl<'t> Trace<'t> {
 
     /// Records the custom operation `rule` on `operands`; constant operands become leaves
     /// (as `mul_add`'s do), and constants alone are computed on the spot.
+    #[track_caller]
     fn custom_node(&self, rule: &'static CustomRule, operands: &[&Id<'t>]) -> Result<Id<'t>> {
+        let at = Location::caller();
         let mut tape = self.tape.borrow_mut();
         let values = crate::custom::padded(rule, operands, |id| Self::primal(&tape, **id))?;
         // The user's functions run with the tape borrowed: they are plain `f64` code.
-        let (op, value, slopes) = crate::custom::evaluate(rule, values)?;
+        let (op, value, slopes) =
+            crate::custom::evaluate(rule, values).map_err(|error| error.at(at))?;
         if operands.iter().all(|operand| operand.slot().is_none()) {
             return Ok(Id::constant(value));
         }
@@ -479,6 +490,7 @@ impl<'a> Gradients<'a> {
 
 /// The [`Id`] of a recorded node, or the error of a refused one.
 #[inline]
+#[track_caller]
 fn finish<'t>(
     recorded: Recorded,
     operation: ScalarOperation,
@@ -490,7 +502,14 @@ fn finish<'t>(
     match recorded {
         Recorded::Node(index) => Ok(Id::node(index, flags & TRACKED != 0)),
         Recorded::NonFinite(value) => Err(refused(
-            operation, values[0], values[1], values[2], count, exponent, value,
+            operation,
+            values[0],
+            values[1],
+            values[2],
+            count,
+            exponent,
+            value,
+            Location::caller(),
         )),
         Recorded::Full => Err(ScalarAutodiffError::tape_full()),
     }
@@ -498,9 +517,10 @@ fn finish<'t>(
 
 /// The error of an operation whose result is not finite. Out of line and taking the
 /// operands one by one, so the hot path keeps them in registers: a slice of them made
-/// every operation store them to the stack.
+/// every operation store them to the stack. `at` is where the operation was written.
 #[cold]
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn refused(
     operation: ScalarOperation,
     a: f64,
@@ -509,12 +529,14 @@ fn refused(
     count: usize,
     exponent: i32,
     value: f64,
+    at: &'static Location<'static>,
 ) -> ScalarAutodiffError {
-    ScalarAutodiffError::non_finite_result(operation, &[a, b, c][..count], exponent, value)
+    ScalarAutodiffError::non_finite_result(operation, &[a, b, c][..count], exponent, value).at(at)
 }
 
 /// An operation on constants alone: computed on the spot, recorded nowhere.
 #[inline]
+#[track_caller]
 fn fold<'t>(
     operation: ScalarOperation,
     values: [f64; 3],
@@ -526,7 +548,14 @@ fn fold<'t>(
     match value.is_finite() {
         true => Ok(Id::constant(value)),
         false => Err(refused(
-            operation, values[0], values[1], values[2], count, exponent, value,
+            operation,
+            values[0],
+            values[1],
+            values[2],
+            count,
+            exponent,
+            value,
+            Location::caller(),
         )),
     }
 }
@@ -567,16 +596,21 @@ macro_rules! backend {
             /// A node of this backend's graph.
             type Value: Clone;
             /// An untracked leaf.
+            #[track_caller]
             fn constant(&self, value: f64) -> Result<Self::Value>;
             /// A stop-gradient copy of `value`.
+            #[track_caller]
             fn detach(&self, value: &Self::Value) -> Result<Self::Value>;
             /// The primal value, for comparisons and plain arithmetic on data.
             fn value(&self, value: &Self::Value) -> f64;
             /// `value.powi(n)`.
+            #[track_caller]
             fn powi(&self, value: &Self::Value, n: i32) -> Result<Self::Value>;
             /// `value.mul_add(a, b)`.
+            #[track_caller]
             fn mul_add(&self, value: &Self::Value, a: &Self::Value, b: &Self::Value) -> Result<Self::Value>;
             /// The custom operation `rule` on `operands` (its arity of them).
+            #[track_caller]
             fn custom(&self, rule: &'static CustomRule, operands: &[&Self::Value]) -> Result<Self::Value>;
             /// `Some` when the call comes from another function's compiled sweep, which
             /// wants this body's compiled halves rather than a recording.
@@ -586,10 +620,12 @@ macro_rules! backend {
             }
             $(
                 #[doc = concat!("`", stringify!($unary), "` of one operand.")]
+                #[track_caller]
                 fn $unary(&self, value: &Self::Value) -> Result<Self::Value>;
             )*
             $(
                 #[doc = concat!("`", stringify!($binary), "` of two operands.")]
+                #[track_caller]
                 fn $binary(&self, left: &Self::Value, right: &Self::Value) -> Result<Self::Value>;
             )*
         }
@@ -640,7 +676,9 @@ macro_rules! backend {
                     false => Err(ScalarAutodiffError::NonFiniteLeaf {
                         operation: ScalarOperation::Constant,
                         value,
-                    }),
+                        location: None,
+                    }
+                    .at(Location::caller())),
                 }
             }
             fn detach(&self, value: &Id<'t>) -> Result<Id<'t>> {
@@ -684,7 +722,9 @@ macro_rules! backend {
                     false => Err(ScalarAutodiffError::NonFiniteLeaf {
                         operation: ScalarOperation::Constant,
                         value,
-                    }),
+                        location: None,
+                    }
+                    .at(Location::caller())),
                 }
             }
             fn detach(&self, value: &f64) -> Result<f64> {
@@ -701,8 +741,9 @@ macro_rules! backend {
                 Ok(ScalarOperation::MulAdd.apply([*value, *a, *b], 0))
             }
             fn custom(&self, rule: &'static CustomRule, operands: &[&f64]) -> Result<f64> {
+                let at = Location::caller();
                 let values = crate::custom::padded(rule, operands, |value| **value)?;
-                crate::custom::evaluate(rule, values).map(|(_, value, _)| value)
+                crate::custom::evaluate(rule, values).map(|(_, value, _)| value).map_err(|error| error.at(at))
             }
             $(
                 fn $unary(&self, value: &f64) -> Result<f64> {
@@ -778,7 +819,8 @@ macro_rules! backend {
                 Dual::checked(ScalarOperation::MulAdd, [*value, *a, *b], 0)
             }
             fn custom(&self, rule: &'static CustomRule, operands: &[&Dual]) -> Result<Dual> {
-                crate::custom::forward(rule, operands)
+                let at = Location::caller();
+                crate::custom::forward(rule, operands).map_err(|error| error.at(at))
             }
             $(
                 #[inline]

@@ -14,33 +14,47 @@ fn bits(scalars: &[&Scalar]) -> Vec<Option<u64>> {
 #[test]
 fn leaves_must_be_finite() {
     for value in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-        let error = Scalar::variable(value).err();
+        let (error, line) = (Scalar::variable(value).err(), line!());
         assert!(matches!(
             error,
-            Some(ScalarAutodiffError::NonFiniteLeaf { operation: ScalarOperation::Variable, value: v })
+            Some(ScalarAutodiffError::NonFiniteLeaf { operation: ScalarOperation::Variable, value: v, .. })
                 if v.to_bits() == value.to_bits()
         ));
+        // The plain API has no function: the location is the call's.
+        let at = error.as_ref().and_then(ScalarAutodiffError::location);
+        assert_eq!(
+            at.map(|at| (at.function(), at.file(), at.line(), at.column())),
+            Some((None, file!(), line, 30))
+        );
         let error = Scalar::constant(value).err();
         assert_eq!(
             error.as_ref().map(ScalarAutodiffError::kind),
             Some("non-finite-leaf")
         );
     }
-    let message = Scalar::variable(f64::INFINITY).err().map(|e| e.to_string());
+    let (message, line) = (
+        Scalar::variable(f64::INFINITY).err().map(|e| e.to_string()),
+        line!(),
+    );
     assert_eq!(
-        message.as_deref(),
-        Some("variable scalar value inf must be finite")
+        message,
+        Some(format!(
+            "variable scalar value inf must be finite at {}:{}:9",
+            file!(),
+            line - 1
+        ))
     );
 }
 
 #[test]
 fn a_non_finite_result_names_the_operation_and_its_operands() -> Result {
     let x = Scalar::variable(-1.0)?;
-    let error = x.ln().err();
+    let (error, line) = (x.ln().err(), line!());
     let Some(ScalarAutodiffError::NonFiniteResult {
         operation,
         operands,
         value,
+        location: Some(at),
     }) = &error
     else {
         panic!("expected NonFiniteResult, got {error:?}");
@@ -48,9 +62,13 @@ fn a_non_finite_result_names_the_operation_and_its_operands() -> Result {
     assert_eq!(*operation, ScalarOperation::Ln);
     assert_eq!(operands.as_slice(), [-1.0]);
     assert!(value.is_nan());
+    assert_eq!((at.file(), at.line(), at.column()), (file!(), line, 28));
     assert_eq!(
-        error.map(|e| e.to_string()).as_deref(),
-        Some("ln(-1.0) produced non-finite value NaN")
+        error.map(|e| e.to_string()),
+        Some(format!(
+            "ln(-1.0) produced non-finite value NaN at {}:{line}:28",
+            file!()
+        ))
     );
     Ok(())
 }
@@ -114,6 +132,7 @@ fn an_overflowing_contribution_is_refused_without_mutation() -> Result {
             operand: 0,
             upstream: 1e200,
             local_derivative: 1e200,
+            location: None,
         })
     );
     assert_eq!(bits(&[&x, &scale, &y]), before);
@@ -139,6 +158,7 @@ fn an_overflowing_pass_adjoint_is_refused_without_mutation() -> Result {
             operation: ScalarOperation::Variable,
             previous: f64::MAX,
             contribution: f64::MAX,
+            location: None,
         })
     );
     assert_eq!(bits(&[&x, &doubled]), before);

@@ -1027,6 +1027,7 @@ fn assert_refused(
                 operation: named,
                 operands: named_operands,
                 value,
+                ..
             } => {
                 assert_eq!(named, operation, "{what}");
                 assert_eq!(bits(named_operands.as_slice()), bits(operands), "{what}");
@@ -1112,10 +1113,16 @@ fn non_finite_results_are_refused_naming_the_operation_and_operands() -> Result<
 
 #[test]
 fn non_finite_result_message_reads_like_the_call() -> Result<()> {
-    let error = Scalar::variable(-1.0)?.ln().unwrap_err();
-    assert_eq!(error.to_string(), "ln(-1.0) produced non-finite value NaN");
-    let error = Scalar::constant(0.0)?.powi(-2).unwrap_err();
-    let message = "powi(0.0, -2.0) produced non-finite value inf";
+    // The message ends with where the operation was called.
+    let (error, line) = (Scalar::variable(-1.0)?.ln().unwrap_err(), line!());
+    let at = format!("at {}:{line}:50", file!());
+    assert_eq!(
+        error.to_string(),
+        format!("ln(-1.0) produced non-finite value NaN {at}")
+    );
+    let (error, line) = (Scalar::constant(0.0)?.powi(-2).unwrap_err(), line!());
+    let at = format!("at {}:{line}:49", file!());
+    let message = format!("powi(0.0, -2.0) produced non-finite value inf {at}");
     assert_eq!(error.to_string(), message);
     Ok(())
 }
@@ -1194,6 +1201,7 @@ fn non_finite_derivatives_fail_backward_and_leave_every_gradient_unchanged() -> 
                 operand,
                 operands,
                 derivative,
+                ..
             } => {
                 assert_eq!(node, leaves.len() + 1, "{name}: topology index");
                 assert_eq!(operation, expected_operation, "{name}");

@@ -966,6 +966,7 @@ fn predict(ledger: &Ledger, seed: f64) -> Result<Vec<f64>, ScalarAutodiffError> 
                     operand: edge.operand,
                     upstream,
                     local_derivative: edge.local_derivative,
+                    location: None,
                 });
             } else if !next.is_finite() {
                 first = Some(ScalarAutodiffError::NonFinitePassAdjoint {
@@ -973,6 +974,7 @@ fn predict(ledger: &Ledger, seed: f64) -> Result<Vec<f64>, ScalarAutodiffError> 
                     operation: ledger.nodes[edge.parent].operation,
                     previous,
                     contribution,
+                    location: None,
                 });
             }
         }
@@ -1697,6 +1699,7 @@ fn check_refused_operation(
         operation,
         operands,
         value,
+        ..
     } = error
     else {
         return Err(TestCaseError::fail(format!("n{position}: {error:?}")));
