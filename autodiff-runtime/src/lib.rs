@@ -25,6 +25,7 @@ mod gradcheck;
 mod halves;
 mod ledger;
 mod operation;
+mod page;
 mod parameters;
 mod scalar;
 mod second;
@@ -42,6 +43,7 @@ pub use gradcheck::{
 };
 pub use ledger::{BackwardPass, Ledger, LedgerEdge, LedgerNode};
 pub use operation::{Operands, ScalarOperation};
+pub use page::{Page, Panel};
 pub use parameters::Parameters;
 pub use scalar::Scalar;
 pub use tape::tape_len;
