@@ -149,14 +149,21 @@ pub(crate) fn functions(
     // An error from an operation of this body gets its function's name here, unless a
     // helper's body named it first: the innermost body is where the operation is written.
     let name = ident.to_string();
+    // A trace that locates also names the operations of a body that returned, for an
+    // error of the pass that follows.
     let named = |run: TokenStream, output: TokenStream| {
-        let (value, failure) = (
+        let (value, failure, mark) = (
             Ident::new("value", Span::mixed_site()),
             Ident::new("error", Span::mixed_site()),
+            Ident::new("mark", Span::mixed_site()),
         );
         quote! {
+            let #mark = #private::Backend::enter(#backend);
             match (|| -> ::core::result::Result<#output, #error> { #run })() {
-                ::core::result::Result::Ok(#value) => ::core::result::Result::Ok(#value),
+                ::core::result::Result::Ok(#value) => {
+                    #private::Backend::leave(#backend, #mark, #name);
+                    ::core::result::Result::Ok(#value)
+                }
                 ::core::result::Result::Err(#failure) => {
                     ::core::result::Result::Err(#private::in_function(#failure, #name))
                 }
@@ -174,15 +181,13 @@ pub(crate) fn functions(
             .filter(|(param, _)| param.is_tracked())
             .map(|(param, arg)| (&param.ident, arg))
             .unzip();
-        named(
-            quote! {
-                use #private::Backend as _;
-                let #backend = #backend_value;
-                #(let #names = #args;)*
-                #graph_body
-            },
-            quote!(_),
-        )
+        let run = named(graph_body.clone(), quote!(_));
+        quote! {{
+            use #private::Backend as _;
+            let #backend = #backend_value;
+            #(let #names = #args;)*
+            #run
+        }}
     };
     let graph_args: Vec<TokenStream> = params
         .iter()
@@ -255,7 +260,7 @@ pub(crate) fn functions(
     let compiled = compiled.map(|(code, _)| code);
     let trace_call = quote! {
         let #count = 0usize #(#counts)*;
-        #private::trace(|#tape| {
+        #private::trace_located(|#tape| {
             #(#variables)*
             let #result = #grad_run?;
             #tape.value_and_gradients(#result, #count, |#gradients| {

@@ -247,7 +247,7 @@ pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
             #count_line
             #flatten
             #hvp_compiled
-            #private::trace(|#tape| {
+            #private::trace_located(|#tape| {
                 #(#variables)*
                 let #output = #run_trace?;
                 let mut #gradient: ::std::vec::Vec<#float> = ::std::vec![0.0; #count];
@@ -270,7 +270,7 @@ pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
         {
             #count_line
             #hessian_start
-            #private::trace(|#tape| {
+            #private::trace_located(|#tape| {
                 #(#variables)*
                 let #output = #run_trace?;
                 #hessian_body
@@ -438,7 +438,7 @@ pub(crate) fn jacobian(context: &Context<'_>, output_ty: &syn::Type) -> TokenStr
                 return ::core::result::Result::Ok((#values, #matrix));
             }
             // Reverse: row `row` from one pass seeded at output `row`.
-            #private::trace(|#tape| {
+            #private::trace_located(|#tape| {
                 #(#variables)*
                 let #output = #run_trace?;
                 let mut #flat = ::std::vec::Vec::with_capacity(#outputs);

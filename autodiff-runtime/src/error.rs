@@ -33,6 +33,12 @@ pub struct SourceLocation {
 }
 
 impl SourceLocation {
+    /// This location, in `function` unless it names one already.
+    pub(crate) fn in_function(mut self, function: &'static str) -> Self {
+        self.function.get_or_insert(function);
+        self
+    }
+
     /// The location of a call, as `#[track_caller]` reports it.
     pub(crate) fn of(code: &'static Location<'static>) -> Self {
         Self {
@@ -396,6 +402,25 @@ impl ScalarAutodiffError {
             | Self::NoSecondDerivative { location, .. } => Some(location),
             _ => None,
         }
+    }
+
+    /// This error without its location: what went wrong, not where, for comparing errors
+    /// of code written in different places.
+    ///
+    /// ```
+    /// use autodiff_runtime::Scalar;
+    ///
+    /// let x = Scalar::variable(0.0)?;
+    /// let (first, second) = (x.ln().unwrap_err(), x.ln().unwrap_err());
+    /// assert_ne!(first, second); // two lines
+    /// assert_eq!(first.without_location(), second.without_location());
+    /// # Ok::<(), autodiff_runtime::ScalarAutodiffError>(())
+    /// ```
+    pub fn without_location(mut self) -> Self {
+        if let Some(slot) = self.location_mut() {
+            *slot = None;
+        }
+        self
     }
 
     /// This error, located at `code` unless it already has a location.

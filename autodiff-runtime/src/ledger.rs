@@ -7,7 +7,7 @@ mod html;
 
 use std::fmt;
 
-use crate::error::ScalarAutodiffError;
+use crate::error::{ScalarAutodiffError, SourceLocation};
 use crate::operation::ScalarOperation;
 use crate::scalar::Scalar;
 use crate::tape::{with_tape, Tape};
@@ -46,9 +46,15 @@ pub(crate) fn pass(
 pub(crate) fn explain(tape: &Tape, output: u32, seed: f64) -> ScalarAutodiffError {
     // The replay checks what the fast pass checked, so it finds the failure; the
     // fallback only keeps this function total.
-    replay(tape, output, seed, false)
+    tape.take_blame();
+    let mut error = replay(tape, output, seed, false)
         .error
-        .unwrap_or(ScalarAutodiffError::NonFiniteSeed { seed })
+        .unwrap_or(ScalarAutodiffError::NonFiniteSeed { seed });
+    // Where the operation whose edge failed was written, if generated code noted it.
+    if let Some(location) = tape.take_blame().and_then(|node| tape.site(node)) {
+        error.locate(location);
+    }
+    error
 }
 
 /// The seed's reference pass over the dependency subgraph, with topology indices.
@@ -124,7 +130,8 @@ fn replay(tape: &Tape, output: u32, seed: f64, keep_edges: bool) -> Replay {
                 } else {
                     None
                 };
-                if error.is_none() {
+                if error.is_none() && failure.is_some() {
+                    tape.blame(index);
                     error = failure;
                 }
                 adjoints[parent] = next;
@@ -221,6 +228,7 @@ impl BackwardPass {
                         tracked,
                         pass_adjoint: tracked.then_some(adjoint),
                         accumulated_gradient,
+                        location: tape.site(index),
                     }
                 })
                 .collect();
@@ -232,6 +240,7 @@ impl BackwardPass {
             nodes,
             edges,
             names: Vec::new(),
+            locations: false,
         }
     }
 }
@@ -260,6 +269,10 @@ pub struct LedgerNode {
     pub pass_adjoint: Option<f64>,
     /// The stored gradient right after this pass (`None` for untracked nodes).
     pub accumulated_gradient: Option<f64>,
+    /// Where the operation that made the node was written, for a node a generated
+    /// `name_graph` recorded (`None` for the plain `Scalar` API and for the caller's
+    /// leaves).
+    pub location: Option<SourceLocation>,
 }
 
 /// One operand edge, in the order the pass used it.
@@ -301,6 +314,7 @@ pub struct Ledger {
     /// One record per operand edge, in reverse order.
     pub edges: Vec<LedgerEdge>,
     names: Vec<(usize, String)>,
+    locations: bool,
 }
 
 impl Ledger {
@@ -310,6 +324,26 @@ impl Ledger {
         self.names
             .retain(|(node, _)| *node != scalar.index() as usize);
         self.names.push((scalar.index() as usize, name.to_owned()));
+        self
+    }
+
+    /// Adds a last column to the text table: where the consuming result's operation was
+    /// written (`` `loss` at src/model.rs:14:21``), for a graph a generated `name_graph`
+    /// recorded; `-` for an operation of the plain `Scalar` API.
+    ///
+    /// ```
+    /// use autodiff_runtime::Scalar;
+    ///
+    /// // The plain API notes no locations (a `name_graph` does): the column shows `-`.
+    /// let x = Scalar::variable(3.0)?;
+    /// let pass = x.mul(&x)?.backward()?;
+    /// let table = pass.ledger().name(&x, "x").with_locations().to_string();
+    /// assert!(table.lines().nth(1).is_some_and(|header| header.ends_with("written at")));
+    /// assert!(table.lines().skip(2).all(|row| row.ends_with(" -")));
+    /// # Ok::<(), autodiff_runtime::ScalarAutodiffError>(())
+    /// ```
+    pub fn with_locations(mut self) -> Self {
+        self.locations = true;
         self
     }
 
@@ -365,7 +399,7 @@ impl fmt::Display for Ledger {
     /// The edge table: reverse order, consuming result, operand use, operand value,
     /// local derivative, upstream adjoint, edge contribution.
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let header = [
+        let mut header = vec![
             "reverse order",
             "consuming result",
             "operand use",
@@ -374,11 +408,14 @@ impl fmt::Display for Ledger {
             "upstream adjoint",
             "edge contribution",
         ];
-        let rows: Vec<[String; 7]> = self
+        if self.locations {
+            header.push("written at");
+        }
+        let rows: Vec<Vec<String>> = self
             .edges
             .iter()
             .map(|edge| {
-                [
+                let mut row = vec![
                     edge.reverse_index.to_string(),
                     self.label(edge.child),
                     edge.operand.to_string(),
@@ -386,10 +423,15 @@ impl fmt::Display for Ledger {
                     format!("{:.12}", edge.local_derivative),
                     format!("{:.12}", edge.upstream),
                     format!("{:.12}", edge.contribution),
-                ]
+                ];
+                if self.locations {
+                    let at = self.nodes.get(edge.child).and_then(|node| node.location);
+                    row.push(at.map_or_else(|| "-".to_owned(), |at| at.to_string()));
+                }
+                row
             })
             .collect();
-        let mut widths = header.map(str::len);
+        let mut widths: Vec<usize> = header.iter().map(|cell| cell.len()).collect();
         for row in &rows {
             for (width, cell) in widths.iter_mut().zip(row) {
                 *width = (*width).max(cell.chars().count());
@@ -402,11 +444,11 @@ impl fmt::Display for Ledger {
             self.nodes.len(),
             self.edges.len()
         )?;
-        let header = header.map(str::to_owned);
+        let header: Vec<String> = header.into_iter().map(str::to_owned).collect();
         for row in std::iter::once(&header).chain(&rows) {
             let line: Vec<String> = row
                 .iter()
-                .zip(widths)
+                .zip(&widths)
                 .map(|(cell, width)| format!("{cell:<width$}"))
                 .collect();
             writeln!(formatter, "{}", line.join("  ").trim_end())?;

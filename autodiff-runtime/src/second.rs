@@ -80,7 +80,7 @@ fn record(tape: &Tape, base: usize, output: u32, count: usize) -> Result<Recordi
                 node.len += 1;
             }
         }
-        seconds(tape, index, &mut node)?;
+        seconds(tape, index, &mut node).inspect_err(|_| tape.blame(index))?;
         nodes.push(node);
     }
     Ok(Recording { nodes, adjoints })
@@ -241,6 +241,7 @@ fn sweeps<const B: usize, const CHECKED: bool>(
         if CHECKED {
             if let Some(&bad) = tangent.iter().find(|v| !v.is_finite()) {
                 let index = (base + node.at) as u32;
+                tape.blame(index);
                 return Err(ScalarAutodiffError::NonFiniteTangent {
                     operation: tape.node(index).op,
                     operands: tape.operands_of(index),
@@ -275,6 +276,7 @@ fn sweeps<const B: usize, const CHECKED: bool>(
                 let sums = &seconds[lanes(parent)];
                 if let Some(&bad) = contribution.iter().chain(sums).find(|v| !v.is_finite()) {
                     let index = (base + node.at) as u32;
+                    tape.blame(index);
                     return Err(ScalarAutodiffError::NonFiniteSecondOrder {
                         operation: tape.node(index).op,
                         operands: tape.operands_of(index),

@@ -14,7 +14,10 @@
 //! node is only popped when no handle names it and everything above it (all its results)
 //! is gone. The `nodes[..]` indexing below relies on that invariant.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::panic::Location;
+
+use crate::error::SourceLocation;
 
 use crate::error::ScalarAutodiffError;
 use crate::operation::{Operands, ScalarOperation};
@@ -82,11 +85,31 @@ pub(crate) struct Tape {
     grads: Vec<f64>,
     /// The custom nodes' entries, in node order.
     customs: Vec<CustomEntry>,
+    /// The node whose edge the last refused pass failed on, for a trace to locate.
+    blamed: Cell<Option<u32>>,
+    /// Where the operations of generated code were written, by node, ascending: noted by
+    /// `name_graph` and by a trace, for errors of a pass and for the ledger.
+    sites: Vec<Site>,
+}
+
+/// Where the operation that recorded `node` was written, and once its body returned, the
+/// body's function.
+#[derive(Clone, Copy, Debug)]
+struct Site {
+    node: u32,
+    code: &'static Location<'static>,
+    function: Option<&'static str>,
 }
 
 thread_local! {
     pub(crate) static TAPE: RefCell<Tape> = const {
-        RefCell::new(Tape { nodes: Vec::new(), grads: Vec::new(), customs: Vec::new() })
+        RefCell::new(Tape {
+            nodes: Vec::new(),
+            grads: Vec::new(),
+            customs: Vec::new(),
+            blamed: Cell::new(None),
+            sites: Vec::new(),
+        })
     };
 }
 
@@ -362,6 +385,58 @@ impl Tape {
         Some(index as u32)
     }
 
+    /// Notes that a pass failed on an edge of node `index` (its consuming operation).
+    #[cold]
+    pub(crate) fn blame(&self, index: u32) {
+        self.blamed.set(Some(index));
+    }
+
+    /// The node the last refused pass failed on, if one was noted since the last call.
+    pub(crate) fn take_blame(&self) -> Option<u32> {
+        self.blamed.take()
+    }
+
+    /// Notes that the operation that recorded the newest node, `index`, was written at
+    /// `code`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn note(&mut self, index: u32, code: &'static Location<'static>) {
+        self.sites.push(Site {
+            node: index,
+            code,
+            function: None,
+        });
+    }
+
+    /// A mark for [`name_since`](Self::name_since): a generated body begins.
+    pub(crate) fn mark(&self) -> usize {
+        self.sites.len()
+    }
+
+    /// A generated body returned: the operations it noted since `mark` are written in
+    /// `function`, unless a helper it called named them first.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn name_since(&mut self, mark: usize, function: &'static str) {
+        for site in self.sites.iter_mut().skip(mark) {
+            site.function.get_or_insert(function);
+        }
+    }
+
+    /// Where the operation that recorded node `index` was written, if it was noted.
+    pub(crate) fn site(&self, index: u32) -> Option<SourceLocation> {
+        let at = self
+            .sites
+            .binary_search_by_key(&index, |site| site.node)
+            .ok()?;
+        let site = self.sites[at];
+        let location = SourceLocation::of(site.code);
+        Some(match site.function {
+            Some(function) => location.in_function(function),
+            None => location,
+        })
+    }
+
     /// The number of nodes on the tape.
     pub(crate) fn len(&self) -> usize {
         self.nodes.len()
@@ -371,6 +446,13 @@ impl Tape {
     pub(crate) fn truncate(&mut self, len: usize) {
         self.nodes.truncate(len);
         self.grads.truncate(len);
+        while self
+            .sites
+            .last()
+            .is_some_and(|site| site.node as usize >= len)
+        {
+            self.sites.pop();
+        }
         while self
             .customs
             .last()

@@ -80,6 +80,8 @@ pub struct Trace<'t> {
     base: usize,
     /// Whether a pass has run, so adjoints are no longer all 0.
     spent: Cell<bool>,
+    /// Whether the trace notes where each operation was written (see [`trace_located`]).
+    locate: bool,
 }
 
 thread_local! {
@@ -92,6 +94,15 @@ pub fn traces() -> u64 {
     TRACES.with(Cell::get)
 }
 
+/// [`trace`], noting where each operation was written (file, line, column and function),
+/// so that an error of the reverse pass or a second-order sweep names where the operation
+/// whose edge failed is written: what generated code runs. An operation's own error is
+/// located either way (`#[track_caller]`); the notes cost one small store per operation.
+#[inline(never)]
+pub fn trace_located<R>(build: impl FnOnce(&Trace<'_>) -> Result<R>) -> Result<R> {
+    run(build, true)
+}
+
 /// Runs `build` on a fresh trace of this thread's tape and pops what it recorded.
 ///
 /// Code inside `build` must not use [`Scalar`]s: the tape is borrowed, so they would
@@ -102,6 +113,11 @@ pub fn traces() -> u64 {
 /// ```
 #[inline]
 pub fn trace<R>(build: impl FnOnce(&Trace<'_>) -> Result<R>) -> Result<R> {
+    run(build, false)
+}
+
+#[inline]
+fn run<R>(build: impl FnOnce(&Trace<'_>) -> Result<R>, locate: bool) -> Result<R> {
     TRACES.with(|count| count.set(count.get().wrapping_add(1)));
     TAPE.try_with(|cell| match cell.try_borrow_mut() {
         Ok(mut tape) => {
@@ -114,6 +130,7 @@ pub fn trace<R>(build: impl FnOnce(&Trace<'_>) -> Result<R>) -> Result<R> {
                 tape: RefCell::new(&mut *popped.tape),
                 base,
                 spent: Cell::new(false),
+                locate,
             })
         }
         Err(_) => Err(ScalarAutodiffError::TapeUnavailable),
@@ -196,7 +213,31 @@ impl<'t> Trace<'t> {
             _ => 0,
         };
         let recorded = tape.record_values(operation, [index, 0], aux, values, flags, forward);
-        finish(recorded, operation, values, 1, exponent, flags)
+        self.noted(
+            &mut tape,
+            finish(recorded, operation, values, 1, exponent, flags),
+        )
+    }
+
+    /// `id`, noting where its operation was written when the trace locates.
+    #[inline(always)]
+    #[track_caller]
+    fn noted(&self, tape: &mut Tape, id: Result<Id<'t>>) -> Result<Id<'t>> {
+        if let (true, Ok(id)) = (self.locate, &id) {
+            if let Some(index) = id.slot() {
+                tape.note(index, Location::caller());
+            }
+        }
+        id
+    }
+
+    /// `error`, at the operation whose edge the refused pass failed on if it was noted.
+    #[cold]
+    fn blamed(tape: &Tape, mut error: ScalarAutodiffError) -> ScalarAutodiffError {
+        if let Some(location) = tape.take_blame().and_then(|node| tape.site(node)) {
+            error.locate(location);
+        }
+        error
     }
 
     /// Records a binary `operation`; a constant operand is kept inside the node, and two
@@ -241,7 +282,7 @@ impl<'t> Trace<'t> {
             flags |= TRACKED | operand_tracked(1);
         }
         let recorded = tape.record_values(operation, args, aux, values, flags, forward);
-        finish(recorded, operation, values, 2, 0, flags)
+        self.noted(&mut tape, finish(recorded, operation, values, 2, 0, flags))
     }
 
     /// Records `a.mul_add(b, c)`; constant operands become leaves (a node holds one).
@@ -265,7 +306,7 @@ impl<'t> Trace<'t> {
         let args = [indices[0], indices[1]];
         let aux = u64::from(indices[2]);
         let recorded = tape.record_values(operation, args, aux, values, flags, forward);
-        finish(recorded, operation, values, 3, 0, flags)
+        self.noted(&mut tape, finish(recorded, operation, values, 3, 0, flags))
     }
 
     /// Records the custom operation `rule` on `operands`; constant operands become leaves
@@ -286,7 +327,10 @@ impl<'t> Trace<'t> {
             indices[slot] = Self::materialize(&mut tape, operand)?;
         }
         match tape.record_custom(op, indices, value, slopes) {
-            Recorded::Node(index) => Ok(Id::node(index, tape.node(index).tracked())),
+            Recorded::Node(index) => {
+                let id = Ok(Id::node(index, tape.node(index).tracked()));
+                self.noted(&mut tape, id)
+            }
             _ => Err(ScalarAutodiffError::tape_full()),
         }
     }
@@ -343,7 +387,9 @@ impl<'t> Trace<'t> {
         products.fill(0.0);
         if let Some(out) = self.reaching(output) {
             let tape = self.tape.borrow();
-            crate::second::products(&tape, self.base, out, count, directions, products)?;
+            tape.take_blame();
+            crate::second::products(&tape, self.base, out, count, directions, products)
+                .map_err(|error| Self::blamed(&tape, error))?;
         }
         Ok(value)
     }
@@ -364,7 +410,9 @@ impl<'t> Trace<'t> {
         hessian.fill(0.0);
         if let Some(out) = self.reaching(output) {
             let tape = self.tape.borrow();
-            crate::second::hessian(&tape, self.base, out, count, hessian)?;
+            tape.take_blame();
+            crate::second::hessian(&tape, self.base, out, count, hessian)
+                .map_err(|error| Self::blamed(&tape, error))?;
         }
         Ok(value)
     }
@@ -411,6 +459,18 @@ impl<'t> Trace<'t> {
         tape.clear_marks(lowest, out as usize);
         Ok((value, built))
     }
+}
+
+/// `scalar`, a node a generated `name_graph` just recorded, noting where its operation was
+/// written: for errors of a later `backward` and for the ledger.
+#[inline]
+#[track_caller]
+fn noted(scalar: Result<Scalar>) -> Result<Scalar> {
+    if let Ok(scalar) = &scalar {
+        let at = Location::caller();
+        let _ = crate::tape::try_tape(|tape| tape.note(scalar.index(), at));
+    }
+    scalar
 }
 
 /// `Ok` if `found` scalars are whole rows of `count`.
@@ -618,6 +678,17 @@ macro_rules! backend {
             fn halves(&self) -> Option<&Halves> {
                 None
             }
+            /// A generated body begins: a mark for [`leave`](Self::leave).
+            #[inline(always)]
+            fn enter(&self) -> usize {
+                0
+            }
+            /// A generated body returned: its operations since `mark` are written in
+            /// `function` (those of a helper it called were named by the helper).
+            #[inline(always)]
+            fn leave(&self, mark: usize, function: &'static str) {
+                let _ = (mark, function);
+            }
             $(
                 #[doc = concat!("`", stringify!($unary), "` of one operand.")]
                 #[track_caller]
@@ -632,43 +703,64 @@ macro_rules! backend {
 
         impl Backend for Handles {
             type Value = Scalar;
+            #[inline]
+            fn enter(&self) -> usize {
+                crate::tape::try_tape(|tape| tape.mark()).unwrap_or(0)
+            }
+            #[inline]
+            fn leave(&self, mark: usize, function: &'static str) {
+                let _ = crate::tape::try_tape(|tape| tape.name_since(mark, function));
+            }
             fn constant(&self, value: f64) -> Result<Scalar> {
-                Scalar::constant(value)
+                noted(Scalar::constant(value))
             }
             fn detach(&self, value: &Scalar) -> Result<Scalar> {
-                value.detach()
+                noted(value.detach())
             }
             fn value(&self, value: &Scalar) -> f64 {
                 value.value()
             }
             fn powi(&self, value: &Scalar, n: i32) -> Result<Scalar> {
-                value.powi(n)
+                noted(value.powi(n))
             }
             fn mul_add(&self, value: &Scalar, a: &Scalar, b: &Scalar) -> Result<Scalar> {
-                value.mul_add(a, b)
+                noted(value.mul_add(a, b))
             }
             fn custom(&self, rule: &'static CustomRule, operands: &[&Scalar]) -> Result<Scalar> {
                 match operands.split_first() {
-                    Some((first, others)) => first.custom(rule, others),
+                    Some((first, others)) => noted(first.custom(rule, others)),
                     None => Err(ScalarAutodiffError::LengthMismatch { expected: rule.arity(), found: 0 }),
                 }
             }
             $(
                 #[inline]
                 fn $unary(&self, value: &Scalar) -> Result<Scalar> {
-                    value.$unary()
+                    noted(value.$unary())
                 }
             )*
             $(
                 #[inline]
                 fn $binary(&self, left: &Scalar, right: &Scalar) -> Result<Scalar> {
-                    left.$binary(right)
+                    noted(left.$binary(right))
                 }
             )*
         }
 
         impl<'t> Backend for Trace<'t> {
             type Value = Id<'t>;
+            #[inline(always)]
+            fn enter(&self) -> usize {
+                match self.locate {
+                    true => self.tape.borrow().mark(),
+                    false => 0,
+                }
+            }
+            #[inline(always)]
+            fn leave(&self, mark: usize, function: &'static str) {
+                if self.locate {
+                    self.tape.borrow_mut().name_since(mark, function);
+                }
+            }
             #[inline]
             fn constant(&self, value: f64) -> Result<Id<'t>> {
                 match value.is_finite() {
@@ -859,6 +951,14 @@ macro_rules! backend {
 
         impl<B: Backend> Backend for Outlined<'_, B> {
             type Value = B::Value;
+            #[inline]
+            fn enter(&self) -> usize {
+                self.0.enter()
+            }
+            #[inline]
+            fn leave(&self, mark: usize, function: &'static str) {
+                self.0.leave(mark, function)
+            }
             #[inline]
             fn halves(&self) -> Option<&Halves> {
                 self.0.halves()
