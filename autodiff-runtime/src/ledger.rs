@@ -4,6 +4,9 @@
 //! gradients it stored, and [`BackwardPass::ledger`] replays the pass on request.
 
 mod html;
+mod page;
+
+pub use page::{Page, Panel};
 
 use std::fmt;
 

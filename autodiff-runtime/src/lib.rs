@@ -25,7 +25,6 @@ mod gradcheck;
 mod halves;
 mod ledger;
 mod operation;
-mod page;
 mod parameters;
 mod scalar;
 mod second;
@@ -41,9 +40,8 @@ pub use gradcheck::{
     directional_check, hessian_check, hvp_check, scalar_gradient_check, DirectionalCheck,
     ScalarGradientCheck, SecondOrderCheck,
 };
-pub use ledger::{BackwardPass, Ledger, LedgerEdge, LedgerNode};
+pub use ledger::{BackwardPass, Ledger, LedgerEdge, LedgerNode, Page, Panel};
 pub use operation::{Operands, ScalarOperation};
-pub use page::{Page, Panel};
 pub use parameters::Parameters;
 pub use scalar::Scalar;
 pub use tape::tape_len;

@@ -13,8 +13,8 @@
 
 use std::fmt::Write as _;
 
+use super::page::{escape, inline, Page};
 use super::Ledger;
-use crate::page::{escape, inline, Page};
 
 /// A card's size and the gaps between cards, in SVG units.
 const CARD: (f64, f64) = (232.0, 86.0);
@@ -820,7 +820,7 @@ mod tests {
 
     #[test]
     fn backticks_make_code_and_a_lone_one_stays() {
-        use crate::page::inline;
+        use super::super::page::inline;
         assert_eq!(inline("a `b` c"), "a <code>b</code> c");
         assert_eq!(inline("a `b` c `d"), "a <code>b</code> c `d");
         assert_eq!(inline("`<x>`"), "<code>&lt;x&gt;</code>");

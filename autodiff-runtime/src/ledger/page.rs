@@ -5,7 +5,7 @@
 
 use std::fmt::{Display, Write as _};
 
-use crate::ledger::Ledger;
+use super::Ledger;
 
 /// A page for one pass: a title, an introduction, the pass as [`Ledger::to_html`] draws it
 /// (graph, ledger table, stepper) and, below it, [`Panel`]s of your own. Made by
