@@ -70,6 +70,65 @@ fn kink(x: f64, y: f64) -> f64 {
 }
 const KINK_LINE: u32 = 69;
 
+#[differentiable]
+fn root_of(x: f64) -> f64 {
+    x.sqrt()
+}
+
+#[differentiable]
+fn uses_root(x: f64, y: f64) -> f64 {
+    let before = x * y;
+    before + root_of(x) * root_of(y) + x * 2.0
+}
+
+#[test]
+fn a_pass_error_in_a_helper_names_the_helper() {
+    // The pass meets root_of(x)'s edge at x = 0 (the second call's sqrt at y = 4 is fine).
+    let error = refused(uses_root_grad(0.0, 4.0));
+    assert_eq!(error.kind(), "non-finite-derivative");
+    let (function, line, column) = at(&error);
+    assert_eq!(function, Some("root_of"), "{error}");
+    let expected_line = line!() - 16;
+    assert_eq!((line, column), (expected_line, 7));
+    let x = Scalar::variable(0.0).expect("a finite leaf");
+    let y = Scalar::variable(4.0).expect("a finite leaf");
+    let output = uses_root_graph(&x, &y).expect("the forward pass is finite");
+    let graph = refused(output.backward());
+    assert_eq!(at(&graph), (Some("root_of"), expected_line, 7));
+    // In a pass that succeeds, each node's function is the body it was written in.
+    let (x, y) = (Scalar::variable(1.0), Scalar::variable(4.0));
+    let (Ok(x), Ok(y)) = (x, y) else {
+        panic!("finite leaves")
+    };
+    let pass = uses_root_graph(&x, &y).and_then(|output| output.backward());
+    let Ok(pass) = pass else {
+        panic!("a finite pass: {pass:?}")
+    };
+    let functions: Vec<(String, Option<&str>)> = pass
+        .ledger()
+        .nodes
+        .iter()
+        .filter_map(|node| Some((node.operation.to_string(), node.location?.function())))
+        .collect();
+    let caller = Some("uses_root");
+    let helper = Some("root_of");
+    let expected = [
+        ("mul", caller),
+        ("sqrt", helper),
+        ("sqrt", helper),
+        ("mul", caller),
+        ("add", caller),
+        ("constant", caller),
+        ("mul", caller),
+        ("add", caller),
+    ];
+    let expected: Vec<(String, Option<&str>)> = expected
+        .iter()
+        .map(|&(op, function)| (op.to_owned(), function))
+        .collect();
+    assert_eq!(functions, expected);
+}
+
 #[test]
 fn an_error_deep_in_a_loop_names_its_iteration_s_operation() {
     // The third element (i = 2) is the one whose log is of 0.

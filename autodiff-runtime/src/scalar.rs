@@ -64,6 +64,17 @@ impl Scalar {
 
     #[track_caller]
     fn leaf(value: f64, operation: ScalarOperation) -> Result<Self, ScalarAutodiffError> {
+        Self::leaf_noted(value, operation, None)
+    }
+
+    /// A leaf; `noted` is where generated code (`name_graph`) wrote it, kept for the ledger
+    /// and for errors of a later pass.
+    #[track_caller]
+    pub(crate) fn leaf_noted(
+        value: f64,
+        operation: ScalarOperation,
+        noted: Option<&'static Location<'static>>,
+    ) -> Result<Self, ScalarAutodiffError> {
         if !value.is_finite() {
             let error = ScalarAutodiffError::NonFiniteLeaf {
                 operation,
@@ -72,7 +83,14 @@ impl Scalar {
             };
             return Err(error.at(Location::caller()));
         }
-        match try_tape(|tape| tape.leaf(value, operation)) {
+        let made = try_tape(|tape| {
+            let index = tape.leaf(value, operation);
+            if let (Some(at), Some(index)) = (noted, index) {
+                tape.note(index, at);
+            }
+            index
+        });
+        match made {
             Some(Some(index)) => Ok(Self::from_index(index)),
             Some(None) => Err(ScalarAutodiffError::tape_full()),
             None => Err(ScalarAutodiffError::TapeUnavailable),
@@ -88,11 +106,32 @@ impl Scalar {
         exponent: i32,
         forward: impl FnOnce([f64; 3]) -> f64,
     ) -> Result<Self, ScalarAutodiffError> {
+        Self::record_noted(operation, operands, exponent, forward, None)
+    }
+
+    /// [`record`](Self::record); `noted` is where generated code (`name_graph`) wrote the
+    /// operation, kept on the tape in the same borrow.
+    #[inline]
+    #[track_caller]
+    pub(crate) fn record_noted<const N: usize>(
+        operation: ScalarOperation,
+        operands: [&Scalar; N],
+        exponent: i32,
+        forward: impl FnOnce([f64; 3]) -> f64,
+        noted: Option<&'static Location<'static>>,
+    ) -> Result<Self, ScalarAutodiffError> {
         let mut indices = [0; 3];
         for (slot, operand) in operands.iter().enumerate() {
             indices[slot] = operand.index;
         }
-        match try_tape(|tape| tape.record::<N>(operation, indices, exponent, forward)) {
+        let recorded = try_tape(|tape| {
+            let recorded = tape.record::<N>(operation, indices, exponent, forward);
+            if let (Some(at), Recorded::Node(index)) = (noted, &recorded) {
+                tape.note(*index, at);
+            }
+            recorded
+        });
+        match recorded {
             Some(Recorded::Node(index)) => Ok(Self::from_index(index)),
             Some(refused) => {
                 Err(Self::refusal(operation, &operands, exponent, refused).at(Location::caller()))

@@ -87,18 +87,22 @@ pub(crate) struct Tape {
     customs: Vec<CustomEntry>,
     /// The node whose edge the last refused pass failed on, for a trace to locate.
     blamed: Cell<Option<u32>>,
-    /// Where the operations of generated code were written, by node, ascending: noted by
-    /// `name_graph` and by a trace, for errors of a pass and for the ledger.
-    sites: Vec<Site>,
+    /// Where the operation behind each node was written, by node index (no longer than
+    /// `nodes`): noted by `name_graph` and by a trace, for errors of a pass and for the
+    /// ledger. Eight bytes a node; the plain API's nodes have `None`.
+    sites: Vec<Option<&'static Location<'static>>>,
+    /// The generated bodies that returned, each over the nodes it recorded: where a site's
+    /// function name comes from. Their ends never decrease, so freeing nodes pops them.
+    scopes: Vec<Scope>,
 }
 
-/// Where the operation that recorded `node` was written, and once its body returned, the
-/// body's function.
+/// A generated body's nodes, `start..end`, are written in `function` (the innermost scope
+/// of a node names it: a helper's, not its caller's).
 #[derive(Clone, Copy, Debug)]
-struct Site {
-    node: u32,
-    code: &'static Location<'static>,
-    function: Option<&'static str>,
+struct Scope {
+    start: u32,
+    end: u32,
+    function: &'static str,
 }
 
 thread_local! {
@@ -109,6 +113,7 @@ thread_local! {
             customs: Vec::new(),
             blamed: Cell::new(None),
             sites: Vec::new(),
+            scopes: Vec::new(),
         })
     };
 }
@@ -398,41 +403,47 @@ impl Tape {
 
     /// Notes that the operation that recorded the newest node, `index`, was written at
     /// `code`.
-    #[cold]
-    #[inline(never)]
+    #[inline]
     pub(crate) fn note(&mut self, index: u32, code: &'static Location<'static>) {
-        self.sites.push(Site {
-            node: index,
-            code,
-            function: None,
-        });
+        let index = index as usize;
+        if self.sites.len() != index {
+            self.sites.resize(index, None);
+        }
+        self.sites.push(Some(code));
     }
 
     /// A mark for [`name_since`](Self::name_since): a generated body begins.
     pub(crate) fn mark(&self) -> usize {
-        self.sites.len()
+        self.nodes.len()
     }
 
-    /// A generated body returned: the operations it noted since `mark` are written in
+    /// A generated body returned: the nodes it recorded since `mark` are written in
     /// `function`, unless a helper it called named them first.
-    #[cold]
-    #[inline(never)]
+    #[inline]
     pub(crate) fn name_since(&mut self, mark: usize, function: &'static str) {
-        for site in self.sites.iter_mut().skip(mark) {
-            site.function.get_or_insert(function);
+        let end = self.nodes.len();
+        if mark < end {
+            self.scopes.push(Scope {
+                start: mark as u32,
+                end: end as u32,
+                function,
+            });
         }
     }
 
-    /// Where the operation that recorded node `index` was written, if it was noted.
+    /// Where the operation that recorded node `index` was written, if it was noted, in
+    /// the innermost body that holds it.
+    #[cold]
     pub(crate) fn site(&self, index: u32) -> Option<SourceLocation> {
-        let at = self
-            .sites
-            .binary_search_by_key(&index, |site| site.node)
-            .ok()?;
-        let site = self.sites[at];
-        let location = SourceLocation::of(site.code);
-        Some(match site.function {
-            Some(function) => location.in_function(function),
+        let code = (*self.sites.get(index as usize)?)?;
+        let location = SourceLocation::of(code);
+        let innermost = self
+            .scopes
+            .iter()
+            .filter(|scope| (scope.start..scope.end).contains(&index))
+            .max_by_key(|scope| (scope.start, std::cmp::Reverse(scope.end)));
+        Some(match innermost {
+            Some(scope) => location.in_function(scope.function),
             None => location,
         })
     }
@@ -446,12 +457,13 @@ impl Tape {
     pub(crate) fn truncate(&mut self, len: usize) {
         self.nodes.truncate(len);
         self.grads.truncate(len);
+        self.sites.truncate(len);
         while self
-            .sites
+            .scopes
             .last()
-            .is_some_and(|site| site.node as usize >= len)
+            .is_some_and(|scope| scope.end as usize > len)
         {
-            self.sites.pop();
+            self.scopes.pop();
         }
         while self
             .customs
@@ -480,7 +492,9 @@ impl Tape {
         while len > 0 && self.nodes[len - 1].handles == 0 {
             len -= 1;
         }
-        self.truncate(len);
+        if len < self.nodes.len() {
+            self.truncate(len);
+        }
     }
 
     /// Replaces a leaf's value, refusing when a live node was computed from it.

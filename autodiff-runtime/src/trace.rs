@@ -701,6 +701,8 @@ macro_rules! backend {
             )*
         }
 
+        // Each node is noted where it is recorded, in the same borrow of the tape: where
+        // its operation was written, for the ledger and for errors of a later pass.
         impl Backend for Handles {
             type Value = Scalar;
             #[inline]
@@ -712,19 +714,24 @@ macro_rules! backend {
                 let _ = crate::tape::try_tape(|tape| tape.name_since(mark, function));
             }
             fn constant(&self, value: f64) -> Result<Scalar> {
-                noted(Scalar::constant(value))
+                Scalar::leaf_noted(value, ScalarOperation::Constant, Some(Location::caller()))
             }
             fn detach(&self, value: &Scalar) -> Result<Scalar> {
-                noted(value.detach())
+                let at = Some(Location::caller());
+                Scalar::leaf_noted(value.value(), ScalarOperation::Detached, at)
             }
             fn value(&self, value: &Scalar) -> f64 {
                 value.value()
             }
             fn powi(&self, value: &Scalar, n: i32) -> Result<Scalar> {
-                noted(value.powi(n))
+                let operation = ScalarOperation::Powi;
+                let at = Some(Location::caller());
+                Scalar::record_noted(operation, [value], n, |a| operation.apply(a, n), at)
             }
             fn mul_add(&self, value: &Scalar, a: &Scalar, b: &Scalar) -> Result<Scalar> {
-                noted(value.mul_add(a, b))
+                let operation = ScalarOperation::MulAdd;
+                let at = Some(Location::caller());
+                Scalar::record_noted(operation, [value, a, b], 0, |a| operation.apply(a, 0), at)
             }
             fn custom(&self, rule: &'static CustomRule, operands: &[&Scalar]) -> Result<Scalar> {
                 match operands.split_first() {
@@ -735,13 +742,17 @@ macro_rules! backend {
             $(
                 #[inline]
                 fn $unary(&self, value: &Scalar) -> Result<Scalar> {
-                    noted(value.$unary())
+                    let operation = ScalarOperation::$unary_op;
+                    let at = Some(Location::caller());
+                    Scalar::record_noted(operation, [value], 0, |a| operation.apply(a, 0), at)
                 }
             )*
             $(
                 #[inline]
                 fn $binary(&self, left: &Scalar, right: &Scalar) -> Result<Scalar> {
-                    noted(left.$binary(right))
+                    let operation = ScalarOperation::$binary_op;
+                    let at = Some(Location::caller());
+                    Scalar::record_noted(operation, [left, right], 0, |a| operation.apply(a, 0), at)
                 }
             )*
         }
