@@ -47,6 +47,22 @@ fn headless(browser: &str, profile: &Path, url: &str, extra: &[&str]) -> Output 
         .expect("the browser runs")
 }
 
+/// A screenshot of `url` at `size` (`width,height`) saved to `picture`, to look at; its
+/// bytes, checked to be a real picture.
+fn screenshot(browser: &str, profile: &Path, url: &str, size: &str, picture: &Path) -> Vec<u8> {
+    let shot = format!("--screenshot={}", picture.display());
+    let size = format!("--window-size={size}");
+    let taken = headless(browser, profile, url, &[&shot, &size, "--hide-scrollbars"]);
+    assert!(taken.status.success(), "{taken:?}");
+    let png = std::fs::read(picture).expect("the screenshot");
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 10_000,
+        "a real picture"
+    );
+    eprintln!("screenshot: {}", picture.display());
+    png
+}
+
 /// The console messages a page logged (Chromium writes them to stderr as `CONSOLE` lines).
 fn console(output: &Output) -> Vec<String> {
     String::from_utf8_lossy(&output.stderr)
@@ -210,20 +226,8 @@ fn the_chapters_page_in_a_browser() {
 
     // A screenshot of step 3, panels and all, to look at.
     let picture = folder.join("reused_square.png");
-    let shot = format!("--screenshot={}", picture.display());
-    let taken = headless(
-        browser,
-        &profile,
-        &format!("{url}#step=3"),
-        &[&shot, "--window-size=1100,1480", "--hide-scrollbars"],
-    );
-    assert!(taken.status.success(), "{taken:?}");
-    let png = std::fs::read(&picture).expect("the screenshot");
-    assert!(
-        png.starts_with(b"\x89PNG") && png.len() > 10_000,
-        "a real picture"
-    );
-    eprintln!("screenshot: {}", picture.display());
+    let page = format!("{url}#step=3");
+    let png = screenshot(browser, &profile, &page, "1100,1480", &picture);
     if std::env::var_os("AUTODIFF_WRITE_DOCS").is_some() {
         let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs");
         std::fs::create_dir_all(&docs).expect("docs/");
@@ -279,18 +283,11 @@ fn the_xor_page_in_a_browser() {
     assert_eq!(text_of(&dom, "status").as_deref(), Some(status.as_str()));
 
     let picture = folder.join("xor_mlp.png");
-    let shot = format!("--screenshot={}", picture.display());
-    let taken = headless(
+    screenshot(
         browser,
         &profile,
         &format!("{url}#step=60"),
-        &[&shot, "--window-size=1400,1000", "--hide-scrollbars"],
+        "1400,1000",
+        &picture,
     );
-    assert!(taken.status.success(), "{taken:?}");
-    let png = std::fs::read(&picture).expect("the screenshot");
-    assert!(
-        png.starts_with(b"\x89PNG") && png.len() > 10_000,
-        "a real picture"
-    );
-    eprintln!("screenshot: {}", picture.display());
 }

@@ -349,6 +349,24 @@ pub enum ScalarAutodiffError {
     },
 }
 
+/// The `location` of the variants that have one, borrowed as `$error` is.
+macro_rules! located_variants {
+    ($error:expr) => {
+        match $error {
+            Self::NonFiniteLeaf { location, .. }
+            | Self::NonFiniteResult { location, .. }
+            | Self::NonFiniteDerivative { location, .. }
+            | Self::NonFiniteSlope { location, .. }
+            | Self::NonFiniteTangent { location, .. }
+            | Self::NonFiniteSecondOrder { location, .. }
+            | Self::NonFiniteContribution { location, .. }
+            | Self::NonFinitePassAdjoint { location, .. }
+            | Self::NoSecondDerivative { location, .. } => Some(location),
+            _ => None,
+        }
+    };
+}
+
 impl ScalarAutodiffError {
     /// Where the operation behind this error was written, for an error that arises from
     /// an operation: a non-finite result, leaf constant, derivative, tangent, second-order
@@ -375,33 +393,11 @@ impl ScalarAutodiffError {
     }
 
     fn location_slot(&self) -> Option<&Option<Box<SourceLocation>>> {
-        match self {
-            Self::NonFiniteLeaf { location, .. }
-            | Self::NonFiniteResult { location, .. }
-            | Self::NonFiniteDerivative { location, .. }
-            | Self::NonFiniteSlope { location, .. }
-            | Self::NonFiniteTangent { location, .. }
-            | Self::NonFiniteSecondOrder { location, .. }
-            | Self::NonFiniteContribution { location, .. }
-            | Self::NonFinitePassAdjoint { location, .. }
-            | Self::NoSecondDerivative { location, .. } => Some(location),
-            _ => None,
-        }
+        located_variants!(self)
     }
 
     fn location_mut(&mut self) -> Option<&mut Option<Box<SourceLocation>>> {
-        match self {
-            Self::NonFiniteLeaf { location, .. }
-            | Self::NonFiniteResult { location, .. }
-            | Self::NonFiniteDerivative { location, .. }
-            | Self::NonFiniteSlope { location, .. }
-            | Self::NonFiniteTangent { location, .. }
-            | Self::NonFiniteSecondOrder { location, .. }
-            | Self::NonFiniteContribution { location, .. }
-            | Self::NonFinitePassAdjoint { location, .. }
-            | Self::NoSecondDerivative { location, .. } => Some(location),
-            _ => None,
-        }
+        located_variants!(self)
     }
 
     /// This error without its location: what went wrong, not where, for comparing errors

@@ -50,14 +50,10 @@ pub(crate) fn explain(tape: &Tape, output: u32, seed: f64) -> ScalarAutodiffErro
     // The replay checks what the fast pass checked, so it finds the failure; the
     // fallback only keeps this function total.
     tape.take_blame();
-    let mut error = replay(tape, output, seed, false)
+    let error = replay(tape, output, seed, false)
         .error
         .unwrap_or(ScalarAutodiffError::NonFiniteSeed { seed });
-    // Where the operation whose edge failed was written, if generated code noted it.
-    if let Some(location) = tape.take_blame().and_then(|node| tape.site(node)) {
-        error.locate(location);
-    }
-    error
+    tape.located(error)
 }
 
 /// The seed's reference pass over the dependency subgraph, with topology indices.

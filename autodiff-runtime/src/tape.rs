@@ -17,9 +17,7 @@
 use std::cell::{Cell, RefCell};
 use std::panic::Location;
 
-use crate::error::SourceLocation;
-
-use crate::error::ScalarAutodiffError;
+use crate::error::{ScalarAutodiffError, SourceLocation};
 use crate::operation::{Operands, ScalarOperation};
 
 /// The node is tracked: some variable reaches it.
@@ -399,6 +397,16 @@ impl Tape {
     /// The node the last refused pass failed on, if one was noted since the last call.
     pub(crate) fn take_blame(&self) -> Option<u32> {
         self.blamed.take()
+    }
+
+    /// `error`, at the operation whose edge the refused pass failed on (see
+    /// [`blame`](Self::blame)) if generated code noted where it was written.
+    #[cold]
+    pub(crate) fn located(&self, mut error: ScalarAutodiffError) -> ScalarAutodiffError {
+        if let Some(location) = self.take_blame().and_then(|node| self.site(node)) {
+            error.locate(location);
+        }
+        error
     }
 
     /// Notes that the operation that recorded the newest node, `index`, was written at

@@ -231,15 +231,6 @@ impl<'t> Trace<'t> {
         id
     }
 
-    /// `error`, at the operation whose edge the refused pass failed on if it was noted.
-    #[cold]
-    fn blamed(tape: &Tape, mut error: ScalarAutodiffError) -> ScalarAutodiffError {
-        if let Some(location) = tape.take_blame().and_then(|node| tape.site(node)) {
-            error.locate(location);
-        }
-        error
-    }
-
     /// Records a binary `operation`; a constant operand is kept inside the node, and two
     /// constants are computed on the spot.
     #[cfg_attr(not(debug_assertions), inline(always))]
@@ -389,7 +380,7 @@ impl<'t> Trace<'t> {
             let tape = self.tape.borrow();
             tape.take_blame();
             crate::second::products(&tape, self.base, out, count, directions, products)
-                .map_err(|error| Self::blamed(&tape, error))?;
+                .map_err(|error| tape.located(error))?;
         }
         Ok(value)
     }
@@ -412,7 +403,7 @@ impl<'t> Trace<'t> {
             let tape = self.tape.borrow();
             tape.take_blame();
             crate::second::hessian(&tape, self.base, out, count, hessian)
-                .map_err(|error| Self::blamed(&tape, error))?;
+                .map_err(|error| tape.located(error))?;
         }
         Ok(value)
     }
@@ -561,18 +552,32 @@ fn finish<'t>(
 ) -> Result<Id<'t>> {
     match recorded {
         Recorded::Node(index) => Ok(Id::node(index, flags & TRACKED != 0)),
-        Recorded::NonFinite(value) => Err(refused(
-            operation,
-            values[0],
-            values[1],
-            values[2],
-            count,
-            exponent,
-            value,
-            Location::caller(),
-        )),
+        Recorded::NonFinite(value) => Err(refusal(operation, values, count, exponent, value)),
         Recorded::Full => Err(ScalarAutodiffError::tape_full()),
     }
+}
+
+/// [`refused`] at the caller's location, with the operands unpacked here, inline.
+#[inline(always)]
+#[track_caller]
+fn refusal(
+    operation: ScalarOperation,
+    values: [f64; 3],
+    count: usize,
+    exponent: i32,
+    value: f64,
+) -> ScalarAutodiffError {
+    let [a, b, c] = values;
+    refused(
+        operation,
+        a,
+        b,
+        c,
+        count,
+        exponent,
+        value,
+        Location::caller(),
+    )
 }
 
 /// The error of an operation whose result is not finite. Out of line and taking the
@@ -607,16 +612,7 @@ fn fold<'t>(
     let value = forward(values);
     match value.is_finite() {
         true => Ok(Id::constant(value)),
-        false => Err(refused(
-            operation,
-            values[0],
-            values[1],
-            values[2],
-            count,
-            exponent,
-            value,
-            Location::caller(),
-        )),
+        false => Err(refusal(operation, values, count, exponent, value)),
     }
 }
 
