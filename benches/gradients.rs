@@ -14,7 +14,7 @@
 use std::cell::RefCell;
 use std::hint::black_box;
 
-use autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
@@ -1305,7 +1305,7 @@ fn labels(ys: &[f64]) -> Vec<f64> {
 fn logistic_rule(w: f64, b: f64, xs: &[f64], ts: &[f64]) -> f64 {
     let mut total = 0.0;
     for (x, t) in xs.iter().zip(ts) {
-        let p = autodiff::special::sigmoid(w * x + b);
+        let p = scalar_autodiff::special::sigmoid(w * x + b);
         total += -(t * p.ln() + (1.0 - t) * (1.0 - p).ln());
     }
     total
@@ -1326,7 +1326,7 @@ fn logistic_inline(w: f64, b: f64, xs: &[f64], ts: &[f64]) -> f64 {
 fn logistic_hand_reverse(w: f64, b: f64, xs: &[f64], ts: &[f64]) -> (f64, [f64; 2]) {
     let (mut total, mut gw, mut gb) = (0.0, 0.0, 0.0);
     for (x, t) in xs.iter().zip(ts) {
-        let p = autodiff::special::sigmoid(w * x + b);
+        let p = scalar_autodiff::special::sigmoid(w * x + b);
         total += -(t * p.ln() + (1.0 - t) * (1.0 - p).ln());
         let dp = -(t / p) + (1.0 - t) / (1.0 - p);
         let dz = dp * (p * (1.0 - p));

@@ -8,7 +8,7 @@
 //!
 //! Run with `cargo run --release --example curve_fit`.
 
-use autodiff::{differentiable, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, ScalarAutodiffError};
 
 /// The number of points.
 pub const POINTS: usize = 24;

@@ -13,7 +13,7 @@
 
 use std::path::PathBuf;
 
-use autodiff::{Panel, Scalar, ScalarAutodiffError};
+use scalar_autodiff::{Panel, Scalar, ScalarAutodiffError};
 
 #[allow(dead_code)]
 #[path = "reused_square.rs"]

@@ -13,7 +13,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use autodiff::Scalar;
+use scalar_autodiff::Scalar;
 
 /// The reverse pass of the reused square at `x = 2`, as Graphviz DOT, with the nodes named
 /// `x`, `square` and `loss`. (`#[differentiable] fn loss(x: f64) -> f64 { let s = x * x; s + s }`

@@ -3,7 +3,7 @@
 //!
 //! Run with `cargo run --release --example linear_regression`.
 
-use autodiff::{differentiable, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, ScalarAutodiffError};
 
 /// The slope the points are generated with.
 pub const TRUE_W: f64 = 2.5;

@@ -9,7 +9,7 @@
 //!
 //! Run with `cargo run --release --example mlp_moons`.
 
-use autodiff::{differentiable, Parameters, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, Parameters, ScalarAutodiffError};
 
 /// The width of both hidden layers.
 pub const HIDDEN: usize = 16;

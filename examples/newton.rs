@@ -10,7 +10,7 @@
 //!
 //! Run with `cargo run --release --example newton`.
 
-use autodiff::{differentiable, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, ScalarAutodiffError};
 
 /// Rosenbrock's banana-shaped valley, with its minimum 0 at (1, 1).
 #[differentiable]

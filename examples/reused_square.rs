@@ -3,7 +3,7 @@
 //!
 //! Run with `cargo run --release --example reused_square`.
 
-use autodiff::{
+use scalar_autodiff::{
     scalar_gradient_check, BackwardPass, Scalar, ScalarAutodiffError, ScalarGradientCheck,
 };
 

@@ -5,7 +5,7 @@
 //!
 //! Run with `cargo run --release --example shared_trunk`.
 
-use autodiff::{differentiable, scalar_gradient_check, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, scalar_gradient_check, ScalarAutodiffError};
 
 /// The shared trunk: one feature of the input, `tanh(t x)`.
 #[differentiable]

@@ -11,7 +11,7 @@ use std::error::Error;
 use std::fmt;
 use std::path::Path;
 
-use autodiff::{differentiable, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, ScalarAutodiffError};
 
 /// The number of features per flower.
 pub const FEATURES: usize = 4;

@@ -4,7 +4,7 @@
 //!
 //! Run with `cargo run --release --example xor_mlp`.
 
-use autodiff::{differentiable, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, ScalarAutodiffError};
 
 /// The four XOR inputs, with `-1` for false and `1` for true.
 pub const INPUTS: [[f64; 2]; 4] = [[-1.0, -1.0], [-1.0, 1.0], [1.0, -1.0], [1.0, 1.0]];

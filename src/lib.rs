@@ -8,8 +8,8 @@
 
 pub use autodiff_runtime::*;
 
-// Generated code names this crate `::autodiff`, also inside it (`special`).
-extern crate self as autodiff;
+// Generated code names this crate `::scalar_autodiff`, also inside it (`special`).
+extern crate self as scalar_autodiff;
 
 #[cfg(feature = "libm")]
 pub mod special;
@@ -97,7 +97,7 @@ pub mod special;
 /// path, including ones the result does not use (a reverse pass skips those).
 ///
 /// ```
-/// use autodiff::differentiable;
+/// use scalar_autodiff::differentiable;
 ///
 /// #[differentiable]
 /// fn energy(x: f64, y: f64) -> f64 {
@@ -109,7 +109,7 @@ pub mod special;
 /// let (_, gradient, h) = energy_hessian(1.0, 2.0)?;
 /// assert_eq!(gradient, [4.0, 1.0 + 2f64.cos()]);
 /// assert_eq!(*h, [[4.0, 2.0], [2.0, -(2f64.sin())]]);
-/// # Ok::<(), autodiff::ScalarAutodiffError>(())
+/// # Ok::<(), scalar_autodiff::ScalarAutodiffError>(())
 /// ```
 ///
 /// # Custom derivative rules
@@ -134,7 +134,7 @@ pub mod special;
 /// post-monomorphization error would not show in `cargo check`.)
 ///
 /// ```
-/// use autodiff::differentiable;
+/// use scalar_autodiff::differentiable;
 ///
 /// /// `ln(1 + e^x)`, written so that it never overflows.
 /// #[differentiable(derivative = softplus_slope)]
@@ -160,10 +160,10 @@ pub mod special;
 /// let second = 9.0 * sig(0.75) * sig(-0.75) + sig(-0.25) * sig(0.25);
 /// assert!((h[0][0] - second).abs() < 1e-15);
 /// // The ledger shows the rule by name.
-/// let w = autodiff::Scalar::variable(0.25)?;
+/// let w = scalar_autodiff::Scalar::variable(0.25)?;
 /// let pass = loss_graph(&w)?.backward()?;
 /// assert!(pass.ledger().to_string().contains("softplus"));
-/// # Ok::<(), autodiff::ScalarAutodiffError>(())
+/// # Ok::<(), scalar_autodiff::ScalarAutodiffError>(())
 /// ```
 ///
 /// With the default `libm` feature, [`special`] ships `erf`, `erfc`, `ln_gamma`, `digamma`
@@ -270,7 +270,7 @@ pub mod special;
 /// # Examples
 ///
 /// ```
-/// use autodiff::differentiable;
+/// use scalar_autodiff::differentiable;
 ///
 /// /// The chapter's reused square: `s = x²`, `loss = s + s`.
 /// #[differentiable]
@@ -285,18 +285,18 @@ pub mod special;
 /// let (value, [dx]) = loss_grad(2.0)?;
 /// assert_eq!((value, dx), (8.0, 8.0));
 /// // and `loss_graph` builds the graph on your own nodes.
-/// let x = autodiff::Scalar::variable(2.0)?;
+/// let x = scalar_autodiff::Scalar::variable(2.0)?;
 /// let pass = loss_graph(&x)?.backward()?;
 /// assert_eq!(x.gradient(), Some(8.0));
 /// assert_eq!(pass.ledger().nodes.len(), 3); // x, s, loss
 /// assert_eq!(pass.ledger().edges.len(), 4); // two per use of x and of s
-/// # Ok::<(), autodiff::ScalarAutodiffError>(())
+/// # Ok::<(), scalar_autodiff::ScalarAutodiffError>(())
 /// ```
 ///
 /// A small model: data, a hyperparameter, a loop and a branch.
 ///
 /// ```
-/// use autodiff::differentiable;
+/// use scalar_autodiff::differentiable;
 ///
 /// /// Mean Huber loss of the line `w x + b`.
 /// #[differentiable]
@@ -317,13 +317,13 @@ pub mod special;
 /// let (value, [dw, db]) = huber_grad(1.0, 0.0, &xs, &ys, 1.0)?; // residuals 0 and -3
 /// assert_eq!(value, huber(1.0, 0.0, &xs, &ys, 1.0));
 /// assert_eq!((value, dw, db), (1.25, -1.0, -0.5));
-/// # Ok::<(), autodiff::ScalarAutodiffError>(())
+/// # Ok::<(), scalar_autodiff::ScalarAutodiffError>(())
 /// ```
 ///
 /// A rejected construct is a compile error on the offending tokens:
 ///
 /// ```compile_fail
-/// #[autodiff::differentiable]
+/// #[scalar_autodiff::differentiable]
 /// fn step(x: f64) -> f64 {
 ///     x.floor() // error: `floor` cannot be differentiated
 /// }
@@ -359,7 +359,7 @@ pub use autodiff_macros::differentiable;
 /// One step of gradient descent over a small layer:
 ///
 /// ```
-/// use autodiff::{Parameters, ScalarAutodiffError};
+/// use scalar_autodiff::{Parameters, ScalarAutodiffError};
 ///
 /// /// `y = w x + b`, from 2 inputs to 3 outputs.
 /// #[derive(Parameters)]
@@ -395,7 +395,7 @@ pub use autodiff_macros::differentiable;
 /// assert_eq!(layer.b, [0.0, 0.5, 1.0]);
 /// layer.read_flat(&saved)?;
 /// assert_eq!(layer.to_flat(), saved);
-/// # Ok::<(), autodiff::ScalarAutodiffError>(())
+/// # Ok::<(), scalar_autodiff::ScalarAutodiffError>(())
 /// ```
 ///
 /// The gradient from a graph: [`Parameters::variables`] makes the tracked copy, whose fields
@@ -403,7 +403,7 @@ pub use autodiff_macros::differentiable;
 /// the struct's shape after [`Scalar::backward`].
 ///
 /// ```
-/// use autodiff::{Parameters, Scalar};
+/// use scalar_autodiff::{Parameters, Scalar};
 ///
 /// #[derive(Parameters)]
 /// struct Line {
@@ -423,13 +423,13 @@ pub use autodiff_macros::differentiable;
 /// loss.backward()?;
 /// let gradient: Line = line.gradient_of(&tracked);
 /// assert_eq!((gradient.w, gradient.b), ([2.0, 4.0], 1.0));
-/// # Ok::<(), autodiff::ScalarAutodiffError>(())
+/// # Ok::<(), scalar_autodiff::ScalarAutodiffError>(())
 /// ```
 ///
 /// A field that is not a parameter shape is a compile error on its type:
 ///
 /// ```compile_fail
-/// #[derive(autodiff::Parameters)]
+/// #[derive(scalar_autodiff::Parameters)]
 /// struct Model {
 ///     w: [f64; 3],
 ///     steps: usize, // error: `usize` is not a parameter shape

@@ -12,8 +12,8 @@
 //! `erf` alone makes rustc say it cannot find `differentiable_erf`.)
 //!
 //! ```
-//! use autodiff::differentiable;
-//! use autodiff::special::*;
+//! use scalar_autodiff::differentiable;
+//! use scalar_autodiff::special::*;
 //!
 //! /// The normal distribution's CDF at `x` for mean `mu`, scale `s`.
 //! #[differentiable]
@@ -28,7 +28,7 @@
 //! assert!((gradient[2] - density).abs() < 1e-15);
 //! assert!((gradient[0] + density).abs() < 1e-15);
 //! assert_eq!(sigmoid(0.0), 0.5);
-//! # Ok::<(), autodiff::ScalarAutodiffError>(())
+//! # Ok::<(), scalar_autodiff::ScalarAutodiffError>(())
 //! ```
 
 use std::f64::consts::{FRAC_2_SQRT_PI, PI};

@@ -1,13 +1,13 @@
 //! Custom derivative rules, `#[differentiable(derivative = slope)]`: one node named by the
 //! rule on every path, the rule's slopes as its local derivatives, second order through a
-//! differentiable slope, and the special functions of `autodiff::special` against central
+//! differentiable slope, and the special functions of `scalar_autodiff::special` against central
 //! differences over their domains.
 
 // A glob brings each function's hidden body too (`differentiable_erf`), which bodies that
 // call it need; or call by path, `special::erf(x)`.
-use autodiff::special;
-use autodiff::special::*;
-use autodiff::{differentiable, scalar_gradient_check, Scalar, ScalarAutodiffError};
+use scalar_autodiff::special;
+use scalar_autodiff::special::*;
+use scalar_autodiff::{differentiable, scalar_gradient_check, Scalar, ScalarAutodiffError};
 
 type Result = std::result::Result<(), ScalarAutodiffError>;
 
@@ -305,7 +305,7 @@ fn both_paths<const N: usize>(
 
 #[test]
 fn callers_of_rules_run_compiled_sweeps_with_the_tape_s_bits() -> Result {
-    use autodiff::__private::traces;
+    use scalar_autodiff::__private::traces;
     for point in [[0.3, -0.2], [2.0, 1.0], [-4.0, 0.0]] {
         let loss_both = |p: &[f64; 2]| loss_grad(p[0], p[1]);
         both_paths(loss_both, |v| loss_graph(&v[0], &v[1]), point)?;
@@ -560,7 +560,7 @@ fn special_functions_at_known_points() -> Result {
 
 #[test]
 fn hand_built_rules_on_scalars() -> Result {
-    use autodiff::CustomRule;
+    use scalar_autodiff::CustomRule;
     fn hypot3(x: f64, y: f64, z: f64) -> f64 {
         (x * x + y * y + z * z).sqrt()
     }

@@ -17,7 +17,7 @@ const EXPECTED: [&str; 9] = [
 ];
 
 #[test]
-fn the_demo_prints_the_chapter_lines() -> Result<(), autodiff::ScalarAutodiffError> {
+fn the_demo_prints_the_chapter_lines() -> Result<(), scalar_autodiff::ScalarAutodiffError> {
     let lines = reused_square::report()?;
     assert!(
         lines.len() > EXPECTED.len(),

@@ -2,7 +2,7 @@
 //! operation deep in a loop, one in a helper another function calls, one in a method, and
 //! the operation whose edge a reverse or second-order pass failed on, in every form.
 
-use autodiff::{differentiable, Scalar, ScalarAutodiffError, SourceLocation};
+use scalar_autodiff::{differentiable, Scalar, ScalarAutodiffError, SourceLocation};
 
 /// The function, line and column of `error`'s location, after checking its file.
 fn at(error: &ScalarAutodiffError) -> (Option<&'static str>, u32, u32) {

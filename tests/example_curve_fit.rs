@@ -6,7 +6,7 @@
 #[path = "../examples/curve_fit.rs"]
 mod curve_fit;
 
-use autodiff::ScalarAutodiffError;
+use scalar_autodiff::ScalarAutodiffError;
 use curve_fit::{fit, points, residuals, residuals_jacobian, POINTS, TRUE};
 
 #[test]

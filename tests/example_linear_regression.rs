@@ -5,7 +5,7 @@
 #[path = "../examples/linear_regression.rs"]
 mod linear_regression;
 
-use autodiff::{scalar_gradient_check, ScalarAutodiffError};
+use scalar_autodiff::{scalar_gradient_check, ScalarAutodiffError};
 use linear_regression::{fit, loss, loss_grad, points, TRUE_B, TRUE_W};
 
 #[test]

@@ -7,7 +7,7 @@
 #[path = "../examples/mlp_moons.rs"]
 mod mlp_moons;
 
-use autodiff::{scalar_gradient_check, Parameters, ScalarAutodiffError};
+use scalar_autodiff::{scalar_gradient_check, Parameters, ScalarAutodiffError};
 use mlp_moons::{
     accuracy, loss, loss_grad, loss_graph, make_moons, picture, score, train, Mlp, Moons, ALPHA,
     DATA_SEED, HIDDEN, INIT_SEED, NOISE, REPORT_EVERY, SAMPLES, STEPS,

@@ -7,7 +7,7 @@
 #[path = "../examples/shared_trunk.rs"]
 mod shared_trunk;
 
-use autodiff::{scalar_gradient_check, ScalarAutodiffError};
+use scalar_autodiff::{scalar_gradient_check, ScalarAutodiffError};
 use shared_trunk::*;
 
 #[test]

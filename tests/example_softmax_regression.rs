@@ -9,7 +9,7 @@ mod softmax_regression;
 
 use std::error::Error;
 
-use autodiff::scalar_gradient_check;
+use scalar_autodiff::scalar_gradient_check;
 use softmax_regression::{
     data_path, load, loss, loss_grad, read, split, train, DataError, Dataset, Model, Standardizer,
     CLASSES, EPOCHS, FEATURES, L2, RATE, REPORT_EVERY,

@@ -5,7 +5,7 @@
 #[path = "../examples/xor_mlp.rs"]
 mod xor_mlp;
 
-use autodiff::{scalar_gradient_check, ScalarAutodiffError};
+use scalar_autodiff::{scalar_gradient_check, ScalarAutodiffError};
 use xor_mlp::{initial, loss, loss_grad, predict, train, INPUTS, SEED, TARGETS};
 
 #[test]

@@ -1,5 +1,5 @@
 //! The examples' losses run on `name_grad`'s compiled sweeps: a warm call starts no trace
-//! (`autodiff::__private::traces` counts the checked path's runs), so what a user copies
+//! (`scalar_autodiff::__private::traces` counts the checked path's runs), so what a user copies
 //! from an example gets the compiled speed, not the tape's.
 
 #[allow(dead_code)]
@@ -19,9 +19,9 @@ mod xor_mlp;
 /// value stack, never a trace).
 fn warm_traces(run: impl Fn() -> bool) -> u64 {
     assert!(run(), "the first call finishes");
-    let before = autodiff::__private::traces();
+    let before = scalar_autodiff::__private::traces();
     assert!(run(), "the warm call finishes");
-    autodiff::__private::traces() - before
+    scalar_autodiff::__private::traces() - before
 }
 
 #[test]

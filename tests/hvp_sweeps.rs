@@ -4,7 +4,7 @@
 //! loops, branches, local arrays, `detach`, folds and parameter structs; and where the
 //! sweeps give up, the same typed errors as the tape's.
 
-use autodiff::{differentiable, Parameters, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, Parameters, ScalarAutodiffError};
 
 /// `H e_j` from `hvp` against column `j` of `hessian`, for every `j`; the gradient's and
 /// the value's bits against `grad`'s.

@@ -2,7 +2,7 @@
 //! parameter order, lengths from literals and constants, and the graph form on the
 //! caller's nodes.
 
-use autodiff::{differentiable, scalar_gradient_check, Scalar, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, scalar_gradient_check, Scalar, ScalarAutodiffError};
 
 const DEGREE: usize = 3;
 

@@ -2,8 +2,8 @@
 //! switch points, the plain function and the graph agreeing bit for bit, and the branch
 //! not taken recording nothing.
 
-use autodiff::ScalarOperation::{self, *};
-use autodiff::{differentiable, scalar_gradient_check, Scalar, ScalarAutodiffError};
+use scalar_autodiff::ScalarOperation::{self, *};
+use scalar_autodiff::{differentiable, scalar_gradient_check, Scalar, ScalarAutodiffError};
 
 /// Three pieces joined (not smoothly) at -1 and 2: a parabola, a line and a logarithm.
 #[differentiable]
@@ -182,10 +182,10 @@ fn the_branch_not_taken_records_nothing() -> Result<(), ScalarAutodiffError> {
         [Variable, Ln, Constant, Multiply]
     );
     // The same holds on the tape: only the taken branch's nodes were recorded.
-    let before = autodiff::tape_len();
+    let before = scalar_autodiff::tape_len();
     let x = Scalar::variable(-3.0)?;
     let output = piecewise_graph(&x)?;
-    assert_eq!(autodiff::tape_len() - before, 2);
+    assert_eq!(scalar_autodiff::tape_len() - before, 2);
     drop((output, x));
     Ok(())
 }

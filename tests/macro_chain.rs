@@ -9,7 +9,7 @@
 use std::hint::black_box;
 
 use approx::assert_relative_eq;
-use autodiff::{differentiable, Scalar, ScalarAutodiffError, ScalarOperation};
+use scalar_autodiff::{differentiable, Scalar, ScalarAutodiffError, ScalarOperation};
 
 macro_rules! chain {
     ($x:ident; [] ($($inner:tt)*)) => {

@@ -4,7 +4,7 @@
 use std::hint::black_box;
 
 use approx::assert_abs_diff_eq;
-use autodiff::{differentiable, Scalar, ScalarAutodiffError, ScalarOperation};
+use scalar_autodiff::{differentiable, Scalar, ScalarAutodiffError, ScalarOperation};
 
 /// The reused square: `s = x * x`, `loss = s + s`.
 #[differentiable]

@@ -2,10 +2,10 @@
 //! giving the same values, gradients and ledger as the body written inline, and an argument
 //! reused across calls accumulates every path.
 
-use autodiff::{differentiable, Scalar, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, Scalar, ScalarAutodiffError};
 
 mod layers {
-    use autodiff::differentiable;
+    use scalar_autodiff::differentiable;
 
     /// A dense unit: `tanh(w · x + b)` over a parameter array and a data input.
     #[differentiable]
@@ -98,7 +98,7 @@ fn a_composed_function_equals_its_inlined_body() -> Result<(), ScalarAutodiffErr
     let inlined = inlined_graph(&x, &y)?.backward()?.ledger();
     assert_eq!(composed.nodes.len(), 6);
     assert_eq!(composed.edges.len(), 8);
-    let operations = |ledger: &autodiff::Ledger| {
+    let operations = |ledger: &scalar_autodiff::Ledger| {
         ledger
             .nodes
             .iter()

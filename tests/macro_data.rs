@@ -1,7 +1,7 @@
 //! Data parameters and `#[constant]`: passed through untouched, excluded from the gradient,
 //! and plain Rust over data evaluated exactly as the plain function evaluates it.
 
-use autodiff::{differentiable, scalar_gradient_check, Scalar, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, scalar_gradient_check, Scalar, ScalarAutodiffError};
 
 /// Mean squared error of a line over data slices.
 #[differentiable]

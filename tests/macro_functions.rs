@@ -4,7 +4,7 @@
 use std::hint::black_box;
 
 use approx::assert_relative_eq;
-use autodiff::{differentiable, Scalar, ScalarAutodiffError, ScalarOperation};
+use scalar_autodiff::{differentiable, Scalar, ScalarAutodiffError, ScalarOperation};
 
 /// A small regression loss: `(w x + b - y)²`.
 #[differentiable]
@@ -234,7 +234,7 @@ fn run_time_errors_come_back_typed() -> Result<(), ScalarAutodiffError> {
         Err(ScalarAutodiffError::NonFiniteLeaf { .. })
     ));
     // A failed call leaves nothing behind on the thread's tape.
-    assert_eq!(autodiff::tape_len(), 0);
+    assert_eq!(scalar_autodiff::tape_len(), 0);
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! Loops against the same functions unrolled by hand: the same operations in the same
 //! order, so values, gradients and ledgers agree exactly.
 
-use autodiff::{differentiable, scalar_gradient_check, Scalar, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, scalar_gradient_check, Scalar, ScalarAutodiffError};
 
 const EXTRA: usize = 2;
 

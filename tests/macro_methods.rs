@@ -5,7 +5,7 @@
 use std::hint::black_box;
 
 use approx::{assert_relative_eq, relative_eq};
-use autodiff::{differentiable, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, ScalarAutodiffError};
 
 type Plain1 = fn(f64) -> f64;
 type Plain2 = fn(f64, f64) -> f64;
@@ -45,7 +45,7 @@ macro_rules! unary_methods {
     ($($method:ident at $points:expr;)*) => {
         $(
             mod $method {
-                use autodiff::differentiable;
+                use scalar_autodiff::differentiable;
 
                 #[differentiable]
                 pub fn method_form(x: f64) -> f64 {

@@ -3,7 +3,7 @@
 
 #![allow(clippy::needless_range_loop)] // index loops on purpose: the form the rewrite must accept
 
-use autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
 
 #[differentiable]
 fn nested(w: [[f64; 2]; 3], b: f64) -> f64 {

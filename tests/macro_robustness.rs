@@ -8,9 +8,9 @@
 use std::hint::black_box;
 
 use approx::assert_relative_eq;
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
-type Result<T = ()> = std::result::Result<T, autodiff::ScalarAutodiffError>;
+type Result<T = ()> = std::result::Result<T, scalar_autodiff::ScalarAutodiffError>;
 
 /// Central difference of `f` at `x`.
 fn slope(f: impl Fn(f64) -> f64, x: f64) -> f64 {
@@ -154,7 +154,7 @@ fn clashing(Scalar: f64, tape: f64, graph: f64) -> f64 {
 }
 
 mod inner {
-    use autodiff::differentiable;
+    use scalar_autodiff::differentiable;
 
     /// Visible to the crate only, with its docs.
     #[differentiable]

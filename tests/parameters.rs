@@ -1,7 +1,7 @@
 //! `Parameters` and `#[derive(Parameters)]`: the order of the walk, tracked copies,
 //! gradients read back in the struct's shape, and the flat and optimizer-step helpers.
 
-use autodiff::{Parameters, Scalar, ScalarAutodiffError};
+use scalar_autodiff::{Parameters, Scalar, ScalarAutodiffError};
 
 /// A dense layer from 2 inputs to 3 outputs.
 #[derive(Parameters, Clone, Debug, PartialEq)]
@@ -53,7 +53,7 @@ declare!(Declared);
 
 mod elsewhere {
     /// Public fields of a public struct in another module.
-    #[derive(autodiff::Parameters)]
+    #[derive(scalar_autodiff::Parameters)]
     pub struct Public {
         pub a: f64,
         pub b: [f64; 2],

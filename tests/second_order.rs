@@ -5,7 +5,7 @@
 // user writes it.
 #![allow(clippy::needless_range_loop, clippy::assign_op_pattern)]
 
-use autodiff::{differentiable, Parameters, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, Parameters, ScalarAutodiffError};
 
 #[differentiable]
 fn rosenbrock(x: f64, y: f64) -> f64 {
@@ -501,11 +501,11 @@ fn outputs_before_the_last_parameter_have_hessians() -> Result<(), ScalarAutodif
 
 #[test]
 fn a_panic_inside_a_call_leaves_no_nodes_on_the_tape() -> Result<(), ScalarAutodiffError> {
-    let before = autodiff::tape_len();
+    let before = scalar_autodiff::tape_len();
     // The user's own indexing panics (`xs` is too short) while the call is recording.
     let outcome = std::panic::catch_unwind(|| pick_hvp(2.0, &[1.0], [1.0]));
     assert!(outcome.is_err());
-    assert_eq!(autodiff::tape_len(), before);
+    assert_eq!(scalar_autodiff::tape_len(), before);
     // And the tape still works.
     assert_eq!(
         pick_hvp(2.0, &[0.0, 0.0, 0.0, 1.5], [1.0])?,
@@ -598,7 +598,7 @@ fn jacobians_forward_and_reverse() -> Result<(), ScalarAutodiffError> {
 #[test]
 fn the_public_checks_pass_real_derivatives_and_catch_wrong_ones() -> Result<(), ScalarAutodiffError>
 {
-    use autodiff::{directional_check, hessian_check, hvp_check};
+    use scalar_autodiff::{directional_check, hessian_check, hvp_check};
     let x = [-1.2, 1.0, 0.5, -0.3, 2.0, 1.5, 0.0, -2.0, 0.7, 1.1];
     let gradient = |p: &[f64]| {
         let point: [f64; 10] = p.try_into().expect("ten scalars");

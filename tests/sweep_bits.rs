@@ -36,7 +36,7 @@
 //! `cargo test --test sweep_bits second_order` alone). It lives in this binary, not one of
 //! its own, so that the generated programs are compiled once.
 
-use autodiff::{tape_len, ScalarAutodiffError, ScalarOperation};
+use scalar_autodiff::{tape_len, ScalarAutodiffError, ScalarOperation};
 
 #[path = "random_programs/support.rs"]
 mod support;
@@ -397,7 +397,7 @@ fn ordinary(rng: &mut Rng) -> f64 {
 }
 
 /// Which functions' warm calls run compiled: a call that finishes and starts no trace
-/// (`autodiff::__private::traces` counts the checked path's runs). The second and third
+/// (`scalar_autodiff::__private::traces` counts the checked path's runs). The second and third
 /// families are written in the forms the sweeps cover, so every one of them must; the
 /// first spans the whole language, and `-- --nocapture` lists its functions that still
 /// take the checked path.
@@ -418,9 +418,9 @@ fn the_sweeps_families_run_compiled() {
                 continue;
             }
             finishing += 1;
-            let before = autodiff::__private::traces();
+            let before = scalar_autodiff::__private::traces();
             let warm = (program.grad)(&case.p, &case.xs, case.n);
-            compiled |= warm.is_finished() && autodiff::__private::traces() == before;
+            compiled |= warm.is_finished() && scalar_autodiff::__private::traces() == before;
             if compiled || finishing == 5 {
                 break;
             }

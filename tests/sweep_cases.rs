@@ -5,7 +5,7 @@
 //! domains left unguarded so that some inputs fail (the same error on both paths).
 #![allow(clippy::needless_range_loop)]
 
-use autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
 
 #[differentiable]
 fn chain(x: f64, steps: usize) -> f64 {
@@ -532,9 +532,9 @@ const V: [f64; 4] = [0.3, -0.2, 0.5, 0.7];
 /// How many traces `run` starts on this thread: none for a warm call that the compiled
 /// sweeps finish (the checked path traces).
 fn traces(run: impl FnOnce()) -> u64 {
-    let before = autodiff::__private::traces();
+    let before = scalar_autodiff::__private::traces();
     run();
-    autodiff::__private::traces() - before
+    scalar_autodiff::__private::traces() - before
 }
 
 #[test]

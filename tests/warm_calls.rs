@@ -6,7 +6,7 @@
 // The models index their arrays as the formulas do.
 #![allow(clippy::needless_range_loop)]
 
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[global_allocator]
 static ALLOCATOR: dhat::Alloc = dhat::Alloc;

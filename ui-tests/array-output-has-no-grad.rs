@@ -1,7 +1,7 @@
 // Lesson: a gradient is of one `f64` result. A #[differentiable] function that returns an
 // array has a Jacobian instead, one gradient row per output (`dense_jacobian`); or call it
 // from a function that reduces its outputs to one `f64` (a loss) and differentiate that.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn dense(w: [[f64; 2]; 2], x: [f64; 2]) -> [f64; 2] {

@@ -1,7 +1,7 @@
 // Lesson: an `as` cast leaves the f64 graph. Casting to an integer truncates, which has
 // derivative 0 almost everywhere, and no other numeric type carries a gradient. Keep every
 // value `f64`, and write whole-number constants as float literals (`3.0`, not `3 as f64`).
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn steps(x: f64) -> f64 {

@@ -1,6 +1,6 @@
 // Lesson: an assignment rebinds a name to a new graph node, so it needs a `let mut` local
 // (or a `mut` parameter), exactly as plain Rust would require.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn accumulate(x: f64, y: f64) -> f64 {

@@ -1,6 +1,6 @@
 // Lesson: the elements of a parameter array are the graph variables the gradient is taken
 // for; assigning one would cut it out of the graph. Copy it into a `let mut` local.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn clamped(w: [f64; 2]) -> f64 {

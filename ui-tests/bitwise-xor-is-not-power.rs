@@ -1,6 +1,6 @@
 // Lesson: in Rust `^` is bitwise exclusive or, not a power, and it works on integers and
 // booleans only. Write powers with `powi` (integer exponent) or `powf`.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn square(x: f64) -> f64 {

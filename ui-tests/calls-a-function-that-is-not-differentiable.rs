@@ -3,7 +3,7 @@
 // the call goes to its generated `differentiable_helper`. Here `helper` is a plain function,
 // so rustc cannot find `differentiable_helper`. Put `#[differentiable]` on `helper` (or
 // write its math inline); a plain function of data alone may still be called freely.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 fn helper(v: f64) -> f64 {
     v * v

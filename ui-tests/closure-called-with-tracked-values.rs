@@ -1,7 +1,7 @@
 // Lesson: the attribute rewrites this function's own expressions into graph operations; it
 // cannot follow a tracked value into a closure's body. A closure over data alone is fine;
 // to reuse math on tracked values, make it a separate #[differentiable] function.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn squared_sum(x: f64, y: f64) -> f64 {

@@ -3,7 +3,7 @@
 // (`xs.iter().map(|x| w * x).sum::<f64>()`, `.fold(..)`): their closures run as the body
 // of a loop. Write the closure's body where it is used, or call a #[differentiable]
 // function instead.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn scaled(w: f64, x: f64) -> f64 {

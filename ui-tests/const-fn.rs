@@ -1,7 +1,7 @@
 // Lesson: the generated `_graph` and `_grad` functions record graph nodes at run time,
 // which constant evaluation cannot do, so a #[differentiable] function cannot be a
 // `const fn`.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 const fn doubled(x: f64) -> f64 {

@@ -1,7 +1,7 @@
 // Lesson: `#[constant]` marks an `f64` parameter as data left out of the gradient (a
 // hyperparameter). Inside the body, whether a value is tracked follows from what it is
 // computed from; for a value without gradient write `.detach()`.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn scaled(x: f64) -> f64 {

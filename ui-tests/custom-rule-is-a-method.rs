@@ -1,7 +1,7 @@
 // Lesson: a custom derivative rule is one operation on `f64` operands, recorded as one node
 // wherever it is called, so it is a free function: the attribute writes items beside it
 // (the rule's `static`), which an `impl` block cannot hold.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 struct Curve {
     scale: f64,

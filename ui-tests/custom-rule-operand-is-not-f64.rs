@@ -1,7 +1,7 @@
 // Lesson: a custom derivative rule is one operation on one to three `f64` operands; its
 // slope function returns one partial derivative per operand. An array (or a struct) is not
 // one operand: give the rule its scalars, or differentiate the body itself.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable(derivative = norm_slope)]
 fn norm(v: [f64; 2]) -> f64 {

@@ -1,6 +1,6 @@
 // Lesson: a custom derivative rule's node keeps at most three operands, each with the slope
 // the rule gives it. Split a wider operation into rules of up to three operands.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable(derivative = sum4_slopes)]
 fn sum4(a: f64, b: f64, c: f64, d: f64) -> f64 {

@@ -2,7 +2,7 @@
 // untouched and has no gradient. Where data meets a tracked value it becomes an `f64`
 // constant, so it must be an `f64`; Rust itself does not divide an `f64` by a `u32` either.
 // Convert it first: `total / count as f64`.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn average(total: f64, count: u32) -> f64 {

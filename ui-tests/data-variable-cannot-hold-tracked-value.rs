@@ -2,7 +2,7 @@
 // a tracked value. A `#[constant]` parameter (like other data parameters, loop variables
 // and names bound by patterns) stays data, so it cannot hold one. Declare a separate
 // `let mut` local for the tracked value.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn decayed(x: f64, #[constant] mut rate: f64) -> f64 {

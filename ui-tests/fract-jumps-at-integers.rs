@@ -2,7 +2,7 @@
 // back to 0 at every one, and the `trunc` inside it has derivative 0 almost everywhere.
 // Write `x - x.detach().trunc()` to get the same value with slope 1 (the whole part held
 // constant), or `x.detach().fract()` if the fractional part is meant as a constant.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn phase(x: f64) -> f64 {

@@ -1,6 +1,6 @@
 // Lesson: the gradient is computed on concrete `f64` values, one per parameter, so a
 // #[differentiable] function cannot be generic. Write `f64` for every parameter.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn twice<T>(x: f64) -> f64 {

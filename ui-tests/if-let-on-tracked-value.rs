@@ -1,7 +1,7 @@
 // Lesson: `if let` (and `while let`, `let ... else`) match a pattern against a value. On a
 // tracked value the names the pattern binds would be plain copies without a gradient, so
 // the attribute refuses it; on data (an `Option<f64>` parameter, say) it works.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn first_positive(x: f64) -> f64 {

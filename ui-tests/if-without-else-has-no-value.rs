@@ -1,7 +1,7 @@
 // Lesson: an `if` used as a value must produce one whichever branch runs, so that the graph
 // has a node for the result on every path. Add an `else`, or assign a `let mut` variable in
 // an `if` statement.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn positive_part(x: f64) -> f64 {

@@ -2,7 +2,7 @@
 // of a parameter array. A range bounded by a tracked value would change the number of
 // iterations as the value moves, a step with derivative 0 almost everywhere. Bound loops by
 // data; `0..(x.detach() as usize)` says the count is meant as a constant.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn repeated(x: f64) -> f64 {

@@ -1,7 +1,7 @@
 // Lesson: a loop over a parameter array binds each element by name (`w_i` or `&w_i`), and
 // `zip` or `enumerate` make pairs. A pattern of another shape cannot name the elements'
 // graph nodes.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn pairs(w: [f64; 4]) -> f64 {

@@ -1,7 +1,7 @@
 // Lesson: loops stay statements in the generated code: each iteration records its own
 // operations, and a tracked value leaves a loop through a variable. `loop` producing a
 // value with `break value` is not supported; assign a `let mut` variable and `break;`.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn first_above(x: f64) -> f64 {

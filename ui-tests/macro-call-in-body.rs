@@ -1,7 +1,7 @@
 // Lesson: macros expand after the attribute has rewritten the body, so #[differentiable]
 // cannot see, let alone differentiate, the code a macro produces. Write the arithmetic out,
 // and print values from the caller (the plain function and `name_grad` return them).
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn noisy(x: f64) -> f64 {

@@ -2,7 +2,7 @@
 // value, a name bound by a pattern (`v` below) would be a plain copy without its gradient,
 // so the attribute refuses it. Branch with `if` on comparisons instead; `match` works on
 // data, such as an integer parameter or a loop counter.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn clip(x: f64) -> f64 {

@@ -1,6 +1,6 @@
 // Lesson: a function without `-> f64` returns `()`, so there is nothing to differentiate.
 // The result of a #[differentiable] function is the `f64` it returns: declare it.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn forgot(x: f64) {

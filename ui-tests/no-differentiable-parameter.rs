@@ -1,7 +1,7 @@
 // Lesson: the gradient is taken with respect to the `f64` and `[f64; K]` parameters. When
 // every parameter is data (of another type, or marked `#[constant]`) there is nothing to
 // differentiate.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn mean(xs: &[f64], #[constant] scale: f64) -> f64 {

@@ -1,6 +1,6 @@
 // Lesson: the gradient is taken with respect to the parameters. A function without any has
 // nothing to differentiate; pass the inputs the result depends on as f64 parameters.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn constant() -> f64 {

@@ -1,6 +1,6 @@
 // Lesson: #[differentiable] rewrites the body of a function into graph operations; it has
 // nothing to do on a struct or any other item.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 struct Point {

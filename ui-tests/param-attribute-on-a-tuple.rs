@@ -1,7 +1,7 @@
-// Lesson: `#[param]` differentiates an `autodiff::Parameters` shape: a struct with
-// `#[derive(autodiff::Parameters)]`, a slice `&[f64]`, arrays. A tuple has no field names
+// Lesson: `#[param]` differentiates an `scalar_autodiff::Parameters` shape: a struct with
+// `#[derive(scalar_autodiff::Parameters)]`, a slice `&[f64]`, arrays. A tuple has no field names
 // and no derive, so its scalars have no declared order: use a struct.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn loss(#[param] pair: (f64, f64)) -> f64 {

@@ -1,7 +1,7 @@
 // Lesson: each element of a parameter array `w: [f64; K]` is a graph variable the gradient
 // is taken for, so the array is read-only in the body. Copy an element into a `let mut`
 // local to change it.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn shifted(mut w: [f64; 2]) -> f64 {

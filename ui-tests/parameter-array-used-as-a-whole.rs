@@ -1,7 +1,7 @@
 // Lesson: a parameter array is not a number: arithmetic takes its elements (`w[i]`, or a
 // loop over `w.iter()`). The whole array may be bound, returned, iterated, or passed to
 // another #[differentiable] function that takes `[f64; K]`.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn total(w: [f64; 3]) -> f64 {

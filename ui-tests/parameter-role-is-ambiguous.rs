@@ -2,8 +2,8 @@
 // would silently train the wrong model. `f64` and arrays of `f64` are differentiated;
 // references to slices and arrays, integers, `bool`, `char` and `&str` are data. Any other
 // type says which it is: `#[param]` to differentiate it (it must implement
-// `autodiff::Parameters`), `#[constant]` to pass it as data.
-use autodiff::differentiable;
+// `scalar_autodiff::Parameters`), `#[constant]` to pass it as data.
+use scalar_autodiff::differentiable;
 
 pub struct Layer {
     pub w: [f64; 2],

@@ -2,7 +2,7 @@
 // type must be a parameter shape: `f64`, `[f64; K]`, `Vec<f64>` or another derived struct.
 // A count such as `steps: usize` carries no gradient; keep it outside the parameters. The
 // error is reported once, on the field's type.
-use autodiff::Parameters;
+use scalar_autodiff::Parameters;
 
 #[derive(Parameters)]
 struct Model {

@@ -1,7 +1,7 @@
 // Lesson: `powi` records its `i32` exponent as part of the operation, so only the base
 // carries a gradient, and the exponent must be an integer known without the tracked values.
 // For an f64 exponent, or one that depends on the parameters, use `powf`.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn self_power(x: f64, n: f64) -> f64 {

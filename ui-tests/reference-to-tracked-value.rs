@@ -1,7 +1,7 @@
 // Lesson: in the generated graph function every f64 value is a graph node, not a number in
 // memory, and the rewrite already passes nodes by reference for you (`x * x` becomes
 // `x.mul(&x)?`). Taking `&x` yourself has no meaning there: use the value directly.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn scaled(x: f64) -> f64 {

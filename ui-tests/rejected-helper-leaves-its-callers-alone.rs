@@ -3,7 +3,7 @@
 // is the one to fix. Here `dense` cannot tell whether `w: W` (a type alias) is
 // differentiated; `loss` and `batch`, which lend it arrays, scalars and struct fields,
 // report nothing.
-use autodiff::{differentiable, Parameters};
+use scalar_autodiff::{differentiable, Parameters};
 
 type W = [f64; 2];
 

@@ -2,7 +2,7 @@
 // whole number, and the `trunc` inside has derivative 0 almost everywhere, so
 // #[differentiable] refuses `%`. Writing the formula with the quotient detached,
 // `a - b * (a / b).detach().trunc()`, keeps the slopes and says what is held constant.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn wrap(angle: f64, period: f64) -> f64 {

@@ -1,7 +1,7 @@
 // Lesson: `return value` becomes returning the graph node of `value`, which the rewrite can
 // do where the `return` stands on its own: as a statement, as the final expression, or as
 // the value of a branch. Inside another expression it is refused; use a `match` or `if`.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn scaled_first(x: f64, xs: &[f64]) -> f64 {

@@ -1,7 +1,7 @@
 // Lesson: reverse mode differentiates one f64 output with respect to f64 inputs, so a
 // #[differentiable] function returns exactly `f64`. Other float types carry no gradient in
 // this runtime; convert the f64 result (or its gradient) afterwards if you need to.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn half(x: f64) -> f32 {

@@ -2,7 +2,7 @@
 // only the first, so you can fix them all before building again. Here: a remainder, a
 // rounding, a cast of a tracked value, a `match` on one and a macro call that prints one.
 // (The integer parameter is fine: it is data, and `steps as f64` is plain Rust.)
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn messy(x: f64, steps: i32) -> f64 {

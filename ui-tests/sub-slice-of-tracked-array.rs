@@ -1,7 +1,7 @@
 // Lesson: a helper's differentiated parameter has a fixed shape, and a range of a tracked
 // array (`p[0..2]`) has none the rewrite can check. Give each part its own parameter (or
-// a field of a `#[derive(autodiff::Parameters)]` struct) and pass that.
-use autodiff::differentiable;
+// a field of a `#[derive(scalar_autodiff::Parameters)]` struct) and pass that.
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn norm(v: [f64; 2]) -> f64 {

@@ -1,7 +1,7 @@
 // Lesson: a condition is evaluated on the primal values of tracked names. When a closure
 // inside it rebinds a tracked name (`x` here), the rewrite cannot tell the two `x`s apart.
 // Rename the inner binding.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn above_all(x: f64, xs: &[f64]) -> f64 {

@@ -2,7 +2,7 @@
 // moves: a step with derivative 0 almost everywhere, which would silently give a zero
 // gradient. Index with data, such as a loop counter; if you mean the number without its
 // gradient, say so with `detach()`: `table[x.detach() as usize]`.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn lookup(x: f64, table: &[f64]) -> f64 {

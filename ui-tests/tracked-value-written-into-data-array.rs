@@ -2,7 +2,7 @@
 // `#[constant]`) cannot hold a tracked value, since no gradient could flow through what is
 // written into it. A local array declared in the body becomes tracked when it is assigned
 // one: `let mut out = [0.0; 2]; out[i] = value;`.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn fill(w: f64, #[constant] buffer: &mut [f64]) -> f64 {

@@ -1,7 +1,7 @@
 // Lesson: the value a function returns is its final expression, written without a `;`
 // (or a `return`). A trailing `;` turns it into a statement whose value is thrown away, and
 // a #[differentiable] function must end with the f64 it differentiates.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn area(r: f64) -> f64 {

@@ -1,7 +1,7 @@
 // Lesson: a method's receiver is data for #[differentiable]: `&self` or `self` is passed on
 // to the generated `_graph` and `_grad` methods as it is. A typed receiver such as
 // `self: Box<Self>` is not: write `&self`, or take the value as a parameter.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 struct Model {
     weight: f64,

@@ -1,7 +1,7 @@
 // Lesson: #[differentiable] takes one argument, `derivative = slope`, and nothing else. An
 // unknown argument is an error rather than silently ignored, so a typo never changes what
 // gets differentiated.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable(order = 2)]
 fn square(x: f64) -> f64 {

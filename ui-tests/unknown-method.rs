@@ -2,7 +2,7 @@
 // derivative. A method it does not know (here `to_degrees`) has no operation, so it is a
 // compile error rather than a silently wrong gradient. The message lists the methods that
 // work; `to_degrees` is `x * (180.0 / std::f64::consts::PI)` written with them.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn heading(x: f64) -> f64 {

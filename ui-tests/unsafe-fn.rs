@@ -1,5 +1,5 @@
 // Lesson: #[differentiable] accepts only safe f64 arithmetic, which never needs `unsafe`.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 unsafe fn risky(x: f64) -> f64 {

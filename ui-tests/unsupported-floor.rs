@@ -2,7 +2,7 @@
 // its derivative is 0 except at whole numbers, where it jumps. A gradient through it would
 // silently be 0, so #[differentiable] refuses it. If the rounded value is meant as a
 // constant, say so with `detach()`: `x.detach().floor()` is accepted and carries no gradient.
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn bucket(x: f64) -> f64 {

@@ -87,7 +87,7 @@ impl Rewriter<'_> {
         &mut self,
         args: impl Iterator<Item = &'e Expr>,
     ) -> Option<Vec<proc_macro2::TokenStream>> {
-        let private = quote!(::autodiff::__private);
+        let private = quote!(::scalar_autodiff::__private);
         let mut out = Vec::new();
         let mut valid = true;
         for arg in args {

@@ -5,9 +5,9 @@
 //!
 //! - the tracked mirror `__AutodiffTrackedMlp<V, const H: usize>`, with the struct's
 //!   visibility and every field's name and visibility, each field of type
-//!   `<FieldType as ::autodiff::Parameters>::Tracked<V>` (so `t.w[i][j]` reads a tracked
+//!   `<FieldType as ::scalar_autodiff::Parameters>::Tracked<V>` (so `t.w[i][j]` reads a tracked
 //!   copy), with `Clone`, `Copy` and `Debug` impls bounded on those field types;
-//! - `impl ::autodiff::Parameters for Mlp<H>` with `type Tracked<V>` the mirror and
+//! - `impl ::scalar_autodiff::Parameters for Mlp<H>` with `type Tracked<V>` the mirror and
 //!   `type Gradient = Self`, every method walking the fields in declaration order.
 //!
 //! Const generic parameters are copied onto the mirror and the impls; type parameters,
@@ -220,13 +220,13 @@ fn emit(input: &DeriveInput, fields: &[Field<'_>], v: Ident) -> TokenStream {
         .map(|clause| clause.predicates.iter().collect())
         .unwrap_or_default();
 
-    // `<FieldType as ::autodiff::Parameters>::Tracked<V>`, spanned on the field's type so
+    // `<FieldType as ::scalar_autodiff::Parameters>::Tracked<V>`, spanned on the field's type so
     // that a field which is not a parameter shape is blamed there.
     let tracked: Vec<TokenStream> = fields
         .iter()
         .map(|field| {
             let ty = field.ty;
-            quote_spanned!(ty.span()=> <#ty as ::autodiff::Parameters>::Tracked<#v>)
+            quote_spanned!(ty.span()=> <#ty as ::scalar_autodiff::Parameters>::Tracked<#v>)
         })
         .collect();
 
@@ -239,14 +239,14 @@ fn emit(input: &DeriveInput, fields: &[Field<'_>], v: Ident) -> TokenStream {
         .iter()
         .map(|field| {
             let ty = field.ty;
-            quote_spanned!(ty.span()=> #ty: ::autodiff::Parameters)
+            quote_spanned!(ty.span()=> #ty: ::scalar_autodiff::Parameters)
         })
         .collect();
     let gradient_bounds: Vec<TokenStream> = fields
         .iter()
         .map(|field| {
             let ty = field.ty;
-            quote_spanned!(ty.span()=> #ty: ::autodiff::Parameters<Gradient = #ty>)
+            quote_spanned!(ty.span()=> #ty: ::scalar_autodiff::Parameters<Gradient = #ty>)
         })
         .collect();
 
@@ -357,8 +357,8 @@ fn emit(input: &DeriveInput, fields: &[Field<'_>], v: Ident) -> TokenStream {
         let next = Ident::new("next", Span::mixed_site());
         let tracked_copy = Ident::new("tracked", Span::mixed_site());
         let gradient = Ident::new("gradient", Span::mixed_site());
-        let error = quote!(::autodiff::ScalarAutodiffError);
-        let trait_path = quote!(::autodiff::Parameters);
+        let error = quote!(::scalar_autodiff::ScalarAutodiffError);
+        let trait_path = quote!(::scalar_autodiff::Parameters);
 
         // Each field's part of a method, in declaration order.
         let per_field = |make_part: &dyn Fn(&Member) -> TokenStream| -> Vec<TokenStream> {
@@ -466,7 +466,7 @@ fn emit(input: &DeriveInput, fields: &[Field<'_>], v: Ident) -> TokenStream {
         let mut generics = input.generics.clone();
         generics.params.insert(
             0,
-            GenericParam::Type(syn::parse_quote!(#backend: ::autodiff::__private::Backend)),
+            GenericParam::Type(syn::parse_quote!(#backend: ::scalar_autodiff::__private::Backend)),
         );
         generics.params.insert(
             0,
@@ -476,7 +476,7 @@ fn emit(input: &DeriveInput, fields: &[Field<'_>], v: Ident) -> TokenStream {
         let lend = |data: TokenStream, view: TokenStream| {
             quote! {
                 #[automatically_derived]
-                impl #data_generics ::autodiff::__private::Argument<#lent, #backend, #name #ty_generics>
+                impl #data_generics ::scalar_autodiff::__private::Argument<#lent, #backend, #name #ty_generics>
                     for #data
                 where
                     #(#user_predicates,)*
@@ -487,13 +487,13 @@ fn emit(input: &DeriveInput, fields: &[Field<'_>], v: Ident) -> TokenStream {
                         self,
                         backend: &#backend,
                     ) -> ::core::result::Result<
-                        ::autodiff::__private::Lent<
+                        ::scalar_autodiff::__private::Lent<
                             #lent,
-                            <#name #ty_generics as ::autodiff::Parameters>::Tracked<#backend::Value>,
+                            <#name #ty_generics as ::scalar_autodiff::Parameters>::Tracked<#backend::Value>,
                         >,
-                        ::autodiff::ScalarAutodiffError,
+                        ::scalar_autodiff::ScalarAutodiffError,
                     > {
-                        ::autodiff::__private::lend_data(#view, backend)
+                        ::scalar_autodiff::__private::lend_data(#view, backend)
                     }
                 }
             }

@@ -85,9 +85,9 @@ pub(crate) fn functions(
             .to_owned(),
     ];
 
-    let error = quote!(::autodiff::ScalarAutodiffError);
+    let error = quote!(::scalar_autodiff::ScalarAutodiffError);
     let float = quote!(::core::primitive::f64);
-    let private = quote!(::autodiff::__private);
+    let private = quote!(::scalar_autodiff::__private);
     let mut body = body_ident(ident);
     body.set_span(body_span);
     let graph_body: TokenStream = graph_body
@@ -109,7 +109,7 @@ pub(crate) fn functions(
     let receiver = signature::receiver(&sig);
     let body_receiver = receiver.map(|receiver| quote!(#receiver,));
     let body_output = output_type(output, &quote!(#kind::Value));
-    let graph_output = output_type(output, &quote!(::autodiff::Scalar));
+    let graph_output = output_type(output, &quote!(::scalar_autodiff::Scalar));
     let graph_params = graph_params(params);
     let grad_params = grad_params(params);
     let grad_params_again = grad_params.clone();
@@ -226,7 +226,7 @@ pub(crate) fn functions(
         });
     let counts = tracked.iter().map(|param| {
         let value = by_reference(param);
-        quote!(+ ::autodiff::Parameters::parameter_count(#value))
+        quote!(+ ::scalar_autodiff::Parameters::parameter_count(#value))
     });
     let gradient = gradient_value(&tracked, &next);
     let gradient_type = gradient_type(&tracked);
@@ -324,7 +324,7 @@ pub(crate) fn functions(
             let mut grad_params = grad_params.into_iter();
             let first = grad_params.next().map(|_| {
                 let name = params.first().map(|param| param_name(param, 0));
-                quote!(#name: impl ::autodiff::ArrayOutputHasNoGrad)
+                quote!(#name: impl ::scalar_autodiff::ArrayOutputHasNoGrad)
             });
             let first_name = params.first().map(|param| param_name(param, 0));
             quote! {
@@ -332,7 +332,7 @@ pub(crate) fn functions(
                 #[allow(dead_code, unused_variables, unused_mut)]
                 #(#forwarded)*
                 #vis fn #grad(#receiver #first #(, #grad_params)*) -> ::core::convert::Infallible {
-                    match ::autodiff::ArrayOutputHasNoGrad::never(#first_name) {}
+                    match ::scalar_autodiff::ArrayOutputHasNoGrad::never(#first_name) {}
                 }
             }
         }
@@ -455,7 +455,7 @@ pub(crate) fn gradient_type(tracked: &[&Param]) -> TokenStream {
     let float = quote!(::core::primitive::f64);
     let gradient = |param: &Param| {
         let shape = param.shape();
-        quote!(<#shape as ::autodiff::Parameters>::Gradient)
+        quote!(<#shape as ::scalar_autodiff::Parameters>::Gradient)
     };
     match gradient_form(tracked) {
         Form::Flat => {
@@ -477,7 +477,7 @@ pub(crate) fn gradient_value(tracked: &[&Param], next: &Ident) -> TokenStream {
     let slot = Ident::new("slot", Span::mixed_site());
     let gradient = |param: &Param| {
         let value = by_reference(param);
-        quote!(::autodiff::Parameters::gradient_from(#value, &mut #next))
+        quote!(::scalar_autodiff::Parameters::gradient_from(#value, &mut #next))
     };
     match gradient_form(tracked) {
         Form::Flat => {
@@ -587,7 +587,7 @@ fn param_name(param: &Param, index: usize) -> Ident {
 /// The hidden body's parameters: what a caller may pass for each (`stub` names them all
 /// with stand-ins).
 fn body_params(params: &[Param], stub: Option<()>) -> Vec<TokenStream> {
-    let private = quote!(::autodiff::__private);
+    let private = quote!(::scalar_autodiff::__private);
     let kind = backend_type();
     params
         .iter()
@@ -616,7 +616,7 @@ fn body_params(params: &[Param], stub: Option<()>) -> Vec<TokenStream> {
 }
 
 fn graph_params(params: &[Param]) -> Vec<TokenStream> {
-    let scalar = quote!(::autodiff::Scalar);
+    let scalar = quote!(::scalar_autodiff::Scalar);
     params
         .iter()
         .enumerate()
@@ -628,7 +628,7 @@ fn graph_params(params: &[Param]) -> Vec<TokenStream> {
                     quote!(#name: &#ty)
                 }
                 Kind::Declared { shape } => {
-                    quote!(#name: &<#shape as ::autodiff::Parameters>::Tracked<#scalar>)
+                    quote!(#name: &<#shape as ::scalar_autodiff::Parameters>::Tracked<#scalar>)
                 }
                 Kind::Data => {
                     let (mutability, ty) = (data_mutability(param), &param.ty);
@@ -715,7 +715,7 @@ pub(crate) fn stubs(
     let ident = &sig.ident;
     let graph = format_ident!("{}_graph", ident, span = ident.span());
     let grad = format_ident!("{}_grad", ident, span = ident.span());
-    let error = quote!(::autodiff::ScalarAutodiffError);
+    let error = quote!(::scalar_autodiff::ScalarAutodiffError);
     let float = quote!(::core::primitive::f64);
     let rejected = "#[differentiable] rejected this function at compile time";
     let body = body_ident(ident);
@@ -727,7 +727,7 @@ pub(crate) fn stubs(
     let tracked: Vec<&Param> = params.iter().filter(|param| param.is_tracked()).collect();
     let gradient_type = gradient_type(&tracked);
     let body_output = output_type(output, &quote!(#kind::Value));
-    let graph_output = output_type(output, &quote!(::autodiff::Scalar));
+    let graph_output = output_type(output, &quote!(::scalar_autodiff::Scalar));
     let receiver = signature::receiver(sig).map(|receiver| quote!(#receiver,));
     let higher = matches!(output, Output::Scalar).then(|| {
         crate::higher::stubs(&crate::higher::StubContext {
@@ -749,7 +749,7 @@ pub(crate) fn stubs(
 
         #[doc(hidden)]
         #[allow(dead_code, non_snake_case, unused_variables)]
-        #vis fn #body<#lent, #kind: ::autodiff::__private::Backend>(
+        #vis fn #body<#lent, #kind: ::scalar_autodiff::__private::Backend>(
             #receiver
             _backend: &#kind,
             #(#body_params),*

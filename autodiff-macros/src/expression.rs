@@ -224,7 +224,7 @@ impl Rewriter<'_> {
         };
         let owned = value.owned();
         Value::Node(quote_spanned!(repeat.bracket_token.span.join()=>
-            ::autodiff::__private::repeat::<_, { #len }>(#owned)
+            ::scalar_autodiff::__private::repeat::<_, { #len }>(#owned)
         ))
     }
 

@@ -54,7 +54,7 @@ impl Context<'_> {
     fn count_line(&self, count: &Ident) -> TokenStream {
         let counts = self.tracked().into_iter().map(|param| {
             let value = by_reference(param);
-            quote!(+ ::autodiff::Parameters::parameter_count(#value))
+            quote!(+ ::scalar_autodiff::Parameters::parameter_count(#value))
         });
         quote!(let #count = 0usize #(#counts)*;)
     }
@@ -95,8 +95,8 @@ pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
         list,
         ..
     } = context;
-    let private = quote!(::autodiff::__private);
-    let error = quote!(::autodiff::ScalarAutodiffError);
+    let private = quote!(::scalar_autodiff::__private);
+    let error = quote!(::scalar_autodiff::ScalarAutodiffError);
     let float = quote!(::core::primitive::f64);
     let tracked = context.tracked();
     let gradient_type = gradient_type(&tracked);
@@ -289,7 +289,7 @@ pub(crate) fn stubs(context: &StubContext<'_>) -> TokenStream {
         grad_params,
         gradient_type,
     } = context;
-    let error = quote!(::autodiff::ScalarAutodiffError);
+    let error = quote!(::scalar_autodiff::ScalarAutodiffError);
     let float = quote!(::core::primitive::f64);
     let rejected = "#[differentiable] rejected this function at compile time";
     let tangent = Ident::new("tangent", Span::mixed_site());
@@ -345,8 +345,8 @@ pub(crate) fn jacobian(context: &Context<'_>, output_ty: &syn::Type) -> TokenStr
         list,
         ..
     } = context;
-    let private = quote!(::autodiff::__private);
-    let error = quote!(::autodiff::ScalarAutodiffError);
+    let private = quote!(::scalar_autodiff::__private);
+    let error = quote!(::scalar_autodiff::ScalarAutodiffError);
     let float = quote!(::core::primitive::f64);
     let tracked = context.tracked();
     let jacobian = format_ident!("{}_jacobian", ident, span = ident.span());
@@ -409,7 +409,7 @@ pub(crate) fn jacobian(context: &Context<'_>, output_ty: &syn::Type) -> TokenStr
                     #(#duals)*
                     let #output = #run_forward?;
                     let mut #row = 0usize;
-                    <#shape as ::autodiff::Parameters>::visit_tracked(&#output, &mut |dual| {
+                    <#shape as ::scalar_autodiff::Parameters>::visit_tracked(&#output, &mut |dual| {
                         let (value, tangent) = #private::value_and_tangent(dual);
                         if let ::core::option::Option::Some(slot) = #values.get_mut(#row) {
                             *slot = value;
@@ -428,7 +428,7 @@ pub(crate) fn jacobian(context: &Context<'_>, output_ty: &syn::Type) -> TokenStr
                     #(#duals)*
                     let #output = #run_forward?;
                     let mut #row = 0usize;
-                    <#shape as ::autodiff::Parameters>::visit_tracked(&#output, &mut |dual| {
+                    <#shape as ::scalar_autodiff::Parameters>::visit_tracked(&#output, &mut |dual| {
                         if let ::core::option::Option::Some(slot) = #values.get_mut(#row) {
                             *slot = dual.value;
                         }
@@ -442,7 +442,7 @@ pub(crate) fn jacobian(context: &Context<'_>, output_ty: &syn::Type) -> TokenStr
                 #(#variables)*
                 let #output = #run_trace?;
                 let mut #flat = ::std::vec::Vec::with_capacity(#outputs);
-                <#shape as ::autodiff::Parameters>::visit_tracked(&#output, &mut |id| {
+                <#shape as ::scalar_autodiff::Parameters>::visit_tracked(&#output, &mut |id| {
                     #flat.push(*id);
                 });
                 for (#row, id) in #flat.into_iter().enumerate() {

@@ -1,9 +1,9 @@
-//! The `#[differentiable]` attribute of [`autodiff`](https://docs.rs/autodiff): it turns a
+//! The `#[differentiable]` attribute of [`scalar-autodiff`](https://docs.rs/scalar-autodiff): it turns a
 //! plain `f64` function into graph-building code with exact reverse-mode gradients; and
 //! `#[derive(Parameters)]`, which makes a struct of parameter shapes one shape.
 //!
-//! Use them through `autodiff` (`use autodiff::{differentiable, Parameters};`): the
-//! generated code names the runtime as `::autodiff`, and the runnable examples live on those
+//! Use them through `scalar-autodiff` (`use scalar_autodiff::{differentiable, Parameters};`): the
+//! generated code names the runtime as `::scalar_autodiff`, and the runnable examples live on those
 //! re-exports.
 //!
 //! The crate is laid out like dtolnay's attribute crates: this file only delegates to
@@ -47,8 +47,8 @@ mod tests;
 
 use proc_macro::TokenStream;
 
-/// Defined in `autodiff-macros`: depend on `autodiff` and use it as
-/// `autodiff::differentiable`, since the generated code names the runtime as `::autodiff`.
+/// Defined in `autodiff-macros`: depend on `scalar-autodiff` and use it as
+/// `scalar_autodiff::differentiable`, since the generated code names the runtime as `::scalar_autodiff`.
 /// The full description, with runnable examples, is on that re-export.
 #[proc_macro_attribute]
 pub fn differentiable(args: TokenStream, item: TokenStream) -> TokenStream {
@@ -58,9 +58,9 @@ pub fn differentiable(args: TokenStream, item: TokenStream) -> TokenStream {
     stacker::grow(256 << 20, || expand::expand(args.into(), item.into())).into()
 }
 
-/// Defined in `autodiff-macros`: depend on `autodiff` and use it as `autodiff::Parameters`
-/// (`#[derive(autodiff::Parameters)]`), since the generated code names the runtime as
-/// `::autodiff`. The full description, with runnable examples, is on that re-export.
+/// Defined in `autodiff-macros`: depend on `scalar-autodiff` and use it as `scalar_autodiff::Parameters`
+/// (`#[derive(scalar_autodiff::Parameters)]`), since the generated code names the runtime as
+/// `::scalar_autodiff`. The full description, with runnable examples, is on that re-export.
 #[proc_macro_derive(Parameters)]
 pub fn derive_parameters(item: TokenStream) -> TokenStream {
     derive::derive(item.into()).into()

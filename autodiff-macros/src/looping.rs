@@ -294,7 +294,7 @@ impl Rewriter<'_> {
             _ => None,
         };
         let backend = crate::rewrite::backend();
-        let private = quote!(::autodiff::__private);
+        let private = quote!(::scalar_autodiff::__private);
         let each = Ident::new("item", Span::mixed_site());
         let total = Ident::new("total", Span::mixed_site());
         self.push_scope();

@@ -1,4 +1,4 @@
-//! The body's rewrite into graph operations on a backend (`::autodiff::__private::Backend`).
+//! The body's rewrite into graph operations on a backend (`::scalar_autodiff::__private::Backend`).
 //!
 //! The generated body is generic: every operation is a call on the backend named by
 //! [`backend`], `__backend.mul(&a, &b)?`, whose values are `Scalar`s for `name_graph` and
@@ -123,7 +123,7 @@ impl Rewriter<'_> {
     /// The parameters' bindings, then the body.
     fn function(&mut self, block: &Block, params: &[Param]) -> TokenStream {
         let backend = backend();
-        let private = quote!(::autodiff::__private);
+        let private = quote!(::scalar_autodiff::__private);
         let mut prologue = TokenStream::new();
         for (index, param) in params.iter().enumerate() {
             let Some(ident) = &param.ident else { continue };

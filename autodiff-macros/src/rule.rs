@@ -18,7 +18,7 @@
 //! passes through the rule a typed error (`NoSecondDerivative`) rather than a compile
 //! error in code that never asks for them.
 //!
-//! [`CustomRule`]: https://docs.rs/autodiff/latest/autodiff/struct.CustomRule.html
+//! [`CustomRule`]: https://docs.rs/scalar-autodiff/latest/scalar_autodiff/struct.CustomRule.html
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -98,7 +98,7 @@ fn slope_type(count: usize) -> TokenStream {
 /// The graph body: the parameters lent as in any body, then one custom node of them.
 pub(crate) fn graph_body(ident: &Ident, params: &[Param]) -> TokenStream {
     let backend = backend();
-    let private = quote!(::autodiff::__private);
+    let private = quote!(::scalar_autodiff::__private);
     let rule = rule_ident(ident);
     let mut prologue = TokenStream::new();
     let mut operands = Vec::new();
@@ -121,7 +121,7 @@ pub(crate) fn graph_body(ident: &Ident, params: &[Param]) -> TokenStream {
 /// back, each operand's adjoint plus the upstream adjoint times its slope, in slot order,
 /// as the tape's reverse pass adds them.
 pub(crate) fn halves(ident: &Ident, params: &[Param]) -> TokenStream {
-    let private = quote!(::autodiff::__private);
+    let private = quote!(::scalar_autodiff::__private);
     let backend = backend();
     let kind = crate::emit::backend_type();
     let lent = crate::emit::lent_lifetime();
@@ -212,8 +212,8 @@ pub(crate) fn halves(ident: &Ident, params: &[Param]) -> TokenStream {
 pub(crate) fn items(item: &ItemFn, derivative: &Path, params: &[Param]) -> TokenStream {
     let ident = &item.sig.ident;
     let rule = rule_ident(ident);
-    let private = quote!(::autodiff::__private);
-    let error = quote!(::autodiff::ScalarAutodiffError);
+    let private = quote!(::scalar_autodiff::__private);
+    let error = quote!(::scalar_autodiff::ScalarAutodiffError);
     let name = ident.to_string();
     let constructor = match params.len() {
         1 => quote!(unary),
@@ -239,8 +239,8 @@ pub(crate) fn items(item: &ItemFn, derivative: &Path, params: &[Param]) -> Token
 
         #[doc(hidden)]
         #[allow(non_upper_case_globals)]
-        static #rule: ::autodiff::CustomRule =
-            ::autodiff::CustomRule::#constructor(#name, #ident, #slope).with_second({
+        static #rule: ::scalar_autodiff::CustomRule =
+            ::scalar_autodiff::CustomRule::#constructor(#name, #ident, #slope).with_second({
                 fn second(
                     #operand: [#private::Dual; 3],
                     #value: #private::Dual,

@@ -18,7 +18,7 @@ pub(crate) enum Kind {
     /// `w: [f64; K]`, nested to any depth (`[[f64; N]; M]`): one graph variable and one
     /// gradient entry per element, row-major.
     Array,
-    /// `#[param] p: &T` or `#[param] p: T`: any `autodiff::Parameters` shape `T` (a
+    /// `#[param] p: &T` or `#[param] p: T`: any `scalar_autodiff::Parameters` shape `T` (a
     /// derived struct, a slice `[f64]`, a `Vec<f64>`), differentiated through the trait.
     Declared {
         /// `T`, the type behind the reference if there is one.
@@ -282,7 +282,7 @@ enum Role<'a> {
     Implied,
     /// `#[constant]`: data, whatever the type.
     Constant,
-    /// `#[param]`: differentiated through `autodiff::Parameters`.
+    /// `#[param]`: differentiated through `scalar_autodiff::Parameters`.
     Param(&'a Attribute),
 }
 
@@ -337,7 +337,7 @@ fn role<'a>(attrs: &'a [Attribute], errors: &mut Errors) -> Role<'a> {
 }
 
 /// The kind of a `#[param]` parameter: `f64` and arrays as without the attribute, any other
-/// type by value or shared reference through `autodiff::Parameters`.
+/// type by value or shared reference through `scalar_autodiff::Parameters`.
 fn declared(ty: &Type, attr: &Attribute, errors: &mut Errors) -> Kind {
     match ungrouped(ty) {
         ty if is_f64(ty) => Kind::Scalar,
@@ -361,11 +361,11 @@ fn declared(ty: &Type, attr: &Attribute, errors: &mut Errors) -> Kind {
         _ => {
             errors.push(lesson(
                 quote!(#attr #ty),
-                "`#[param]` differentiates an `autodiff::Parameters` type, by value or by \
+                "`#[param]` differentiates an `scalar_autodiff::Parameters` type, by value or by \
                  reference",
                 "its scalars are walked in one fixed order to make graph variables and the \
                  gradient; tuples, pointers and trait objects have no such order",
-                "declare a struct with `#[derive(autodiff::Parameters)]` and take `#[param] p: \
+                "declare a struct with `#[derive(scalar_autodiff::Parameters)]` and take `#[param] p: \
                  &Model`, or a slice, `#[param] w: &[f64]`",
             ));
             Kind::Data
@@ -388,7 +388,7 @@ fn ambiguous(typed: &syn::PatType, name: &Ident) -> syn::Error {
          silently leave parameters out of the gradient",
         &format!(
             "write `#[param] {name}: {spelled}` to differentiate it (the type must implement \
-             `autodiff::Parameters`, e.g. a struct with `#[derive(autodiff::Parameters)]`), or \
+             `scalar_autodiff::Parameters`, e.g. a struct with `#[derive(scalar_autodiff::Parameters)]`), or \
              `#[constant] {name}: {spelled}` to pass it as data"
         ),
     )

@@ -88,7 +88,7 @@ fn an_accepted_function_becomes_its_derivative_functions() {
     assert!(text.contains("[:: core :: primitive :: f64 ; 1]"), "{text}");
     // A short free function runs its body inline in `_graph` and `_grad`.
     assert!(text.contains(
-        "let __backend = & :: autodiff :: __private :: Handles ; let x = :: autodiff :: __private :: Tracked (x) ;"
+        "let __backend = & :: scalar_autodiff :: __private :: Handles ; let x = :: scalar_autodiff :: __private :: Tracked (x) ;"
     ), "{text}");
     assert!(text.contains("value_and_gradients"), "{text}");
 }
@@ -105,7 +105,7 @@ fn only_long_bodies_call_operations_out_of_line() {
             }
         }))
     };
-    let outlined = "let __backend = & :: autodiff :: __private :: Outlined (__backend) ;";
+    let outlined = "let __backend = & :: scalar_autodiff :: __private :: Outlined (__backend) ;";
     // Two backend calls a statement: 256 calls are inlined, 258 are not.
     assert!(!body(128).contains(outlined));
     let long = body(129);
@@ -144,13 +144,13 @@ fn evaluation_structure_is_preserved() {
             x * 2.0 - 2.0 * y + -3.0 / (x - y) - -x
         }
     }));
-    let expected = ":: autodiff :: __private :: constant (__backend , - 3.0) ?";
+    let expected = ":: scalar_autodiff :: __private :: constant (__backend , - 3.0) ?";
     assert!(body.contains(expected), "{body}");
     // Operand order and association as written: ((x*2 - 2*y) + (-3 / (x - y))) - (-x).
     let order = [
-        "__backend . sub (& __backend . add (& __backend . sub (& __backend . mul (x , & :: autodiff :: __private :: constant (__backend , 2.0) ?) ? ,",
-        "& __backend . mul (& :: autodiff :: __private :: constant (__backend , 2.0) ? , y) ?) ? ,",
-        "& __backend . div (& :: autodiff :: __private :: constant (__backend , - 3.0) ? , & __backend . sub (x , y) ?) ?) ? ,",
+        "__backend . sub (& __backend . add (& __backend . sub (& __backend . mul (x , & :: scalar_autodiff :: __private :: constant (__backend , 2.0) ?) ? ,",
+        "& __backend . mul (& :: scalar_autodiff :: __private :: constant (__backend , 2.0) ? , y) ?) ? ,",
+        "& __backend . div (& :: scalar_autodiff :: __private :: constant (__backend , - 3.0) ? , & __backend . sub (x , y) ?) ?) ? ,",
         "& __backend . neg (x) ?) }",
     ];
     let mut rest = body.as_str();
@@ -174,13 +174,13 @@ fn methods_in_both_forms_become_runtime_calls() {
         "__backend . exp (x) ?",
         "__backend . ln (y) ?",
         "__backend . powi (x , - 2) ?",
-        "__backend . powf (x , & :: autodiff :: __private :: constant (__backend , 1.5) ?) ?",
-        "__backend . mul_add (x , y , & :: autodiff :: __private :: constant (__backend , 1.0) ?) ?",
-        "__backend . max (x , & :: autodiff :: __private :: constant (__backend , 0.0) ?) ?",
+        "__backend . powf (x , & :: scalar_autodiff :: __private :: constant (__backend , 1.5) ?) ?",
+        "__backend . mul_add (x , y , & :: scalar_autodiff :: __private :: constant (__backend , 1.0) ?) ?",
+        "__backend . max (x , & :: scalar_autodiff :: __private :: constant (__backend , 0.0) ?) ?",
         // A detached value, and anything computed from it alone, is data: the plain
         // function's own arithmetic on primal values.
-        ":: autodiff :: __private :: constant (__backend , __backend . value (x)) ?",
-        ":: autodiff :: __private :: constant (__backend , __backend . value (y) . floor ()) ?",
+        ":: scalar_autodiff :: __private :: constant (__backend , __backend . value (x)) ?",
+        ":: scalar_autodiff :: __private :: constant (__backend , __backend . value (y) . floor ()) ?",
     ] {
         assert!(body.contains(part), "{part} in {body}");
     }
@@ -217,7 +217,7 @@ fn mutable_parameters_are_rebound_to_an_owned_handle() {
     );
     assert!(
         body.contains(
-            "x = __backend . add (& x , & :: autodiff :: __private :: constant (__backend , 1.0) ?) ? ;"
+            "x = __backend . add (& x , & :: scalar_autodiff :: __private :: constant (__backend , 1.0) ?) ? ;"
         ),
         "{body}"
     );
@@ -299,7 +299,7 @@ fn an_accumulator_assigned_a_tracked_value_is_tracked_from_its_declaration() {
     }));
     // Promoted by the fixpoint: both hold graph nodes, the first from a constant.
     assert!(
-        body.contains("let mut total = :: autodiff :: __private :: constant (__backend , 0.0) ? ;"),
+        body.contains("let mut total = :: scalar_autodiff :: __private :: constant (__backend , 0.0) ? ;"),
         "{body}"
     );
     assert!(body.contains("let mut last ;"), "{body}");
@@ -307,11 +307,11 @@ fn an_accumulator_assigned_a_tracked_value_is_tracked_from_its_declaration() {
     assert!(body.contains("let count = xs . len () as f64 ;"), "{body}");
     assert!(body.contains("for x in xs {"), "{body}");
     assert!(
-        body.contains("last = __backend . mul (w , & :: autodiff :: __private :: constant (__backend , x) ?) ? ;"),
+        body.contains("last = __backend . mul (w , & :: scalar_autodiff :: __private :: constant (__backend , x) ?) ? ;"),
         "{body}"
     );
     assert!(
-        body.contains("__backend . div (& total , & :: autodiff :: __private :: constant (__backend , count) ?)"),
+        body.contains("__backend . div (& total , & :: scalar_autodiff :: __private :: constant (__backend , count) ?)"),
         "{body}"
     );
 }
@@ -343,7 +343,7 @@ fn conditions_read_primal_values_and_branches_keep_their_shape() {
         "{body}"
     );
     assert!(
-        body.contains("else { :: autodiff :: __private :: constant (__backend , 2.0) ? }"),
+        body.contains("else { :: scalar_autodiff :: __private :: constant (__backend , 2.0) ? }"),
         "{body}"
     );
 }
@@ -356,8 +356,8 @@ fn calls_to_differentiable_functions_lend_tracked_values_and_pass_data() {
         }
     }));
     for part in [
-        "layers :: differentiable_dense (__backend , :: autodiff :: __private :: Tracked (w) , xs) ?",
-        "differentiable_square (__backend , :: autodiff :: __private :: Tracked (& __backend . mul (x ,",
+        "layers :: differentiable_dense (__backend , :: scalar_autodiff :: __private :: Tracked (w) , xs) ?",
+        "differentiable_square (__backend , :: scalar_autodiff :: __private :: Tracked (& __backend . mul (x ,",
     ] {
         assert!(body.contains(part), "{part} in {body}");
     }
@@ -380,10 +380,10 @@ fn data_parameters_and_arrays_shape_the_generated_signatures() {
     assert!(!text.contains("constant ]"), "{text}");
     for part in [
         "pub fn loss (w : [f64 ; K] , b : f64 , xs : & [f64] , rate : f64) -> f64",
-        "pub fn loss_graph (w : & [:: autodiff :: Scalar ; K] , b : & :: autodiff :: Scalar , xs : & [f64] , rate : f64)",
+        "pub fn loss_graph (w : & [:: scalar_autodiff :: Scalar ; K] , b : & :: scalar_autodiff :: Scalar , xs : & [f64] , rate : f64)",
         "[:: core :: primitive :: f64 ; 1 + (K)]",
-        "let tracked_0 = :: autodiff :: __private :: variables (tape , & w) ? ;",
-        "w : impl :: autodiff :: __private :: Argument < 'lent , __AutodiffBackend , [f64 ; K] >",
+        "let tracked_0 = :: scalar_autodiff :: __private :: variables (tape , & w) ? ;",
+        "w : impl :: scalar_autodiff :: __private :: Argument < 'lent , __AutodiffBackend , [f64 ; K] >",
         "tape . value_and_gradients (output , count ,",
     ] {
         assert!(text.contains(part), "{part} in {text}");
@@ -784,7 +784,7 @@ fn a_derived_struct_gets_a_tracked_mirror_and_an_impl() {
     let text = output.to_string();
     assert!(text.contains("pub struct __AutodiffTrackedMlp < V , const H : usize >"));
     assert!(
-        text.contains("pub w : < [[f64 ; 2] ; H] as :: autodiff :: Parameters > :: Tracked < V >")
+        text.contains("pub w : < [[f64 ; 2] ; H] as :: scalar_autodiff :: Parameters > :: Tracked < V >")
     );
     assert!(text.contains("type Tracked < V > = __AutodiffTrackedMlp < V , H >"));
     assert!(text.contains("type Gradient = Self"));
@@ -796,7 +796,7 @@ fn a_derived_struct_gets_a_tracked_mirror_and_an_impl() {
     assert_eq!(errors(&output), Vec::<String>::new());
     let text = output.to_string();
     assert!(text.contains("struct __AutodiffTrackedPair < V > (< f64 as"));
-    assert!(text.contains("Self (:: autodiff :: Parameters :: gradient_from (& self . 0"));
+    assert!(text.contains("Self (:: scalar_autodiff :: Parameters :: gradient_from (& self . 0"));
 }
 
 #[test]
@@ -934,8 +934,8 @@ fn compiled(item: TokenStream) -> bool {
     // In `name_grad`, not in the hidden body's halves.
     let expanded = accepted(item).to_string();
     let grad = expanded.split_once("_grad (").map_or("", |(_, grad)| grad);
-    grad.contains(":: autodiff :: __private :: value (")
-        || grad.contains(":: autodiff :: __private :: Halves :: forward (")
+    grad.contains(":: scalar_autodiff :: __private :: value (")
+        || grad.contains(":: scalar_autodiff :: __private :: Halves :: forward (")
 }
 
 #[test]

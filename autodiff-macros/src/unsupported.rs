@@ -591,7 +591,7 @@ pub(crate) fn tracked_sub_slice(index: &syn::ExprIndex) -> syn::Error {
         "a helper's differentiated parameter has a fixed shape, and a slice of tracked values \
          has no shape the rewrite can check",
         "split the parameters into arrays of their own (or fields of a \
-         `#[derive(autodiff::Parameters)]` struct) and pass those, or index elements with \
+         `#[derive(scalar_autodiff::Parameters)]` struct) and pass those, or index elements with \
          `w[i]`",
     )
 }

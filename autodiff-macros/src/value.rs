@@ -95,7 +95,7 @@ impl Value {
     }
 }
 
-/// `plain` as a constant node: `::autodiff::__private::constant(__backend, plain)`, a
+/// `plain` as a constant node: `::scalar_autodiff::__private::constant(__backend, plain)`, a
 /// `Result`, spanned on the plain value so a type error points at it.
 fn constant(plain: &TokenStream) -> TokenStream {
     let span = plain
@@ -104,5 +104,5 @@ fn constant(plain: &TokenStream) -> TokenStream {
         .next()
         .map_or_else(Span::call_site, |token| token.span());
     let backend = backend();
-    quote_spanned!(span=> ::autodiff::__private::constant(#backend, #plain))
+    quote_spanned!(span=> ::scalar_autodiff::__private::constant(#backend, #plain))
 }

@@ -1,4 +1,4 @@
-//! The scalar graph behind `autodiff`: reverse-mode gradients with a validated pass.
+//! The scalar graph behind `scalar-autodiff`: reverse-mode gradients with a validated pass.
 //!
 //! A [`Scalar`] is a handle to a node on this thread's tape. Operations record one edge
 //! per operand occurrence; [`Scalar::backward`] computes fresh pass-local adjoints in

@@ -12,7 +12,7 @@ use crate::scalar::Scalar;
 type Result<T> = std::result::Result<T, ScalarAutodiffError>;
 
 /// Values a `#[differentiable]` function can differentiate: `f64`, arrays and nested arrays
-/// of `f64`, `Vec<f64>`, slices, and structs with `#[derive(autodiff::Parameters)]`.
+/// of `f64`, `Vec<f64>`, slices, and structs with `#[derive(scalar_autodiff::Parameters)]`.
 ///
 /// Every scalar has one place in a fixed order: fields in declaration order, elements in
 /// index order (row-major for nested arrays). A flat gradient lists them in that order.
@@ -21,7 +21,7 @@ type Result<T> = std::result::Result<T, ScalarAutodiffError>;
     label = "not `f64`, an array or `Vec` of them, or a `#[derive(Parameters)]` struct",
     note = "parameters are `f64`, `[f64; K]` (nested to any depth), `Vec<f64>`, slices of \
             them, and structs whose fields are all of these, with \
-            `#[derive(autodiff::Parameters)]`"
+            `#[derive(scalar_autodiff::Parameters)]`"
 )]
 pub trait Parameters {
     /// The same shape with every `f64` replaced by `V`: `V` for `f64`, `[T::Tracked<V>; K]`

@@ -24,7 +24,7 @@
     clippy::all
 )]
 
-use autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
 
 use super::support::{constant_of, grad_outcome, graph_outcome, Outcome, Program};
 

@@ -449,7 +449,7 @@ const HEADER: &str = "\
     clippy::all
 )]
 
-use autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
 
 use super::support::{constant_of, grad_outcome, graph_outcome, Outcome, Program};
 

@@ -93,7 +93,7 @@
 
 use std::panic::AssertUnwindSafe;
 
-use autodiff::{tape_len, Ledger, ScalarAutodiffError, ScalarOperation};
+use scalar_autodiff::{tape_len, Ledger, ScalarAutodiffError, ScalarOperation};
 
 use super::generated;
 use super::support::{

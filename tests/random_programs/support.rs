@@ -8,7 +8,7 @@
 
 use std::cell::RefCell;
 
-use autodiff::{Ledger, Scalar, ScalarAutodiffError};
+use scalar_autodiff::{Ledger, Scalar, ScalarAutodiffError};
 
 /// The sweep's own seed, independent of the generator's.
 pub const DEFAULT_SEED: u64 = 0x00B1_750F_5EED;

@@ -8,14 +8,14 @@
 /// Physics helpers.
 pub mod physics {
     /// Kinetic energy `m v² / 2`.
-    #[autodiff::differentiable]
+    #[scalar_autodiff::differentiable]
     #[inline]
     pub fn kinetic(mass: f64, speed: f64) -> f64 {
         0.5 * mass * speed.powi(2)
     }
 
     pub(crate) mod inner {
-        #[autodiff::differentiable]
+        #[scalar_autodiff::differentiable]
         pub(crate) fn potential(mass: f64, height: f64) -> f64 {
             const G: f64 = 9.81;
             mass * G * height

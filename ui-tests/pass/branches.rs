@@ -4,7 +4,7 @@
 // lint under `deny(warnings)`.
 #![deny(warnings)]
 
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 /// ReLU as an `if` expression.
 #[differentiable]

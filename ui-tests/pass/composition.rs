@@ -3,10 +3,10 @@
 // calls record into the caller's graph.
 #![deny(warnings)]
 
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 mod activations {
-    use autodiff::differentiable;
+    use scalar_autodiff::differentiable;
 
     /// The logistic function.
     #[differentiable]

@@ -4,7 +4,7 @@
 // meets the graph as a constant.
 #![deny(warnings)]
 
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 /// Mean squared error of a line, with an L2 penalty weighted by a hyperparameter.
 #[differentiable]

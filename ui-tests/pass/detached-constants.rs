@@ -3,7 +3,7 @@
 // expected slopes.
 #![deny(warnings)]
 
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 /// `fract` with slope 1: the whole part is held constant.
 #[differentiable]

@@ -3,7 +3,7 @@
 #![deny(warnings)]
 #![allow(unreachable_code)]
 
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn staged(x: f64, mut y: f64) -> f64 {

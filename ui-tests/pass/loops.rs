@@ -3,7 +3,7 @@
 // primal condition, `loop` with `break`, labelled loops and accumulators.
 #![deny(warnings)]
 
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 const STEPS: usize = 3;
 

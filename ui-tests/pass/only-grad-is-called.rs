@@ -3,7 +3,7 @@
 // associated functions too.
 #![deny(warnings)]
 
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn loss(w: [f64; 2], x: f64) -> f64 {

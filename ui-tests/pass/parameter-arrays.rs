@@ -2,7 +2,7 @@
 // by `.len()`, mixed with scalars and data; the gradient is flattened in parameter order.
 #![deny(warnings)]
 
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 const HIDDEN: usize = 2;
 

@@ -3,7 +3,7 @@
 #![deny(warnings)]
 
 mod layers {
-    use autodiff::Parameters;
+    use scalar_autodiff::Parameters;
 
     /// A dense layer with a const-generic width.
     #[derive(Parameters)]
@@ -24,7 +24,7 @@ mod layers {
     pub(crate) struct Bias(pub f64, pub [f64; 2]);
 }
 
-use autodiff::{Parameters, Scalar};
+use scalar_autodiff::{Parameters, Scalar};
 use layers::{Bias, Dense, Model};
 
 fn main() {

@@ -2,7 +2,7 @@
 // edges to `x`, and `s + s` has two edges to `s`. At x = 2 the value is 8 and the gradient 8.
 #![deny(warnings)]
 
-use autodiff::differentiable;
+use scalar_autodiff::differentiable;
 
 #[differentiable]
 fn loss(x: f64) -> f64 {
@@ -10,12 +10,12 @@ fn loss(x: f64) -> f64 {
     s + s
 }
 
-fn main() -> Result<(), autodiff::ScalarAutodiffError> {
+fn main() -> Result<(), scalar_autodiff::ScalarAutodiffError> {
     assert_eq!(loss(2.0), 8.0);
     let (value, [dx]) = loss_grad(2.0)?;
     assert_eq!((value, dx), (8.0, 8.0));
 
-    let x = autodiff::Scalar::variable(2.0)?;
+    let x = scalar_autodiff::Scalar::variable(2.0)?;
     let y = loss_graph(&x)?;
     let ledger = y.backward()?.ledger();
     assert_eq!((ledger.nodes.len(), ledger.edges.len()), (3, 4));

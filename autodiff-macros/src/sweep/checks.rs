@@ -287,7 +287,7 @@ fn sites(value: &Value, var: VarId) -> Vec<TokenStream> {
 /// The condition that a non-finite operand in `slot` of `op` reaches the value's result
 /// `root`; `None` where it cannot (a dead operation, a result read twice).
 fn carried(value: &Value, op: &Op, slot: usize, root: usize) -> Option<TokenStream> {
-    let private = quote!(::autodiff::__private);
+    let private = quote!(::scalar_autodiff::__private);
     let mut condition = TokenStream::new();
     let (mut op, mut slot) = (op, slot);
     loop {

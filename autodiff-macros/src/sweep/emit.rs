@@ -92,7 +92,7 @@ fn compiled(
     let output_reverse = emit.reverse_value(&program.output, &seed, false)?;
     let reverse = emit.reverse_stmts(&program.body, false)?;
 
-    let private = quote!(::autodiff::__private);
+    let private = quote!(::scalar_autodiff::__private);
     let none = quote!(::core::option::Option::None);
     let stack = stack();
     let tracked = tracked(&program, params);
@@ -134,7 +134,7 @@ fn compiled(
             _ => (
                 by_reference(param),
                 quote!(#primal),
-                quote!(::autodiff::Parameters::gradient_from(#primal, &mut || 0.0)),
+                quote!(::scalar_autodiff::Parameters::gradient_from(#primal, &mut || 0.0)),
             ),
         };
         quote! {
@@ -251,7 +251,7 @@ pub(crate) fn halves(
     array_output: Option<&TokenStream>,
     (backend, kind, lent): (&Ident, &Ident, &syn::Lifetime),
 ) -> TokenStream {
-    let private = quote!(::autodiff::__private);
+    let private = quote!(::scalar_autodiff::__private);
     let give_up = quote! {
         if #private::Backend::halves(#backend).is_some() {
             return ::core::result::Result::Err(#private::gave_up());
@@ -459,7 +459,7 @@ fn compiled_halves(
     if !emit.hoisted.is_empty() {
         return None;
     }
-    let private = quote!(::autodiff::__private);
+    let private = quote!(::scalar_autodiff::__private);
     let stack = stack();
     let tracked = tracked(&program, params);
     let arguments: Vec<Ident> = numbered("argument", tracked.len());
@@ -612,7 +612,7 @@ fn tracked<'a>(program: &'a Program, params: &'a [Param]) -> Vec<(&'a Var, &'a P
 /// `path(&Halves::which(stack), args)`, the callee's hidden body on the `Halves`
 /// backend, with the stack lent to it for the call.
 fn call_halves(path: &TokenStream, args: &[TokenStream], which: TokenStream) -> TokenStream {
-    let private = quote!(::autodiff::__private);
+    let private = quote!(::scalar_autodiff::__private);
     let stack = stack();
     let halves = Ident::new("__halves", Span::mixed_site());
     let result = Ident::new("__result", Span::mixed_site());
@@ -648,7 +648,7 @@ impl Number {
     fn ty(self) -> TokenStream {
         match self {
             Number::F64 => quote!(f64),
-            Number::Dual => quote!(::autodiff::__private::Dual),
+            Number::Dual => quote!(::scalar_autodiff::__private::Dual),
         }
     }
 
@@ -657,7 +657,7 @@ impl Number {
         match self {
             Number::F64 => quote!(0.0),
             Number::Dual => quote! {
-                <::autodiff::__private::Dual as ::autodiff::__private::Number>::ZERO
+                <::scalar_autodiff::__private::Dual as ::scalar_autodiff::__private::Number>::ZERO
             },
         }
     }
@@ -666,7 +666,7 @@ impl Number {
     fn lift(self, value: TokenStream) -> TokenStream {
         match self {
             Number::F64 => value,
-            Number::Dual => quote!(::autodiff::__private::Dual::constant(#value)),
+            Number::Dual => quote!(::scalar_autodiff::__private::Dual::constant(#value)),
         }
     }
 
@@ -676,7 +676,7 @@ impl Number {
     fn product(self, upstream: &Ident, slope: &Ident) -> TokenStream {
         match self {
             Number::F64 => quote!(#upstream * #slope),
-            Number::Dual => quote!(::autodiff::__private::Dual::times(#upstream, #slope)),
+            Number::Dual => quote!(::scalar_autodiff::__private::Dual::times(#upstream, #slope)),
         }
     }
 
@@ -937,7 +937,7 @@ impl<'a> Emit<'a> {
     fn data(&self, data: &Data, value: TokenStream) -> TokenStream {
         match (self.number, &data.convert) {
             (Number::F64, _) => value,
-            (Number::Dual, None) => quote!(::autodiff::__private::detached(#value)),
+            (Number::Dual, None) => quote!(::scalar_autodiff::__private::detached(#value)),
             (Number::Dual, Some(_)) => self.number.lift(value),
         }
     }
@@ -986,7 +986,7 @@ impl<'a> Emit<'a> {
             let primal = &self.program.vars[var].primal;
             out.extend(match self.number {
                 Number::F64 => quote!(#stack.keep(&#primal);),
-                Number::Dual => quote!(::autodiff::__private::Numbers::keep(&#primal, #stack);),
+                Number::Dual => quote!(::scalar_autodiff::__private::Numbers::keep(&#primal, #stack);),
             });
         }
         Some(out)
@@ -1001,7 +1001,7 @@ impl<'a> Emit<'a> {
     }
 
     fn forward_stmt(&mut self, stmt: &Stmt, in_loop: bool) -> Option<TokenStream> {
-        let private = quote!(::autodiff::__private);
+        let private = quote!(::scalar_autodiff::__private);
         let none = quote!(::core::option::Option::None);
         Some(match stmt {
             Stmt::Data { tokens, .. } => tokens.clone(),
@@ -1159,7 +1159,7 @@ impl<'a> Emit<'a> {
                 }
                 Some((reader, slot)) => {
                     let reader = op_path(reader);
-                    quote!(::autodiff::__private::propagates(#reader, #slot))
+                    quote!(::scalar_autodiff::__private::propagates(#reader, #slot))
                 }
                 None => quote!(false),
             };
@@ -1171,7 +1171,7 @@ impl<'a> Emit<'a> {
     /// One operation: its operands, its value, checked finite unless `carried` (a
     /// constant: a later check sees it); then what the reverse sweep needs of it.
     fn forward_op(&mut self, op: &Op, carried: &TokenStream, in_loop: bool) -> Option<TokenStream> {
-        let private = quote!(::autodiff::__private);
+        let private = quote!(::scalar_autodiff::__private);
         let none = quote!(::core::option::Option::None);
         let code = op_path(op);
         let result = temp(op.id);
@@ -1367,7 +1367,7 @@ impl<'a> Emit<'a> {
                 },
                 Number::Dual => quote! {
                     let mut #primal = #zero;
-                    ::autodiff::__private::Numbers::take(&mut #primal, #stack);
+                    ::scalar_autodiff::__private::Numbers::take(&mut #primal, #stack);
                 },
             });
         }
@@ -1445,7 +1445,7 @@ impl<'a> Emit<'a> {
                 quote!(if #taken { #then } else { #otherwise })
             }
             Stmt::Call { var, path, args } => {
-                let private = quote!(::autodiff::__private);
+                let private = quote!(::scalar_autodiff::__private);
                 let adjoint = &self.program.vars[*var].adjoint;
                 let mut slots = Vec::new();
                 for arg in args {
@@ -1548,7 +1548,7 @@ impl<'a> Emit<'a> {
     }
 
     fn reverse_op(&mut self, op: &Op, in_loop: bool) -> Option<TokenStream> {
-        let private = quote!(::autodiff::__private);
+        let private = quote!(::scalar_autodiff::__private);
         let code = op_path(op);
         let tracked = self.tracked(op);
         let operands = Ident::new("__operands", Span::mixed_site());
@@ -1712,7 +1712,7 @@ fn data_value(data: &Data, checked: bool, fail: &TokenStream) -> TokenStream {
     // Through `Result::ok`: one shared copy of the error's drop, not one per constant.
     quote! {
         match ::core::result::Result::ok(
-            #convert(&::autodiff::__private::Primal::<#checked>, #raw),
+            #convert(&::scalar_autodiff::__private::Primal::<#checked>, #raw),
         ) {
             ::core::option::Option::Some(#value) => #value,
             ::core::option::Option::None => #fail,
@@ -1741,7 +1741,7 @@ fn is_float_literal(raw: &TokenStream) -> bool {
 
 fn op_path(op: &Op) -> TokenStream {
     let method = &op.method;
-    quote!(::autodiff::__private::op::#method)
+    quote!(::scalar_autodiff::__private::op::#method)
 }
 
 /// Operand 1 is operand 0, read from the same place (`e * e`).

@@ -1769,7 +1769,7 @@ fn lengths(zero: &TokenStream) -> Vec<TokenStream> {
 /// never called, with diverging tracked arguments; the data, steady, are in scope
 /// wherever the reverse sweep declares its adjoints).
 fn zero_of(path: &TokenStream, args: &[Arg]) -> TokenStream {
-    let private = quote!(::autodiff::__private);
+    let private = quote!(::scalar_autodiff::__private);
     let args = args.iter().map(|arg| match arg {
         Arg::Tracked(_) => quote!(#private::Adjoints(loop {})),
         Arg::Data(tokens) => tokens.clone(),
