@@ -14,12 +14,12 @@
 use std::cell::RefCell;
 use std::hint::black_box;
 
-use scalar_autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
 use nalgebra::{Const, SVector, U1};
 use num_dual::{gradient, Dual64, DualNum, DualSVec64};
+use scalar_autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
 
 type Result<T> = std::result::Result<T, ScalarAutodiffError>;
 

@@ -6,8 +6,8 @@
 #[path = "../examples/curve_fit.rs"]
 mod curve_fit;
 
-use scalar_autodiff::ScalarAutodiffError;
 use curve_fit::{fit, points, residuals, residuals_jacobian, POINTS, TRUE};
+use scalar_autodiff::ScalarAutodiffError;
 
 #[test]
 fn the_jacobian_is_the_analytic_one() -> Result<(), ScalarAutodiffError> {

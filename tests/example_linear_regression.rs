@@ -5,8 +5,8 @@
 #[path = "../examples/linear_regression.rs"]
 mod linear_regression;
 
-use scalar_autodiff::{scalar_gradient_check, ScalarAutodiffError};
 use linear_regression::{fit, loss, loss_grad, points, TRUE_B, TRUE_W};
+use scalar_autodiff::{scalar_gradient_check, ScalarAutodiffError};
 
 #[test]
 fn gradient_descent_recovers_the_line() -> Result<(), ScalarAutodiffError> {

@@ -7,11 +7,11 @@
 #[path = "../examples/mlp_moons.rs"]
 mod mlp_moons;
 
-use scalar_autodiff::{scalar_gradient_check, Parameters, ScalarAutodiffError};
 use mlp_moons::{
     accuracy, loss, loss_grad, loss_graph, make_moons, picture, score, train, Mlp, Moons, ALPHA,
     DATA_SEED, HIDDEN, INIT_SEED, NOISE, REPORT_EVERY, SAMPLES, STEPS,
 };
+use scalar_autodiff::{scalar_gradient_check, Parameters, ScalarAutodiffError};
 
 type Result<T = ()> = std::result::Result<T, ScalarAutodiffError>;
 

@@ -259,7 +259,9 @@ impl Rewriter<'_> {
                             ) =>
                     {
                         let backend = backend();
-                        Value::Node(quote!(::scalar_autodiff::__private::constants(#backend, #plain)?))
+                        Value::Node(
+                            quote!(::scalar_autodiff::__private::constants(#backend, #plain)?),
+                        )
                     }
                     value => self.track(value),
                 };

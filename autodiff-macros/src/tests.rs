@@ -299,7 +299,9 @@ fn an_accumulator_assigned_a_tracked_value_is_tracked_from_its_declaration() {
     }));
     // Promoted by the fixpoint: both hold graph nodes, the first from a constant.
     assert!(
-        body.contains("let mut total = :: scalar_autodiff :: __private :: constant (__backend , 0.0) ? ;"),
+        body.contains(
+            "let mut total = :: scalar_autodiff :: __private :: constant (__backend , 0.0) ? ;"
+        ),
         "{body}"
     );
     assert!(body.contains("let mut last ;"), "{body}");
@@ -783,9 +785,9 @@ fn a_derived_struct_gets_a_tracked_mirror_and_an_impl() {
     );
     let text = output.to_string();
     assert!(text.contains("pub struct __AutodiffTrackedMlp < V , const H : usize >"));
-    assert!(
-        text.contains("pub w : < [[f64 ; 2] ; H] as :: scalar_autodiff :: Parameters > :: Tracked < V >")
-    );
+    assert!(text.contains(
+        "pub w : < [[f64 ; 2] ; H] as :: scalar_autodiff :: Parameters > :: Tracked < V >"
+    ));
     assert!(text.contains("type Tracked < V > = __AutodiffTrackedMlp < V , H >"));
     assert!(text.contains("type Gradient = Self"));
 

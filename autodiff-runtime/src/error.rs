@@ -347,6 +347,33 @@ pub enum ScalarAutodiffError {
         /// The number given.
         found: usize,
     },
+    /// An optimizer's setting is out of its range (a learning rate that is not finite and
+    /// positive, a momentum of 1, a beta outside `[0, 1)`).
+    #[error("{optimizer}: {setting} {value:?} must be {expected}")]
+    InvalidHyperparameter {
+        /// `Sgd` or `Adam`.
+        optimizer: &'static str,
+        /// The setting's name, e.g. `learning_rate`.
+        setting: &'static str,
+        /// The rejected value.
+        value: f64,
+        /// The range it must be in, in words.
+        expected: &'static str,
+    },
+    /// An optimizer step met a non-finite number: in the gradient it was given, or in a
+    /// parameter or state it would have written. Nothing was changed.
+    #[error("{optimizer} step refused: {what} {index} would be {value:?}; no parameter or state was changed")]
+    NonFiniteStep {
+        /// `Sgd` or `Adam`.
+        optimizer: &'static str,
+        /// `gradient`, `parameter`, or the optimizer state's name (`momentum`,
+        /// `first moment`, `second moment`).
+        what: &'static str,
+        /// The scalar's place in the order of a flat gradient.
+        index: usize,
+        /// The non-finite value.
+        value: f64,
+    },
 }
 
 /// The `location` of the variants that have one, borrowed as `$error` is.
@@ -513,6 +540,8 @@ impl ScalarAutodiffError {
             Self::NonFiniteAnalytic { .. } => "non-finite-analytic",
             Self::NonFiniteEvaluation { .. } => "non-finite-evaluation",
             Self::LengthMismatch { .. } => "length-mismatch",
+            Self::InvalidHyperparameter { .. } => "invalid-hyperparameter",
+            Self::NonFiniteStep { .. } => "non-finite-step",
         }
     }
 }

@@ -25,6 +25,7 @@ mod gradcheck;
 mod halves;
 mod ledger;
 mod operation;
+mod optim;
 mod parameters;
 mod scalar;
 mod second;
@@ -42,6 +43,7 @@ pub use gradcheck::{
 };
 pub use ledger::{BackwardPass, Ledger, LedgerEdge, LedgerNode, Page, Panel};
 pub use operation::{Operands, ScalarOperation};
+pub use optim::{Adam, Sgd};
 pub use parameters::Parameters;
 pub use scalar::Scalar;
 pub use tape::tape_len;

@@ -986,7 +986,9 @@ impl<'a> Emit<'a> {
             let primal = &self.program.vars[var].primal;
             out.extend(match self.number {
                 Number::F64 => quote!(#stack.keep(&#primal);),
-                Number::Dual => quote!(::scalar_autodiff::__private::Numbers::keep(&#primal, #stack);),
+                Number::Dual => {
+                    quote!(::scalar_autodiff::__private::Numbers::keep(&#primal, #stack);)
+                }
             });
         }
         Some(out)
