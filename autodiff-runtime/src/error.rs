@@ -360,6 +360,13 @@ pub enum ScalarAutodiffError {
         /// The range it must be in, in words.
         expected: &'static str,
     },
+    /// A cost function handed to an optimizer (argmin's, through the `argmin` feature)
+    /// returned NaN or an infinity, which no minimiser can compare.
+    #[error("the cost function returned {value:?}")]
+    NonFiniteCost {
+        /// The non-finite cost.
+        value: f64,
+    },
     /// An optimizer step met a non-finite number: in the gradient it was given, or in a
     /// parameter or state it would have written. Nothing was changed.
     #[error("{optimizer} step refused: {what} {index} would be {value:?}; no parameter or state was changed")]
@@ -541,6 +548,7 @@ impl ScalarAutodiffError {
             Self::NonFiniteEvaluation { .. } => "non-finite-evaluation",
             Self::LengthMismatch { .. } => "length-mismatch",
             Self::InvalidHyperparameter { .. } => "invalid-hyperparameter",
+            Self::NonFiniteCost { .. } => "non-finite-cost",
             Self::NonFiniteStep { .. } => "non-finite-step",
         }
     }
