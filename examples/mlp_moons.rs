@@ -9,7 +9,7 @@
 //!
 //! Run with `cargo run --release --example mlp_moons`.
 
-use scalar_autodiff::{differentiable, Parameters, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, Parameters, ScalarAutodiffError, Sgd};
 
 /// The width of both hidden layers.
 pub const HIDDEN: usize = 16;
@@ -255,6 +255,7 @@ pub fn train(
     report_every: usize,
 ) -> Result<Training, ScalarAutodiffError> {
     let mut model = Mlp::new(seed);
+    let mut sgd = Sgd::new(1.0);
     let mut history = Vec::new();
     let mut first_perfect = None;
     for step in 0..steps {
@@ -270,8 +271,8 @@ pub fn train(
                 accuracy: right,
             });
         }
-        let rate = 1.0 - 0.9 * step as f64 / steps as f64;
-        model.zip_mut(&gradient, |w, g| *w -= rate * g)?;
+        sgd.set_learning_rate(1.0 - 0.9 * step as f64 / steps as f64);
+        sgd.step(&mut model, &gradient)?;
     }
     let right = accuracy(&model, data);
     if right == 1.0 && first_perfect.is_none() {

@@ -11,7 +11,7 @@ use std::error::Error;
 use std::fmt;
 use std::path::Path;
 
-use scalar_autodiff::{differentiable, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, Parameters, ScalarAutodiffError, Sgd};
 
 /// The number of features per flower.
 pub const FEATURES: usize = 4;
@@ -271,7 +271,7 @@ pub fn loss(
 }
 
 /// The model's parameters.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Parameters, Clone, Copy, Debug, Default, PartialEq)]
 pub struct Model {
     /// One row of feature weights per class.
     pub w: [[f64; FEATURES]; CLASSES],
@@ -332,20 +332,16 @@ pub fn train(
     report_every: usize,
 ) -> Result<Training, ScalarAutodiffError> {
     let mut model = Model::default();
+    let mut sgd = Sgd::new(rate);
     let mut history = Vec::new();
     for epoch in 0..epochs {
         let (value, gradient) = loss_grad(model.w, model.b, &data.features, &data.labels, l2)?;
         if report_every > 0 && epoch % report_every == 0 {
             history.push((epoch, value));
         }
-        // The gradient is flattened in parameter order: `w` row by row, then `b`.
-        let (dw, db) = gradient.split_at(CLASSES * FEATURES);
-        for (p, g) in model.w.iter_mut().flatten().zip(dw) {
-            *p -= rate * g;
-        }
-        for (p, g) in model.b.iter_mut().zip(db) {
-            *p -= rate * g;
-        }
+        // The gradient is flattened in parameter order, `w` row by row, then `b`: the
+        // order of `Model`'s fields, so it steps the model as it is.
+        sgd.step(&mut model, &gradient)?;
     }
     history.push((epochs, model.loss(data, l2)));
     Ok(Training { model, history })

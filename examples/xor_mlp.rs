@@ -4,7 +4,7 @@
 //!
 //! Run with `cargo run --release --example xor_mlp`.
 
-use scalar_autodiff::{differentiable, ScalarAutodiffError};
+use scalar_autodiff::{differentiable, ScalarAutodiffError, Sgd};
 
 /// The four XOR inputs, with `-1` for false and `1` for true.
 pub const INPUTS: [[f64; 2]; 4] = [[-1.0, -1.0], [-1.0, 1.0], [1.0, -1.0], [1.0, 1.0]];
@@ -77,6 +77,7 @@ pub fn train(
     report_every: usize,
 ) -> Result<Training, ScalarAutodiffError> {
     let mut params = initial(seed);
+    let mut sgd = Sgd::new(rate);
     let mut history = Vec::new();
     let mut steps = 0;
     loop {
@@ -87,9 +88,7 @@ pub fn train(
         if value < target || steps == max_steps {
             break;
         }
-        for (p, g) in params.iter_mut().zip(gradient) {
-            *p -= rate * g;
-        }
+        sgd.step(&mut params, &gradient)?;
         steps += 1;
     }
     Ok(Training {

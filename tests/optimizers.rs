@@ -12,9 +12,9 @@
 use scalar_autodiff::{differentiable, Adam, Parameters, ScalarAutodiffError, Sgd};
 
 /// The gradient of step `t` (1-based), computed as the reference script did in Python.
-fn gradient(t: u32) -> [f64; 4] {
-    let t = f64::from(t);
-    let sign = if t as u32 % 2 == 0 { 1.0 } else { -1.0 };
+fn gradient(step: u32) -> [f64; 4] {
+    let sign = if step.is_multiple_of(2) { 1.0 } else { -1.0 };
+    let t = f64::from(step);
     [0.3 * t - 1.0, 0.7 - 0.2 * t * t, sign * 0.45, 1.25 / t]
 }
 
@@ -24,10 +24,10 @@ enum Optimizer {
 }
 
 impl Optimizer {
-    fn step<P>(&mut self, params: &mut P, gradient: &P::Gradient) -> Result<(), ScalarAutodiffError>
+    fn step<P, G>(&mut self, params: &mut P, gradient: &G) -> Result<(), ScalarAutodiffError>
     where
         P: Parameters + ?Sized,
-        P::Gradient: Parameters,
+        G: Parameters + ?Sized,
     {
         match self {
             Self::Sgd(sgd) => sgd.step(params, gradient),
@@ -338,11 +338,12 @@ fn every_parameter_shape_steps_the_same() {
         last: Vec<f64>,
     }
     for case in cases() {
-        let mut optimizers = (0..3).map(|_| match &case.optimizer {
+        let mut optimizers = (0..4).map(|_| match &case.optimizer {
             Optimizer::Sgd(sgd) => Optimizer::Sgd(sgd.clone()),
             Optimizer::Adam(adam) => Optimizer::Adam(adam.clone()),
         });
-        let (mut on_vec, mut on_slice, mut on_struct) = (
+        let (mut on_vec, mut on_slice, mut on_struct, mut flat_to_struct) = (
+            optimizers.next().unwrap(),
             optimizers.next().unwrap(),
             optimizers.next().unwrap(),
             optimizers.next().unwrap(),
@@ -354,8 +355,11 @@ fn every_parameter_shape_steps_the_same() {
             tail: [-1.5, 2.0],
             last: vec![0.0],
         };
+        // A flat gradient steps a struct too, paired by place.
+        let mut from_flat = split.clone();
         for t in 1..=5 {
             let g = gradient(t);
+            flat_to_struct.step(&mut from_flat, &g).unwrap();
             on_vec.step(&mut vec, &g.to_vec()).unwrap();
             on_slice.step(&mut slice[..], &g.to_vec()).unwrap();
             let g = Split {
@@ -373,6 +377,7 @@ fn every_parameter_shape_steps_the_same() {
             case.torch
         );
         assert_eq!(slice.map(f64::to_bits), expected, "{}", case.torch);
+        assert_eq!(from_flat, split, "{}", case.torch);
         assert_eq!(
             split
                 .to_flat()

@@ -115,7 +115,10 @@ impl Sgd {
     }
 
     /// One step: updates `params` in place from `gradient`, its gradient (the second half
-    /// of what `name_grad` returns).
+    /// of what `name_grad` returns). The two are paired scalar by scalar in the order of a
+    /// flat gradient, so `gradient` may have the shape of `params` or be flat: a
+    /// `[f64; N]` from `name_grad` steps a `#[derive(Parameters)]` struct whose fields
+    /// list the same parameters in the same order.
     ///
     /// # Errors
     ///
@@ -127,10 +130,10 @@ impl Sgd {
     ///   with another shape): [`ScalarAutodiffError::LengthMismatch`];
     /// - the gradient holds a non-finite number, or a new parameter or momentum value would
     ///   be one: [`ScalarAutodiffError::NonFiniteStep`].
-    pub fn step<P>(&mut self, params: &mut P, gradient: &P::Gradient) -> Result<()>
+    pub fn step<P, G>(&mut self, params: &mut P, gradient: &G) -> Result<()>
     where
         P: Parameters + ?Sized,
-        P::Gradient: Parameters,
+        G: Parameters + ?Sized,
     {
         self.check()?;
         let n = self.scratch.load("Sgd", &*params, gradient)?;
@@ -327,7 +330,10 @@ impl Adam {
     }
 
     /// One step: updates `params` in place from `gradient`, its gradient (the second half
-    /// of what `name_grad` returns).
+    /// of what `name_grad` returns). The two are paired scalar by scalar in the order of a
+    /// flat gradient, so `gradient` may have the shape of `params` or be flat: a
+    /// `[f64; N]` from `name_grad` steps a `#[derive(Parameters)]` struct whose fields
+    /// list the same parameters in the same order.
     ///
     /// # Errors
     ///
@@ -339,10 +345,10 @@ impl Adam {
     ///   with another shape): [`ScalarAutodiffError::LengthMismatch`];
     /// - the gradient holds a non-finite number, or a new parameter or moment would be one:
     ///   [`ScalarAutodiffError::NonFiniteStep`].
-    pub fn step<P>(&mut self, params: &mut P, gradient: &P::Gradient) -> Result<()>
+    pub fn step<P, G>(&mut self, params: &mut P, gradient: &G) -> Result<()>
     where
         P: Parameters + ?Sized,
-        P::Gradient: Parameters,
+        G: Parameters + ?Sized,
     {
         self.check()?;
         let n = self.scratch.load("Adam", &*params, gradient)?;
@@ -432,15 +438,10 @@ struct Scratch {
 impl Scratch {
     /// Copies `params` and `gradient` flat; checks they have the same number of scalars and
     /// that the gradient is finite. Returns the number.
-    fn load<P>(
-        &mut self,
-        optimizer: &'static str,
-        params: &P,
-        gradient: &P::Gradient,
-    ) -> Result<usize>
+    fn load<P, G>(&mut self, optimizer: &'static str, params: &P, gradient: &G) -> Result<usize>
     where
         P: Parameters + ?Sized,
-        P::Gradient: Parameters,
+        G: Parameters + ?Sized,
     {
         let n = params.parameter_count();
         let found = gradient.parameter_count();
