@@ -66,3 +66,7 @@ pub mod __private {
         op, trace, trace_located, traces, Backend, Gradients, Handles, Id, Outlined, Primal, Trace,
     };
 }
+
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
