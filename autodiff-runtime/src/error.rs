@@ -369,12 +369,12 @@ pub enum ScalarAutodiffError {
     },
     /// An optimizer step met a non-finite number: in the gradient it was given, or in a
     /// parameter or state it would have written. Nothing was changed.
-    #[error("{optimizer} step refused: {what} {index} would be {value:?}; no parameter or state was changed")]
+    #[error("{optimizer} step refused: {what} {index} is {value:?}; no parameter or state was changed")]
     NonFiniteStep {
         /// `Sgd` or `Adam`.
         optimizer: &'static str,
-        /// `gradient`, `parameter`, or the optimizer state's name (`momentum`,
-        /// `first moment`, `second moment`).
+        /// `gradient entry`, `new parameter`, or the new optimizer state's name
+        /// (`new momentum`, `new first moment`, `new second moment`).
         what: &'static str,
         /// The scalar's place in the order of a flat gradient.
         index: usize,

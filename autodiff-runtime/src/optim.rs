@@ -162,8 +162,8 @@ impl Sgd {
             }
             *theta = (-lr).mul_add(g, *theta);
         }
-        all_finite("Sgd", "momentum", next)?;
-        all_finite("Sgd", "parameter", theta)?;
+        all_finite("Sgd", "new momentum", next)?;
+        all_finite("Sgd", "new parameter", theta)?;
         params.read_flat(theta)?;
         if momentum {
             std::mem::swap(&mut self.buffer, next);
@@ -393,9 +393,9 @@ impl Adam {
             next_first.push(m);
             next_second.push(v);
         }
-        all_finite("Adam", "first moment", next_first)?;
-        all_finite("Adam", "second moment", next_second)?;
-        all_finite("Adam", "parameter", theta)?;
+        all_finite("Adam", "new first moment", next_first)?;
+        all_finite("Adam", "new second moment", next_second)?;
+        all_finite("Adam", "new parameter", theta)?;
         params.read_flat(theta)?;
         std::mem::swap(&mut self.first, next_first);
         std::mem::swap(&mut self.second, next_second);
@@ -452,7 +452,7 @@ impl Scratch {
         params.visit(&mut |value| self.params.push(value));
         self.gradient.clear();
         gradient.visit(&mut |value| self.gradient.push(value));
-        all_finite(optimizer, "gradient", &self.gradient)?;
+        all_finite(optimizer, "gradient entry", &self.gradient)?;
         Ok(n)
     }
 }
@@ -527,11 +527,15 @@ mod tests {
         let (kept, moments) = (w, adam.first.clone());
         let error = adam.step(&mut w, &[0.5, f64::NAN]).unwrap_err();
         assert_eq!(error.kind(), "non-finite-step");
+        assert_eq!(
+            error.to_string(),
+            "Adam step refused: gradient entry 1 is NaN; no parameter or state was changed"
+        );
         assert!(matches!(
             error,
             ScalarAutodiffError::NonFiniteStep {
                 index: 1,
-                what: "gradient",
+                what: "gradient entry",
                 ..
             }
         ));
@@ -544,7 +548,7 @@ mod tests {
         assert!(matches!(
             error,
             ScalarAutodiffError::NonFiniteStep {
-                what: "parameter",
+                what: "new parameter",
                 index: 0,
                 ..
             }
