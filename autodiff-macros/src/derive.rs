@@ -28,6 +28,7 @@ use syn::{
 
 use crate::errors::Errors;
 use crate::lesson::lesson;
+use crate::nesting;
 
 /// What a parameter struct may hold, for the `help:` lines.
 const WHAT_FIELDS_HOLD: &str = "fields of type `f64`, `[f64; K]` (nested to any depth), \
@@ -38,6 +39,14 @@ const WHAT_FIELDS_HOLD: &str = "fields of type `f64`, `[f64; K]` (nested to any 
 /// Never panics: every problem becomes a `compile_error!` spanned on the user's tokens, all
 /// of them in one compile.
 pub(crate) fn derive(item: TokenStream) -> TokenStream {
+    // syn's parser would overflow the compiler's stack on tokens nested too deep.
+    if let Some(error) = nesting::too_deep(
+        &item,
+        "the struct",
+        "name the inner array types with `type` aliases, such as `type Row = [f64; 3];`",
+    ) {
+        return error.into_compile_error();
+    }
     let input: DeriveInput = match syn::parse2(item.clone()) {
         Ok(input) => input,
         Err(error) => return error.into_compile_error(),

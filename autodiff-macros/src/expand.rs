@@ -1,12 +1,15 @@
 //! The whole expansion, as a plain function over token streams (callable without rustc).
 
-use proc_macro2::{Delimiter, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
 use syn::ItemFn;
 
 use crate::errors::Errors;
 use crate::lesson::lesson;
-use crate::{args, emit, rewrite, rule, signature};
+use crate::{args, emit, nesting, rewrite, rule, signature};
+
+/// What to write instead of a function nested too deep.
+const SPLIT: &str = "split the expression into `let` bindings or helper functions";
 
 /// Expands `#[differentiable(args)] item`.
 ///
@@ -15,9 +18,20 @@ use crate::{args, emit, rewrite, rule, signature};
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let args = args::parse(args, &mut errors);
-    let item: ItemFn = match syn::parse2(item.clone()) {
-        Ok(item) => item,
-        Err(error) => {
+    // syn's parser would overflow the compiler's stack on tokens nested too deep: then parse
+    // the function without its body, for the stand-ins, or keep the item as written.
+    let too_deep = nesting::too_deep(&item, "the function", SPLIT);
+    let whole = too_deep.is_none();
+    let parsed = match too_deep {
+        None => Some(syn::parse2::<ItemFn>(item.clone())),
+        Some(error) => {
+            errors.push(error);
+            without_body(&item).map(syn::parse2::<ItemFn>)
+        }
+    };
+    let item: ItemFn = match parsed {
+        Some(Ok(item)) => item,
+        Some(Err(error)) => {
             errors.push(lesson(
                 first_token(&item, &error),
                 "#[differentiable] applies to a function with a body",
@@ -28,8 +42,15 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             let errors = errors.into_compile_errors();
             return quote!(#errors #item);
         }
+        None => {
+            let errors = errors.into_compile_errors();
+            return quote!(#errors #item);
+        }
     };
     let (params, output) = signature::check(&item, &mut errors);
+    if !whole {
+        return emit::stubs(&item, &params, &output, errors.into_compile_errors());
+    }
     let graph_body = match &args.derivative {
         // A custom rule's body is its value, not differentiated.
         Some(_) => {
@@ -55,6 +76,24 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     } else {
         emit::stubs(&item, &params, &output, errors.into_compile_errors())
     }
+}
+
+/// The item with an empty body, `fn name(..) -> f64 {}`, unless it has no body or its
+/// signature itself nests too deep.
+fn without_body(item: &TokenStream) -> Option<TokenStream> {
+    let mut tokens: Vec<TokenTree> = item.clone().into_iter().collect();
+    match tokens.last_mut() {
+        Some(TokenTree::Group(body)) if body.delimiter() == Delimiter::Brace => {
+            let mut empty = Group::new(Delimiter::Brace, TokenStream::new());
+            empty.set_span(body.span());
+            *body = empty;
+        }
+        _ => return None,
+    }
+    let signature: TokenStream = tokens.into_iter().collect();
+    nesting::too_deep(&signature, "the function", SPLIT)
+        .is_none()
+        .then_some(signature)
 }
 
 /// The tokens to blame when the item is not a function: its head up to the first brace or

@@ -7,16 +7,18 @@
 //! re-exports.
 //!
 //! The crate is laid out like dtolnay's attribute crates: this file only delegates to
-//! `expand`, which checks the attribute's arguments (`args`) and the signature
-//! (`signature`, which sorts parameters into differentiated ones and data), rewrites the
-//! body (`rewrite`) and emits the generated functions (`emit`). The rewrite classifies each
-//! expression by the tracked names it mentions (`mentions`): plain Rust over data is kept as
-//! written; the rest becomes graph operations (`expression`, `value`), with statements,
-//! branches and loops keeping their shape (`statement`, `branch`, `looping`), conditions
-//! read on primal values (`primal`) and calls to other differentiable functions recorded
-//! into the same graph (`compose`). Every rejection is worded in `unsupported`, and every
-//! error of one function is collected (`errors`) and reported in one compile. The derive
-//! lives in `derive`, worded with the same `lesson`s.
+//! `expand`, which first measures how deep the item nests (`nesting`: syn's parser recurses
+//! on the compiler's stack, so an item nested past a limit is an error rather than a
+//! crash), then checks the attribute's arguments (`args`) and the signature (`signature`,
+//! which sorts parameters into differentiated ones and data), rewrites the body (`rewrite`)
+//! and emits the generated functions (`emit`). The rewrite classifies each expression by
+//! the tracked names it mentions (`mentions`): plain Rust over data is kept as written; the
+//! rest becomes graph operations (`expression`, `value`), with statements, branches and
+//! loops keeping their shape (`statement`, `branch`, `looping`), conditions read on primal
+//! values (`primal`) and calls to other differentiable functions recorded into the same
+//! graph (`compose`). Every rejection is worded in `unsupported`, and every error of one
+//! function is collected (`errors`) and reported in one compile. The derive lives in
+//! `derive`, worded with the same `lesson`s.
 #![forbid(unsafe_code)]
 
 mod args;
@@ -31,6 +33,7 @@ mod higher;
 mod lesson;
 mod looping;
 mod mentions;
+mod nesting;
 mod ops;
 mod plain;
 mod primal;
@@ -52,10 +55,7 @@ use proc_macro::TokenStream;
 /// The full description, with runnable examples, is on that re-export.
 #[proc_macro_attribute]
 pub fn differentiable(args: TokenStream, item: TokenStream) -> TokenStream {
-    // A deeply nested body recurses deeply in syn's parser and in the rewrite. rustc grows
-    // its own stack for deep recursion with the same crate; run the expansion on a grown
-    // stack too, on this thread (the compiler's token API works on no other).
-    stacker::grow(256 << 20, || expand::expand(args.into(), item.into())).into()
+    expand::expand(args.into(), item.into()).into()
 }
 
 /// Defined in `autodiff-macros`: depend on `scalar-autodiff` and use it as `scalar_autodiff::Parameters`

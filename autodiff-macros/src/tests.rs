@@ -421,6 +421,127 @@ fn not_a_function_is_reported_and_the_item_kept() {
     assert!(output.to_string().contains("pub struct Point"));
 }
 
+/// Runs `work` on a thread with the 8 MiB of stack rustc runs macros on (a test thread has
+/// 2 MiB).
+fn on_compiler_stack<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(work)
+        .expect("a thread")
+        .join()
+        .expect("the work returns")
+}
+
+/// The error messages of expanding `source` and, if there are any, the names of the
+/// functions beside them.
+fn expand_on_compiler_stack(source: String) -> (Vec<String>, Vec<String>) {
+    on_compiler_stack(move || {
+        let item: TokenStream = source.parse().expect("the test writes valid Rust");
+        let output = expand(TokenStream::new(), item);
+        let messages = errors(&output);
+        let names = if messages.is_empty() {
+            Vec::new()
+        } else {
+            functions(&output)
+        };
+        (messages, names)
+    })
+}
+
+#[test]
+fn a_body_nested_too_deep_is_one_error_beside_stand_ins() {
+    let limit = crate::nesting::LIMIT;
+    let parens = |n: usize| {
+        format!(
+            "fn deep(x: f64) -> f64 {{ {}x{} }}",
+            "(".repeat(n),
+            ") + 1.0".repeat(n)
+        )
+    };
+    // At the limit the body is rewritten as usual.
+    assert_eq!(
+        expand_on_compiler_stack(parens(limit)),
+        (Vec::new(), Vec::new())
+    );
+    let (messages, names) = expand_on_compiler_stack(parens(limit + 1));
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert!(
+        messages[0].starts_with(&format!(
+            "the function nests deeper than {limit} levels here\nnote: "
+        )),
+        "{}",
+        messages[0]
+    );
+    assert_eq!(messages[0].lines().count(), 3, "{}", messages[0]);
+    // Stand-ins keep the user's calls resolving.
+    assert_eq!(
+        names[..4],
+        ["deep", "differentiable_deep", "deep_graph", "deep_grad"]
+    );
+}
+
+#[test]
+fn blocks_operators_and_generic_arguments_are_levels_too() {
+    let limit = crate::nesting::LIMIT;
+    let depth = |body: String| {
+        let source = format!("fn f(x: f64, n: i64) -> f64 {{ {body} }}");
+        expand_on_compiler_stack(source).0.len()
+    };
+    // A block is two levels.
+    let blocks = |n: usize| format!("{}x{}", "{ ".repeat(n), " }".repeat(n));
+    assert_eq!(depth(blocks(limit / 2)), 0);
+    assert_eq!(depth(blocks(limit / 2 + 1)), 1);
+    // Each prefix operator waits for its operand.
+    assert_eq!(depth(format!("{}x", "- ".repeat(limit))), 0);
+    assert_eq!(depth(format!("{}x", "- ".repeat(limit + 1))), 1);
+    // Each step up the precedence ladder keeps an operator waiting: seven, and the
+    // parenthesis, are eight levels a step.
+    let ladder = |steps: usize| {
+        let open = "n | n ^ n & n << n + n * -(".repeat(steps);
+        format!("let k: i64 = {open}n{}; x + k as f64", ")".repeat(steps))
+    };
+    assert_eq!(depth(ladder(limit / 8)), 0);
+    assert_eq!(depth(ladder(limit / 8 + 1)), 1);
+    // A list of generic arguments is two levels.
+    let generic = |n: usize| {
+        let open = "Option<".repeat(n);
+        format!("let v: {open}f64{} = None; x", ">".repeat(n))
+    };
+    assert_eq!(depth(generic(limit / 2)), 0);
+    assert_eq!(depth(generic(limit / 2 + 1)), 1);
+    // A comparison is no generic argument list, even after a capitalized name.
+    let compared = "if N < 2 { s += x; } ".repeat(200);
+    assert_eq!(
+        depth(format!("const N: i64 = 1; let mut s = 0.0; {compared} s")),
+        0
+    );
+    // Operators that bind alike end each other's right-hand sides: one level however long.
+    assert_eq!(depth(vec!["x"; 1000].join(" + ")), 0);
+    assert_eq!(depth(vec!["(x * x)"; 1000].join(" - ")), 0);
+}
+
+#[test]
+fn a_derive_nested_too_deep_is_one_error() {
+    let limit = crate::nesting::LIMIT;
+    let array = |n: usize| {
+        let open = "[".repeat(n);
+        format!("struct P {{ w: {open}f64{} }}", "; 1]".repeat(n))
+    };
+    let messages = |source: String| {
+        on_compiler_stack(move || {
+            let item: TokenStream = source.parse().expect("the test writes valid Rust");
+            errors(&crate::derive::derive(item))
+        })
+    };
+    // A square bracket is two levels.
+    assert_eq!(messages(array(limit / 2)), Vec::<String>::new());
+    let found = messages(array(limit / 2 + 1));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].starts_with(&format!(
+        "the struct nests deeper than {limit} levels here\nnote: "
+    )));
+}
+
 /// A deterministic xorshift generator, so the fuzz tests need no dependency.
 struct Rng(u64);
 

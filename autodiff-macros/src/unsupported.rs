@@ -4,11 +4,11 @@
 //! `rewrite.rs`: every construct without a supported arm there ends up here, and gets a
 //! message saying what is unsupported, why, and what to write instead.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
 use syn::{BinOp, Block, Expr, ExprCall, ExprMethodCall, Item, Lit, Local, Pat, Stmt, UnOp};
 
-use crate::lesson::lesson;
+use crate::lesson::{lesson, lesson_at};
 use crate::ops::{self, Shape};
 use crate::rewrite::f64_function;
 
@@ -214,10 +214,6 @@ pub(crate) fn missing_value(block: &Block) -> syn::Error {
         "a block used as a value produces its last expression, written without a trailing `;`",
         "end the block with its value, e.g. `{ let t = x * x; t + 1.0 }`",
     )
-}
-
-fn lesson_at(span: Span, what: &str, why: &str, instead: &str) -> syn::Error {
-    syn::Error::new(span, format!("{what}\nnote: {why}\nhelp: {instead}"))
 }
 
 fn literal(lit: &Lit) -> syn::Error {
