@@ -5,6 +5,7 @@
 //! for tracking, gradients and optimizer steps.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use autodiff_runtime::*;
 
@@ -13,6 +14,10 @@ extern crate self as scalar_autodiff;
 
 #[cfg(feature = "libm")]
 pub mod special;
+
+#[cfg(feature = "rayon")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rayon")))]
+pub mod parallel;
 
 /// Differentiates a plain Rust function of `f64` values: keeps it, and generates
 /// `name_graph` and `name_grad` beside it (and `name_jvp`, `name_hvp`, `name_hessian`, or
