@@ -9,7 +9,8 @@
 //! `hand_reverse` in the softmax cases, relative 1e-12 unless a comment says why a peer
 //! needs more.
 //!
-//! Run with `cargo bench --bench gradients`; `-- --quick` for a shorter run.
+//! Run with `cargo bench --bench gradients`; `-- --quick` for a shorter run. The
+//! `mlp_batch_parallel` group needs `--features rayon` (without it, it is left out).
 
 use std::cell::RefCell;
 use std::hint::black_box;
@@ -859,11 +860,16 @@ fn lcg(state: &mut u64) -> f64 {
 
 /// 32 rows of 64 features in [0, 1), labels 0..10 (each class at least three times).
 fn mlp_batch_data() -> (Vec<[f64; MLP_INPUTS]>, Vec<usize>) {
+    mlp_batch_rows(MLP_BATCH)
+}
+
+/// `rows` rows of 64 features in [0, 1), labels 0..10; the first 32 are `mlp_batch_data`'s.
+fn mlp_batch_rows(rows: usize) -> (Vec<[f64; MLP_INPUTS]>, Vec<usize>) {
     let mut state = 0x5eed;
-    let xs = (0..MLP_BATCH)
+    let xs = (0..rows)
         .map(|_| std::array::from_fn(|_| lcg(&mut state)))
         .collect();
-    let labels = (0..MLP_BATCH).map(|i| (i * 7) % MLP_OUTPUTS).collect();
+    let labels = (0..rows).map(|i| (i * 7) % MLP_OUTPUTS).collect();
     (xs, labels)
 }
 
@@ -1461,6 +1467,155 @@ fn first_call(c: &mut Criterion) {
     group.finish();
 }
 
+// ---------------------------------------------------------------- the MLP batch on threads
+
+/// `mlp_batch_parallel` (with `--features rayon`): the 64-16-10 MLP over a batch of 256 rows.
+/// One `name_grad` call over the whole batch on the bench's thread, against
+/// `parallel::batch_grad` in chunks of 128 and 64 rows called from the bench's thread (the
+/// work runs on rayon's global pool, one thread per core, while the caller waits), the same
+/// chunks of 128 with the timing loop itself inside a pool of as many threads (the loop's
+/// thread takes a share of the chunks: no thread waits for another to wake it), and two
+/// threads spawned for every call (`std::thread::scope`, each a first call on a fresh
+/// tape: what a pool's warm threads save).
+fn parallel_batch(c: &mut Criterion) {
+    #[cfg(feature = "rayon")]
+    parallel_batch::bench(c);
+    #[cfg(not(feature = "rayon"))]
+    let _ = c;
+}
+
+#[cfg(feature = "rayon")]
+mod parallel_batch {
+    use super::*;
+    use scalar_autodiff::parallel;
+
+    const ROWS: usize = 256;
+
+    type Gradient = Result<(f64, [f64; MLP_PARAMS])>;
+
+    /// `mlp_batch` as a sum over the rows it is given times `scale`: with `scale` 1/256 the
+    /// chunks' results add up to the whole batch's mean (their own means would not).
+    #[allow(clippy::needless_range_loop, clippy::too_many_arguments)]
+    #[differentiable]
+    fn mlp_batch_sum(
+        w1: [[f64; MLP_INPUTS]; MLP_HIDDEN],
+        b1: [f64; MLP_HIDDEN],
+        w2: [[f64; MLP_HIDDEN]; MLP_OUTPUTS],
+        b2: [f64; MLP_OUTPUTS],
+        xs: &[[f64; MLP_INPUTS]],
+        labels: &[usize],
+        #[constant] scale: f64,
+    ) -> f64 {
+        let mut total = 0.0;
+        for (x, &label) in xs.iter().zip(labels) {
+            let mut h = [0.0; MLP_HIDDEN];
+            for j in 0..MLP_HIDDEN {
+                let mut s = b1[j];
+                for i in 0..MLP_INPUTS {
+                    s += w1[j][i] * x[i];
+                }
+                h[j] = s.tanh();
+            }
+            let mut z = [0.0; MLP_OUTPUTS];
+            for k in 0..MLP_OUTPUTS {
+                let mut s = b2[k];
+                for j in 0..MLP_HIDDEN {
+                    s += w2[k][j] * h[j];
+                }
+                z[k] = s;
+            }
+            let mut m = z[0].detach();
+            for k in 1..MLP_OUTPUTS {
+                m = m.max(z[k].detach());
+            }
+            let mut sum = 0.0;
+            for k in 0..MLP_OUTPUTS {
+                sum += (z[k] - m).exp();
+            }
+            total += m + sum.ln() - z[label];
+        }
+        total * scale
+    }
+
+    pub(super) fn bench(c: &mut Criterion) {
+        let (xs, labels) = mlp_batch_rows(ROWS);
+        let (w1, b1, w2, b2) = mlp_batch_start();
+        let scale = 1.0 / ROWS as f64;
+        let rows = |range: std::ops::Range<usize>| {
+            mlp_batch_sum_grad(
+                black_box(w1),
+                b1,
+                w2,
+                b2,
+                &xs[range.clone()],
+                &labels[range],
+                scale,
+            )
+        };
+        let whole = || rows(0..ROWS);
+        let chunks = |chunk_len| parallel::batch_grad_ranges(ROWS, chunk_len, rows);
+        // What a user writes without a pool: a thread per chunk, spawned on every call.
+        let fresh_threads = || -> Gradient {
+            let (first, second) = std::thread::scope(|scope| {
+                let first = scope.spawn(|| rows(0..128));
+                let second = scope.spawn(|| rows(128..ROWS));
+                let join = "a chunk does not panic";
+                (first.join().expect(join), second.join().expect(join))
+            });
+            let ((value, mut gradient), (more, part)) = (first?, second?);
+            gradient.iter_mut().zip(part).for_each(|(g, p)| *g += p);
+            Ok((value + more, gradient))
+        };
+        let variants: [(&str, &dyn Fn() -> Gradient); 4] = [
+            ("name_grad_whole", &whole),
+            ("batch_grad_128", &|| chunks(128)),
+            ("batch_grad_64", &|| chunks(64)),
+            ("fresh_threads_128", &fresh_threads),
+        ];
+        let want = mlp_batch_hand_reverse(w1, b1, w2, b2, &xs, &labels);
+        let mut group = c.benchmark_group("mlp_batch_parallel");
+        for (variant, f) in variants {
+            let got = f().expect("a gradient");
+            check(
+                "mlp_batch_parallel",
+                variant,
+                (got.0, &got.1),
+                (want.0, &want.1),
+            );
+            group.bench_function(variant, |bench| bench.iter(|| f().ok()));
+        }
+
+        // The training loop inside the pool: the same bits as from outside it.
+        let pool = parallel::rayon::ThreadPoolBuilder::new()
+            .num_threads(parallel::rayon::current_num_threads())
+            .build()
+            .expect("a thread pool");
+        let inside = pool.install(|| chunks(128)).expect("a gradient");
+        let outside = chunks(128).expect("a gradient");
+        assert!(
+            inside.0.to_bits() == outside.0.to_bits()
+                && inside
+                    .1
+                    .iter()
+                    .zip(&outside.1)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "mlp_batch_parallel: batch_grad_128 inside a pool gave other bits"
+        );
+        group.bench_function("batch_grad_128_in_pool", |bench| {
+            bench.iter_custom(|iters| {
+                pool.install(|| {
+                    let start = std::time::Instant::now();
+                    for _ in 0..iters {
+                        black_box(chunks(128).ok());
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+        group.finish();
+    }
+}
+
 // ---------------------------------------------------------------- second order
 
 #[differentiable]
@@ -1681,6 +1836,7 @@ criterion_group!(
     logistic,
     softmax_models,
     first_call,
+    parallel_batch,
     second_order
 );
 criterion_main!(benches);

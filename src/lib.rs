@@ -19,6 +19,9 @@ pub mod special;
 #[cfg(feature = "argmin")]
 #[cfg_attr(docsrs, doc(cfg(feature = "argmin")))]
 pub mod argmin;
+#[cfg(feature = "rayon")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rayon")))]
+pub mod parallel;
 
 /// Differentiates a plain Rust function of `f64` values: keeps it, and generates
 /// `name_graph` and `name_grad` beside it (and `name_jvp`, `name_hvp`, `name_hessian`, or

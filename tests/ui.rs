@@ -3,6 +3,12 @@
 //! `ui-tests/*.rs` must each fail to compile with exactly the `.stderr` beside them;
 //! `ui-tests/pass/*.rs` must compile and run. trybuild passes silently on a glob that
 //! matches nothing, so the driver first counts the files it expects.
+//!
+//! The pinned messages are those of the default features: rustc lists the implementations
+//! of an operator from every crate the test crate links, and the `argmin` and `rayon`
+//! features link more (`f64 / u32` would also list `num_complex`'s), so with either
+//! feature this driver compiles to nothing.
+#![cfg(not(any(feature = "argmin", feature = "rayon")))]
 
 use std::path::Path;
 

@@ -369,7 +369,9 @@ pub enum ScalarAutodiffError {
     },
     /// An optimizer step met a non-finite number: in the gradient it was given, or in a
     /// parameter or state it would have written. Nothing was changed.
-    #[error("{optimizer} step refused: {what} {index} is {value:?}; no parameter or state was changed")]
+    #[error(
+        "{optimizer} step refused: {what} {index} is {value:?}; no parameter or state was changed"
+    )]
     NonFiniteStep {
         /// `Sgd` or `Adam`.
         optimizer: &'static str,
@@ -381,6 +383,42 @@ pub enum ScalarAutodiffError {
         /// The non-finite value.
         value: f64,
     },
+    /// A batch was to be split into chunks of no rows (`scalar_autodiff::parallel`'s
+    /// `batch_grad` with a chunk length of 0).
+    #[error("a batch cannot be split into chunks of {chunk_len} rows; give a chunk length of at least 1")]
+    InvalidChunkLength {
+        /// The rejected chunk length.
+        chunk_len: usize,
+    },
+    /// Adding one chunk's value or partial derivative to the sum of the chunks before it
+    /// gave an infinity or NaN (`scalar_autodiff::parallel`'s `batch_grad`): the batch's
+    /// sum overflowed, as `total += ...` over all its rows in one call would have.
+    #[error(
+        "adding chunk {chunk}'s {} {contribution:?} to the sum {previous:?} of the chunks before it overflowed", Summand(*.parameter)
+    )]
+    NonFiniteChunkSum {
+        /// The chunk's place in the batch: 1 for the second chunk (the first one starts the
+        /// sum).
+        chunk: usize,
+        /// The gradient's scalar, in the order of a flat gradient, or `None` for the value.
+        parameter: Option<usize>,
+        /// The sum of the chunks before this one.
+        previous: f64,
+        /// This chunk's value or partial derivative.
+        contribution: f64,
+    },
+}
+
+/// What a chunk sum adds: `value`, or `gradient[3]` for a flat gradient's scalar.
+struct Summand(Option<usize>);
+
+impl fmt::Display for Summand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(parameter) => write!(f, "gradient[{parameter}]"),
+            None => write!(f, "value"),
+        }
+    }
 }
 
 /// The `location` of the variants that have one, borrowed as `$error` is.
@@ -550,6 +588,8 @@ impl ScalarAutodiffError {
             Self::InvalidHyperparameter { .. } => "invalid-hyperparameter",
             Self::NonFiniteCost { .. } => "non-finite-cost",
             Self::NonFiniteStep { .. } => "non-finite-step",
+            Self::InvalidChunkLength { .. } => "invalid-chunk-length",
+            Self::NonFiniteChunkSum { .. } => "non-finite-chunk-sum",
         }
     }
 }
