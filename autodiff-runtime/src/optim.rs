@@ -36,7 +36,7 @@ type Result<T> = std::result::Result<T, ScalarAutodiffError>;
 /// // Minimise (w0 - 3)^2 + (w1 + 1)^2 by its gradient.
 /// let mut w = [0.0, 0.0];
 /// let mut sgd = Sgd::new(0.1).momentum(0.9);
-/// for _ in 0..200 {
+/// for _ in 0..400 {
 ///     let gradient = [2.0 * (w[0] - 3.0), 2.0 * (w[1] + 1.0)];
 ///     sgd.step(&mut w, &gradient)?;
 /// }
