@@ -1474,9 +1474,11 @@ fn first_call(c: &mut Criterion) {
 /// `parallel::batch_grad` in chunks of 128 and 64 rows called from the bench's thread (the
 /// work runs on rayon's global pool, one thread per core, while the caller waits), the same
 /// chunks of 128 with the timing loop itself inside a pool of as many threads (the loop's
-/// thread takes a share of the chunks: no thread waits for another to wake it), and two
+/// thread takes a share of the chunks: no thread waits for another to wake it), the same
+/// pool entered with `install` on every call, two
 /// threads spawned for every call (`std::thread::scope`, each a first call on a fresh
-/// tape: what a pool's warm threads save).
+/// tape: what a pool's warm threads save), and `batch_grad`'s own cost: chunks that
+/// compute nothing, from outside the pool and inside it.
 fn parallel_batch(c: &mut Criterion) {
     #[cfg(feature = "rayon")]
     parallel_batch::bench(c);
@@ -1607,6 +1609,28 @@ mod parallel_batch {
                     let start = std::time::Instant::now();
                     for _ in 0..iters {
                         black_box(chunks(128).ok());
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+        // The same pool entered on every step instead: each `install` from outside the
+        // pool is a hop to a worker and back, as a call from outside the global pool is.
+        group.bench_function("batch_grad_128_install_per_step", |bench| {
+            bench.iter(|| pool.install(|| chunks(128).ok()))
+        });
+
+        // What `batch_grad` itself costs: two chunks that compute nothing (a zero gradient
+        // of the MLP's size, still summed), called from outside the pool and inside it.
+        let no_work = |_rows: std::ops::Range<usize>| -> Gradient { Ok((0.0, [0.0; MLP_PARAMS])) };
+        let dispatch = || parallel::batch_grad_ranges(ROWS, 128, no_work).ok();
+        group.bench_function("dispatch_only_128", |bench| bench.iter(dispatch));
+        group.bench_function("dispatch_only_128_in_pool", |bench| {
+            bench.iter_custom(|iters| {
+                pool.install(|| {
+                    let start = std::time::Instant::now();
+                    for _ in 0..iters {
+                        black_box(dispatch());
                     }
                     start.elapsed()
                 })

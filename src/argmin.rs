@@ -37,9 +37,50 @@
 //! plain function (the same bits as the graph's value, and no tape); the gradient closure
 //! is `name_grad` (its value is dropped, since argmin asks for the cost separately).
 //! Parameters are whatever the closures take: a `Vec<f64>` with argmin-math's `vec`
-//! feature, as above, or an `ndarray::Array1<f64>` with its `ndarray` feature, passed to
-//! `name_grad` as `w.as_slice().unwrap()` (a `#[param] w: &[f64]`) and its gradient
-//! returned as `Array1::from(gradient)`.
+//! feature, as above, or an `ndarray::Array1<f64>` with its `ndarray_latest-nolinalg`
+//! feature (`ndarray_latest` adds ndarray-linalg, and a LAPACK, for Newton's method), as
+//! argmin's own examples use:
+//!
+//! ```
+//! use argmin::core::{Executor, State};
+//! use argmin::solver::linesearch::MoreThuenteLineSearch;
+//! use argmin::solver::quasinewton::LBFGS;
+//! use ndarray::{array, Array1, Array2};
+//! use scalar_autodiff::{argmin::Problem, differentiable, ScalarAutodiffError};
+//!
+//! #[differentiable]
+//! fn loss(#[param] w: &[f64], target: &[f64]) -> f64 {
+//!     let mut total = 0.0;
+//!     for (wi, ti) in w.iter().zip(target) {
+//!         total += (wi - ti) * (wi - ti) * (1.0 + wi * wi);
+//!     }
+//!     total
+//! }
+//!
+//! let target = [1.0, -2.0, 0.5];
+//! // `name_grad` takes a `#[param] w: &[f64]`; argmin's `Array1`s are contiguous.
+//! fn slice(w: &Array1<f64>) -> &[f64] {
+//!     w.as_slice().expect("a contiguous array")
+//! }
+//! let problem = Problem::new(
+//!     |w: &Array1<f64>| loss(slice(w), &target),
+//!     |w: &Array1<f64>| loss_grad(slice(w), &target).map(|(v, g)| (v, Array1::from(g))),
+//! )
+//! // For a solver that asks for the Hessian (a trust region), as an `Array2`.
+//! .with_hessian(|w: &Array1<f64>| -> Result<_, ScalarAutodiffError> {
+//!     let (v, g, h) = loss_hessian(slice(w), &target)?;
+//!     Ok((v, g, Array2::from_shape_fn((h.len(), h.len()), |(i, j)| h[i][j])))
+//! });
+//! let solver = LBFGS::new(MoreThuenteLineSearch::new(), 5);
+//! let result = Executor::new(problem, solver)
+//!     .configure(|state| state.param(array![0.0, 0.0, 0.0]).max_iters(100))
+//!     .run()?;
+//! let best = result.state().get_best_param().unwrap();
+//! assert!(best.iter().zip(&target).all(|(w, t)| (w - t).abs() < 1e-8));
+//! # Ok::<(), argmin::core::Error>(())
+//! ```
+//!
+//! (`tests/argmin_problem.rs` runs this route with L-BFGS and a trust region.)
 //!
 //! A [`ScalarAutodiffError`] from the gradient or Hessian, and
 //! [`ScalarAutodiffError::NonFiniteCost`] for a cost that is NaN or infinite, reach the

@@ -21,17 +21,21 @@
 //! `chunk_len` adds in a different order: the result equals one call over the whole batch
 //! up to rounding, not bit for bit.
 //!
-//! # Keep the pool warm
+//! # Keep the pool warm, and run the loop inside it
 //!
 //! The tape behind `name_grad` is per thread, and a thread's first call grows it while
 //! later calls reuse it. Rayon's global pool (what `batch_grad` runs on unless it is called
 //! inside [`ThreadPool::install`](rayon::ThreadPool::install)) keeps its threads for the
-//! life of the process, so from the second training step on every chunk runs on a warm
-//! tape. Use it, or build one pool before the training loop and call `batch_grad` inside
-//! its `install` on every step; building a pool or spawning threads on every step makes
-//! every call a first call on a fresh thread (in `benches/gradients.rs`, two threads
-//! spawned per call took 1.75x to 1.93x the time of the warm global pool, and more than one
-//! warm thread over the whole batch: see the README's "Performance").
+//! life of the process, and so does a pool built once; building a pool or spawning threads
+//! on every step makes every call a first call on a fresh thread (in `benches/gradients.rs`,
+//! two threads spawned per call were no faster than one warm thread over the whole batch).
+//!
+//! A call from outside the pool (from `main`, or from an `install` entered on every step)
+//! hands the chunks to a worker, sleeps, and is woken when they are done: in the benchmark
+//! that hop cost 15 to 20 µs a call, against about 3 µs for a call made on one of the
+//! pool's own threads, which computes a chunk itself while the others run. So build the
+//! pool once and run the whole training loop inside one `install`, as the example below
+//! does (see the README's "Performance" for the numbers).
 //!
 //! # Chunk length
 //!
@@ -40,7 +44,7 @@
 //! small ones: for the 256-row MLP batch of the benchmark, chunks of 64 or 128 rows.
 //!
 //! ```
-//! use scalar_autodiff::{differentiable, parallel};
+//! use scalar_autodiff::{differentiable, parallel, ScalarAutodiffError};
 //!
 //! /// Squared error of the line `w x + b` over the rows `[x, y]` it is given, times `scale`:
 //! /// a sum, so the chunks' results add up to the batch's.
@@ -79,14 +83,19 @@
 //!     })?;
 //!     assert_eq!(one_thread, chunked);
 //!
-//!     // Training: one batched gradient per step, on the same warm threads every step.
-//!     let (mut w, mut b) = (0.0, 0.0);
-//!     for _ in 0..80 {
-//!         let (_value, [dw, db]) =
-//!             parallel::batch_grad(&rows, 128, |chunk| loss_grad(w, b, chunk, scale))?;
-//!         w -= 0.5 * dw;
-//!         b -= 0.5 * db;
-//!     }
+//!     // Training: the whole loop inside one pool, built once; every step's chunks run on
+//!     // the same warm threads, the loop's own thread computing one of them.
+//!     let pool = parallel::rayon::ThreadPoolBuilder::new().build()?;
+//!     let (w, b) = pool.install(|| -> Result<(f64, f64), ScalarAutodiffError> {
+//!         let (mut w, mut b) = (0.0, 0.0);
+//!         for _ in 0..80 {
+//!             let (_value, [dw, db]) =
+//!                 parallel::batch_grad(&rows, 128, |chunk| loss_grad(w, b, chunk, scale))?;
+//!             w -= 0.5 * dw;
+//!             b -= 0.5 * db;
+//!         }
+//!         Ok((w, b))
+//!     })?;
 //!     assert!((w - 2.5).abs() < 1e-6 && (b + 1.0).abs() < 1e-6);
 //!     Ok(())
 //! }

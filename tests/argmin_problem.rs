@@ -1,7 +1,8 @@
 //! `scalar_autodiff::argmin::Problem` drives argmin's solvers: L-BFGS fits the logistic curve
 //! of `examples/lbfgs_fit.rs` and minimises Rosenbrock in 10 dimensions, a trust region
-//! with Steihaug's method uses the exact Hessian, and a refused derivative or a NaN cost
-//! reaches the caller as a typed `ScalarAutodiffError`.
+//! with Steihaug's method uses the exact Hessian, both over `Vec<f64>` and over ndarray's
+//! `Array1<f64>` (the route the module documentation gives), and a refused derivative or a
+//! NaN cost reaches the caller as a typed `ScalarAutodiffError`.
 #![cfg(feature = "argmin")]
 
 #[allow(dead_code)]
@@ -12,6 +13,7 @@ use argmin::core::{CostFunction, Executor, Gradient, Hessian, State};
 use argmin::solver::linesearch::MoreThuenteLineSearch;
 use argmin::solver::quasinewton::LBFGS;
 use argmin::solver::trustregion::{Steihaug, TrustRegion};
+use ndarray::{Array1, Array2};
 use scalar_autodiff::argmin::Problem;
 use scalar_autodiff::{differentiable, ScalarAutodiffError};
 
@@ -102,6 +104,66 @@ fn a_trust_region_uses_the_exact_hessian() {
         .unwrap();
     let best = result.state().get_best_param().unwrap();
     assert!(best.iter().all(|w| (w - 1.0).abs() < 1e-6), "{best:?}");
+}
+
+/// Rosenbrock over ndarray's parameters, the route of the module documentation:
+/// `as_slice()` into `name_grad`, the gradient back as an `Array1`, the Hessian's rows as
+/// an `Array2`. (The return type spells out the three closures a user's `Problem` holds.)
+#[allow(clippy::type_complexity)]
+fn ndarray_rosenbrock() -> Problem<
+    Array1<f64>,
+    impl Fn(&Array1<f64>) -> f64,
+    impl Fn(&Array1<f64>) -> Result<(f64, Array1<f64>), ScalarAutodiffError>,
+    impl Fn(&Array1<f64>) -> Result<(f64, Vec<f64>, Array2<f64>), ScalarAutodiffError>,
+> {
+    fn slice(w: &Array1<f64>) -> &[f64] {
+        w.as_slice().expect("argmin's parameters are contiguous")
+    }
+    Problem::new(
+        |w: &Array1<f64>| rosenbrock(slice(w)),
+        |w: &Array1<f64>| rosenbrock_grad(slice(w)).map(|(v, g)| (v, Array1::from(g))),
+    )
+    .with_hessian(|w: &Array1<f64>| {
+        let (v, g, h) = rosenbrock_hessian(slice(w))?;
+        Ok((
+            v,
+            g,
+            Array2::from_shape_fn((h.len(), h.len()), |(i, j)| h[i][j]),
+        ))
+    })
+}
+
+#[test]
+fn ndarray_parameters_take_the_documented_route() {
+    let problem = ndarray_rosenbrock();
+    let w = Array1::from(start());
+    assert_eq!(problem.cost(&w).unwrap(), rosenbrock(&start()));
+    let gradient = problem.gradient(&w).unwrap();
+    for (got, expected) in gradient.iter().zip(rosenbrock_gradient(&start())) {
+        approx::assert_relative_eq!(*got, expected, max_relative = 1e-14);
+    }
+    let h = problem.hessian(&w).unwrap();
+    assert_eq!(h.dim(), (10, 10));
+    approx::assert_relative_eq!(h[(0, 0)], 1200.0 * 1.44 - 400.0 + 2.0, max_relative = 1e-14);
+    approx::assert_relative_eq!(h[(1, 0)], 480.0, max_relative = 1e-14);
+
+    let solver = LBFGS::new(MoreThuenteLineSearch::new(), 7)
+        .with_tolerance_grad(1e-12)
+        .unwrap();
+    let result = Executor::new(problem, solver)
+        .configure(|state| state.param(Array1::from(start())).max_iters(500))
+        .run()
+        .unwrap();
+    let best = result.state().get_best_param().unwrap();
+    assert!(best.iter().all(|w| (w - 1.0).abs() < 1e-8), "{best}");
+
+    let solver = TrustRegion::new(Steihaug::new().with_max_iters(20));
+    let result = Executor::new(ndarray_rosenbrock(), solver)
+        .configure(|state| state.param(Array1::zeros(10)).max_iters(200))
+        .run()
+        .unwrap();
+    let best = result.state().get_best_param().unwrap();
+    assert!(best.iter().all(|w| (w - 1.0).abs() < 1e-6), "{best}");
 }
 
 #[test]
