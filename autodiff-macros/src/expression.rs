@@ -10,7 +10,7 @@ use syn::{BinOp, Expr, ExprBinary, ExprCall, ExprMethodCall, ExprUnary, Ident, U
 use crate::mentions::Scan;
 use crate::ops::{self, Shape};
 use crate::rewrite::{
-    arithmetic, backend, f64_function, is_logic, node, without_parens, Binding, Rewriter,
+    arithmetic, backend, f64_function, is_logic, without_parens, Binding, Rewriter,
 };
 use crate::unsupported;
 use crate::value::Value;
@@ -243,9 +243,9 @@ impl Rewriter<'_> {
         let inner = self.expr(&unary.expr);
         let inner = self.scalar_operand(inner, &unary.expr);
         let span = op.span();
-        node(&[&inner], |[inner]| {
-            let (inner, backend) = (inner.operand(), backend());
-            quote_spanned!(span=> #backend.neg(#inner)?)
+        self.node(vec![inner], |operands| {
+            let backend = backend();
+            quote_spanned!(span=> #backend.neg(#(#operands),*)?)
         })
     }
 
@@ -256,10 +256,9 @@ impl Rewriter<'_> {
         let right = self.scalar_operand(right, &binary.right);
         let span = binary.op.span();
         let method = Ident::new(arithmetic(&binary.op).unwrap_or("add"), span);
-        node(&[&left, &right], |[left, right]| {
-            let (left, right) = (left.operand(), right.operand());
+        self.node(vec![left, right], |operands| {
             let backend = backend();
-            quote_spanned!(span=> #backend.#method(#left, #right)?)
+            quote_spanned!(span=> #backend.#method(#(#operands),*)?)
         })
     }
 
@@ -312,9 +311,9 @@ impl Rewriter<'_> {
                 let Some(exponent) = exponent else {
                     return self.invalid();
                 };
-                node(&[&base], |[base]| {
-                    let (base, backend) = (base.operand(), backend());
-                    quote_spanned!(span=> #backend.#name(#base, #exponent)?)
+                self.node(vec![base], |operands| {
+                    let backend = backend();
+                    quote_spanned!(span=> #backend.#name(#(#operands),*, #exponent)?)
                 })
             }
             Shape::Unary | Shape::Binary | Shape::MulAdd | Shape::Detach | Shape::Stepwise => {
@@ -327,12 +326,11 @@ impl Rewriter<'_> {
                         self.scalar_operand(value, arg)
                     })
                     .collect();
-                if !base.is_valid() || !operands.iter().all(Value::is_valid) {
-                    return self.invalid();
-                }
-                let (base, backend) = (base.operand(), backend());
-                let operands = operands.iter().map(Value::operand);
-                Value::Node(quote_spanned!(span=> #backend.#name(#base #(, #operands)*)?))
+                let parts: Vec<Value> = std::iter::once(base).chain(operands).collect();
+                self.node(parts, |operands| {
+                    let backend = backend();
+                    quote_spanned!(span=> #backend.#name(#(#operands),*)?)
+                })
             }
         }
     }

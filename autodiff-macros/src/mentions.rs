@@ -24,7 +24,7 @@ pub(crate) enum Tracked {
 }
 
 /// The outcome of a scan.
-#[derive(Clone, Copy, Default, Debug)]
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub(crate) struct Scan {
     /// A tracked name is used outside any `.detach()` receiver, or inside a macro call.
     pub(crate) tracked: bool,
@@ -41,6 +41,19 @@ pub(crate) struct Scan {
 }
 
 impl Scan {
+    /// What scanning both `self`'s expression and `other`'s finds: the scan of `a + b` from
+    /// those of `a` and `b`.
+    pub(crate) fn or(self, other: Scan) -> Scan {
+        Scan {
+            tracked: self.tracked || other.tracked,
+            detached: self.detached || other.detached,
+            in_macro: self.in_macro || other.in_macro,
+            returns: self.returns || other.returns,
+            shadows: self.shadows || other.shadows,
+            live: self.live || other.live,
+        }
+    }
+
     /// Mentions nothing tracked and returns nothing: ordinary Rust, emitted as written.
     pub(crate) fn is_plain(&self) -> bool {
         !self.tracked && !self.detached && !self.returns

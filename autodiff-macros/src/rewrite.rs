@@ -27,6 +27,7 @@ use crate::errors::Errors;
 use crate::mentions::{self, Scan, Tracked};
 use crate::plain;
 use crate::signature::{Kind, Param};
+use crate::sweep::COMPILED_UP_TO;
 use crate::unsupported;
 use crate::value::Value;
 
@@ -74,6 +75,7 @@ pub(crate) fn graph_body(
     errors: &mut Errors,
 ) -> TokenStream {
     let mut promoted = HashSet::new();
+    let mut flatten = false;
     loop {
         let mut pass_errors = Errors::default();
         let mut rewriter = Rewriter {
@@ -83,6 +85,8 @@ pub(crate) fn graph_body(
             rejected: false,
             promoted: &promoted,
             promotions: HashSet::new(),
+            flatten,
+            scans: Default::default(),
         };
         let body = rewriter.function(block, params);
         let promotions = std::mem::take(&mut rewriter.promotions);
@@ -96,6 +100,11 @@ pub(crate) fn graph_body(
                     "internal error in #[differentiable]: a part of this body was rejected \
                      without a message; please report this function",
                 ));
+            }
+            if !flatten && pass_errors.is_empty() && operations(&body) > COMPILED_UP_TO {
+                // Too long for the sweeps, which read the nested form: once more, flat.
+                flatten = true;
+                continue;
             }
             errors.append(pass_errors);
             return body;
@@ -117,6 +126,13 @@ pub(crate) struct Rewriter<'a> {
     promoted: &'a HashSet<usize>,
     /// Locals found in this pass to be assigned a tracked value.
     promotions: HashSet<usize>,
+    /// Whether an operation on other operations' results binds its operands to locals
+    /// first ([`Value::Steps`]): for bodies too long for the compiled sweeps, which read
+    /// the nested form.
+    flatten: bool,
+    /// Scans of expressions under the current scopes, by address (see [`Rewriter::scan`]);
+    /// emptied whenever a name is declared or a scope opens or closes.
+    scans: std::cell::RefCell<std::collections::HashMap<*const Expr, Scan>>,
 }
 
 impl Rewriter<'_> {
@@ -174,6 +190,7 @@ impl Rewriter<'_> {
     }
 
     pub(crate) fn declare(&mut self, ident: &Ident, binding: Binding) {
+        self.scans.get_mut().clear();
         if let Some(scope) = self.scopes.last_mut() {
             scope.push((ident.clone(), binding));
         }
@@ -194,10 +211,12 @@ impl Rewriter<'_> {
     }
 
     pub(crate) fn push_scope(&mut self) {
+        self.scans.get_mut().clear();
         self.scopes.push(Vec::new());
     }
 
     pub(crate) fn pop_scope(&mut self) {
+        self.scans.get_mut().clear();
         self.scopes.pop();
     }
 
@@ -271,7 +290,38 @@ impl Rewriter<'_> {
 
     /// Which tracked names `expr` mentions.
     pub(crate) fn scan(&self, expr: &Expr) -> Scan {
-        mentions::scan_expr(expr, &|name| self.tracked_name(name))
+        let key = |expr: &Expr| expr as *const Expr;
+        if let Some(scan) = self.scans.borrow().get(&key(expr)) {
+            return *scan;
+        }
+        // A long sum as written is a left-deep chain of `+`, and rewriting it scans every
+        // link: walk the chain down once, then scan it bottom-up, keeping each link's scan,
+        // rather than rescanning all the links below each one (quadratic in its length).
+        let mut links = Vec::new();
+        let mut bottom = expr;
+        while let Expr::Binary(binary) = bottom {
+            if arithmetic(&binary.op).is_none() || self.scans.borrow().contains_key(&key(bottom)) {
+                break;
+            }
+            links.push((bottom, binary));
+            bottom = &binary.left;
+        }
+        let lookup = |name: &str| self.tracked_name(name);
+        let cached = self.scans.borrow().get(&key(bottom)).copied();
+        let mut scan = cached.unwrap_or_else(|| mentions::scan_expr(bottom, &lookup));
+        for (link, binary) in links.into_iter().rev() {
+            scan = scan.or(mentions::scan_expr(&binary.right, &lookup));
+            self.scans.borrow_mut().insert(key(link), scan);
+        }
+        // The unit tests' random bodies check every scan against the whole scan.
+        #[cfg(test)]
+        assert_eq!(
+            scan,
+            mentions::scan_expr(expr, &lookup),
+            "scan of {}",
+            quote!(#expr)
+        );
+        scan
     }
 
     /// Records that the local declared at `key` is assigned a tracked value.
@@ -368,16 +418,100 @@ pub(crate) fn backend() -> Ident {
     Ident::new("__backend", Span::mixed_site())
 }
 
-/// A new node from valid parts, or `Invalid` if any part was rejected.
-pub(crate) fn node<const N: usize>(
-    parts: &[&Value; N],
-    build: impl FnOnce([&Value; N]) -> TokenStream,
-) -> Value {
-    if parts.iter().all(|part| part.is_valid()) {
-        Value::Node(build(*parts))
-    } else {
-        Value::Invalid
+impl Rewriter<'_> {
+    /// A new node from valid parts, or `Invalid` if any part was rejected: `build` gets the
+    /// parts as operands (expressions of type `&V`) and returns the call, ending in `?`.
+    ///
+    /// Nested as written (`__backend.add(&__backend.mul(x, y)?, z)?`), unless the body is
+    /// flattened: then the result is [`Value::Steps`], nested as written up to
+    /// [`NESTED_UP_TO`] operations, beyond which every part is bound to a local first, in
+    /// order, so that a long expression becomes a run of `let`s, each a short nested call,
+    /// rather than one call nested a thousand deep (see [`Value::Steps`] why).
+    pub(crate) fn node(
+        &self,
+        parts: Vec<Value>,
+        build: impl FnOnce(&[TokenStream]) -> TokenStream,
+    ) -> Value {
+        if !parts.iter().all(Value::is_valid) {
+            return Value::Invalid;
+        }
+        if !self.flatten {
+            let operands: Vec<TokenStream> = parts.iter().map(Value::operand).collect();
+            return Value::Node(build(&operands));
+        }
+        let nested = 1 + parts.iter().map(Value::nested).sum::<usize>();
+        let later_lets = parts
+            .iter()
+            .skip(1)
+            .any(|part| matches!(part, Value::Steps { lets, .. } if !lets.is_empty()));
+        let mut lets = TokenStream::new();
+        let mut operands = Vec::with_capacity(parts.len());
+        if nested <= NESTED_UP_TO && !later_lets {
+            // Inline, as written; only the first part can bring `let`s, which run first.
+            for part in parts {
+                match part {
+                    Value::Steps {
+                        lets: before, last, ..
+                    } => {
+                        lets.extend(before);
+                        operands.push(quote!(&#last));
+                    }
+                    part => operands.push(part.operand()),
+                }
+            }
+            let last = build(&operands);
+            return Value::Steps { lets, last, nested };
+        }
+        // Every part bound to a local, in order. The parts' own `let`s are moved, not
+        // copied: a left-deep sum of a thousand terms appends to one run of them.
+        for part in parts {
+            let local = part_local();
+            match part {
+                Value::Steps {
+                    lets: before, last, ..
+                } => {
+                    if lets.is_empty() {
+                        lets = before;
+                    } else {
+                        lets.extend(before);
+                    }
+                    lets.extend(quote!(let #local = &#last;));
+                }
+                part => {
+                    let operand = part.operand();
+                    lets.extend(quote!(let #local = #operand;));
+                }
+            }
+            operands.push(local.into_token_stream());
+        }
+        let last = build(&operands);
+        Value::Steps {
+            lets,
+            last,
+            nested: 1,
+        }
     }
+}
+
+/// How many operations a flattened body nests in one expression before
+/// [`Rewriter::node`] binds the parts to locals: few enough to keep rustc's borrow checker
+/// linear (the temporaries of one statement are few), and enough that the `let`s stay few:
+/// each opens a scope, and a `let` for every operation (8,000 nested scopes) overflowed
+/// the stack of LLVM's debug-information writer in a debug build.
+const NESTED_UP_TO: usize = 64;
+
+/// A new local for a part bound by [`Rewriter::node`], invisible to the user's names:
+/// numbered in the order the macro makes them, so no two in one expansion collide.
+fn part_local() -> Ident {
+    thread_local! {
+        static NEXT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+    let n = NEXT.with(|next| {
+        let n = next.get();
+        next.set(n.wrapping_add(1));
+        n
+    });
+    Ident::new(&format!("__part_{n}"), Span::mixed_site())
 }
 
 pub(crate) fn is_f64_literal(lit: &Lit) -> bool {

@@ -119,6 +119,66 @@ fn only_long_bodies_call_operations_out_of_line() {
     assert!(after.starts_with(" 'body : { let mut t ="), "{after}");
 }
 
+/// The most backend calls one statement of `body` nests (`__backend.op(` inside another's
+/// parentheses; a block's statements count afresh).
+fn deepest_call(body: &TokenStream) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(body.clone(), 0)];
+    while let Some((tokens, depth)) = stack.pop() {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        for (index, token) in tokens.iter().enumerate() {
+            if let TokenTree::Group(group) = token {
+                let call = index >= 3
+                    && matches!(&tokens[index - 3], TokenTree::Ident(i) if i == "__backend")
+                    && group.delimiter() == Delimiter::Parenthesis;
+                let depth = depth + usize::from(call);
+                deepest = deepest.max(depth);
+                // A block starts its statements afresh.
+                let depth = if group.delimiter() == Delimiter::Brace {
+                    0
+                } else {
+                    depth
+                };
+                stack.push((group.stream(), depth));
+            }
+        }
+    }
+    deepest
+}
+
+#[test]
+fn only_bodies_too_long_for_the_sweeps_are_split_into_statements() {
+    let sum = |terms: usize| {
+        let terms = (0..terms).map(|i| {
+            let (a, b) = (i % 4, (i + 1) % 4);
+            quote!(+ 1.5 * x[#a] * x[#b])
+        });
+        let item = quote! {
+            fn f(x: [f64; 4]) -> f64 { 0.5 #(#terms)* }
+        };
+        let body: syn::Block = syn::parse2(
+            graph_body(&accepted(item))
+                .parse::<TokenStream>()
+                .expect("tokens"),
+        )
+        .map(|item: syn::ItemFn| *item.block)
+        .expect("a function");
+        quote!(#body)
+    };
+    // 40 terms, 120 operations: the sweeps read it, nested as written (40 `add`s deep,
+    // and two `mul`s in the last).
+    let short = sum(40);
+    assert!(!short.to_string().contains("__part_"));
+    assert_eq!(deepest_call(&short), 42);
+    // 400 terms, 1,200 operations: a run of `let`s, each nesting at most 64 operations
+    // (here 21 or 22 `add`s and the `mul`s of their last term).
+    let long = sum(400);
+    let text = long.to_string();
+    assert!(text.contains("let __part_"), "{text}");
+    let depth = deepest_call(&long);
+    assert!((16..=64).contains(&depth), "{depth}");
+}
+
 #[test]
 fn operands_are_references_to_one_node_per_name() {
     let body = graph_body(&accepted(quote! {

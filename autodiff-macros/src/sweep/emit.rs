@@ -31,7 +31,7 @@ use crate::signature::{Kind, Param};
 /// (`-Z time-passes`: type checking, borrow checking and LLVM each about twice), where
 /// the compile-time budget is 1.3x. Loops are compact, so every model in the benches is
 /// far below this.
-const COMPILED_UP_TO: usize = 128;
+pub(crate) const COMPILED_UP_TO: usize = 128;
 
 /// The expression `name_grad` tries first, of type `Option<(f64, gradient)>`, and
 /// whether it is straight-line code (no loops: small enough to inline into callers), or

@@ -11,4 +11,4 @@ mod ir;
 mod lower;
 mod names;
 
-pub(crate) use emit::{dual_sweeps, halves, sweeps};
+pub(crate) use emit::{dual_sweeps, halves, sweeps, COMPILED_UP_TO};
