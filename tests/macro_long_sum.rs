@@ -1,8 +1,8 @@
 //! A body far longer than the compiled sweeps take: a sum of 500 terms written out as one
-//! expression (1,700 operations), as a code generator or a computer algebra system writes
+//! expression (1,500 operations), as a code generator or a computer algebra system writes
 //! them.
 //!
-//! Such a body is emitted as a run of short statements rather than one call nested 1,700
+//! Such a body is emitted as a run of short statements rather than one call nested 1,500
 //! deep (which took rustc 45 s and 1.9 GB of memory at 4,000 operations, against 4.6 s and
 //! 0.6 GB now): these tests check that the split changes nothing a user can see, the
 //! value, the gradient and the ledger's order of nodes, against the same sum built by hand

@@ -87,6 +87,7 @@ pub(crate) fn graph_body(
             promotions: HashSet::new(),
             flatten,
             scans: Default::default(),
+            parts: Default::default(),
         };
         let body = rewriter.function(block, params);
         let promotions = std::mem::take(&mut rewriter.promotions);
@@ -133,6 +134,8 @@ pub(crate) struct Rewriter<'a> {
     /// Scans of expressions under the current scopes, by address (see [`Rewriter::scan`]);
     /// emptied whenever a name is declared or a scope opens or closes.
     scans: std::cell::RefCell<std::collections::HashMap<*const Expr, Scan>>,
+    /// How many locals [`Rewriter::node`] has bound in this pass.
+    parts: std::cell::Cell<usize>,
 }
 
 impl Rewriter<'_> {
@@ -453,7 +456,11 @@ impl Rewriter<'_> {
                     Value::Steps {
                         lets: before, last, ..
                     } => {
-                        lets.extend(before);
+                        if lets.is_empty() {
+                            lets = before;
+                        } else {
+                            lets.extend(before);
+                        }
                         operands.push(quote!(&#last));
                     }
                     part => operands.push(part.operand()),
@@ -465,7 +472,7 @@ impl Rewriter<'_> {
         // Every part bound to a local, in order. The parts' own `let`s are moved, not
         // copied: a left-deep sum of a thousand terms appends to one run of them.
         for part in parts {
-            let local = part_local();
+            let local = self.part_local();
             match part {
                 Value::Steps {
                     lets: before, last, ..
@@ -491,6 +498,15 @@ impl Rewriter<'_> {
             nested: 1,
         }
     }
+
+    /// A new local for a part bound by [`Rewriter::node`], invisible to the user's names:
+    /// numbered within this function's pass, so no two collide and a function's expansion
+    /// does not depend on the functions expanded before it.
+    fn part_local(&self) -> Ident {
+        let n = self.parts.get();
+        self.parts.set(n + 1);
+        Ident::new(&format!("__part_{n}"), Span::mixed_site())
+    }
 }
 
 /// How many operations a flattened body nests in one expression before
@@ -499,20 +515,6 @@ impl Rewriter<'_> {
 /// each opens a scope, and a `let` for every operation (8,000 nested scopes) overflowed
 /// the stack of LLVM's debug-information writer in a debug build.
 const NESTED_UP_TO: usize = 64;
-
-/// A new local for a part bound by [`Rewriter::node`], invisible to the user's names:
-/// numbered in the order the macro makes them, so no two in one expansion collide.
-fn part_local() -> Ident {
-    thread_local! {
-        static NEXT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-    }
-    let n = NEXT.with(|next| {
-        let n = next.get();
-        next.set(n.wrapping_add(1));
-        n
-    });
-    Ident::new(&format!("__part_{n}"), Span::mixed_site())
-}
 
 pub(crate) fn is_f64_literal(lit: &Lit) -> bool {
     matches!(lit, Lit::Float(float) if matches!(float.suffix(), "" | "f64"))
