@@ -456,11 +456,7 @@ impl Rewriter<'_> {
                     Value::Steps {
                         lets: before, last, ..
                     } => {
-                        if lets.is_empty() {
-                            lets = before;
-                        } else {
-                            lets.extend(before);
-                        }
+                        append(&mut lets, before);
                         operands.push(quote!(&#last));
                     }
                     part => operands.push(part.operand()),
@@ -469,19 +465,14 @@ impl Rewriter<'_> {
             let last = build(&operands);
             return Value::Steps { lets, last, nested };
         }
-        // Every part bound to a local, in order. The parts' own `let`s are moved, not
-        // copied: a left-deep sum of a thousand terms appends to one run of them.
+        // Every part bound to a local, in order.
         for part in parts {
             let local = self.part_local();
             match part {
                 Value::Steps {
                     lets: before, last, ..
                 } => {
-                    if lets.is_empty() {
-                        lets = before;
-                    } else {
-                        lets.extend(before);
-                    }
+                    append(&mut lets, before);
                     lets.extend(quote!(let #local = &#last;));
                 }
                 part => {
@@ -506,6 +497,16 @@ impl Rewriter<'_> {
         let n = self.parts.get();
         self.parts.set(n + 1);
         Ident::new(&format!("__part_{n}"), Span::mixed_site())
+    }
+}
+
+/// `more` after `lets`, moved rather than copied where `lets` is still empty: a left-deep
+/// sum of a thousand terms appends to one run of `let`s instead of copying it at every `+`.
+fn append(lets: &mut TokenStream, more: TokenStream) {
+    if lets.is_empty() {
+        *lets = more;
+    } else {
+        lets.extend(more);
     }
 }
 

@@ -156,14 +156,8 @@ fn only_bodies_too_long_for_the_sweeps_are_split_into_statements() {
         let item = quote! {
             fn f(x: [f64; 4]) -> f64 { 0.5 #(#terms)* }
         };
-        let body: syn::Block = syn::parse2(
-            graph_body(&accepted(item))
-                .parse::<TokenStream>()
-                .expect("tokens"),
-        )
-        .map(|item: syn::ItemFn| *item.block)
-        .expect("a function");
-        quote!(#body)
+        let body: TokenStream = graph_body(&accepted(item)).parse().expect("tokens");
+        body
     };
     // 40 terms, 120 operations: the sweeps read it, nested as written (40 `add`s deep,
     // and two `mul`s in the last).
