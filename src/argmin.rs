@@ -80,7 +80,7 @@
 //! # Ok::<(), argmin::core::Error>(())
 //! ```
 //!
-//! (`tests/argmin_problem.rs` runs this route with L-BFGS and a trust region.)
+//! (`tests/ecosystem/argmin_problem.rs` runs this route with L-BFGS and a trust region.)
 //!
 //! A [`ScalarAutodiffError`] from the gradient or Hessian, and
 //! [`ScalarAutodiffError::NonFiniteCost`] for a cost that is NaN or infinite, reach the

@@ -6,7 +6,7 @@
 //! The update rules are PyTorch's (`torch.optim.SGD`, `Adam`, `AdamW`), in the order of
 //! operations of its single-tensor CPU path, with a fused multiply-add wherever its CPU
 //! kernels fuse one (`add` with `alpha`, `addcmul`, `lerp`): a step gives PyTorch's numbers
-//! to the last bit (`tests/optimizers.rs` checks five steps of nine configurations).
+//! to the last bit (`tests/models/optimizers.rs` checks five steps of nine configurations).
 //!
 //! A step is all or nothing, as a backward pass is: the gradient, every new parameter and
 //! every new state value is checked to be finite before anything is written.

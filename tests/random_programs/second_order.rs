@@ -12,7 +12,7 @@
 //!
 //! 1. **`name_jvp`.** If `name_grad` finishes with value `v` and gradient `g`:
 //!    - `name_jvp` finishes with the bits of `v` and a derivative `d` within `1e-14` of
-//!      `g · t`, relative to `Σ |g_i t_i|` (as `tests/second_order.rs` checks; plus
+//!      `g · t`, relative to `Σ |g_i t_i|` (as `tests/sweeps/second_order.rs` checks; plus
 //!      [`UNDERFLOW`], for numbers that round as subnormals). Where the gradient itself
 //!      cancels (`g_i` a small difference of large path products), both modes' rounding
 //!      is relative to the path products instead: `d` must then be within `1e-14` of

@@ -2,18 +2,10 @@
 //! (`scalar_autodiff::__private::traces` counts the checked path's runs), so what a user copies
 //! from an example gets the compiled speed, not the tape's.
 
-#[allow(dead_code)]
-#[path = "../examples/linear_regression.rs"]
-mod linear_regression;
-#[allow(dead_code)]
-#[path = "../examples/mlp_moons.rs"]
-mod mlp_moons;
-#[allow(dead_code)]
-#[path = "../examples/softmax_regression.rs"]
-mod softmax_regression;
-#[allow(dead_code)]
-#[path = "../examples/xor_mlp.rs"]
-mod xor_mlp;
+use super::linear_regression::linear_regression;
+use super::mlp_moons::mlp_moons;
+use super::softmax_regression::softmax_regression;
+use super::xor_mlp::xor_mlp;
 
 /// How many traces `run` starts on this thread, after a first call (which may grow the
 /// value stack, never a trace).

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 #[allow(dead_code)]
-#[path = "../examples/explain.rs"]
+#[path = "../../examples/explain.rs"]
 mod explain;
 
 /// The first browser on `PATH` that answers `--version`.

@@ -6,7 +6,7 @@
 #![cfg(feature = "argmin")]
 
 #[allow(dead_code)]
-#[path = "../examples/lbfgs_fit.rs"]
+#[path = "../../examples/lbfgs_fit.rs"]
 mod lbfgs_fit;
 
 use argmin::core::{CostFunction, Executor, Gradient, Hessian, State};

@@ -7,6 +7,8 @@
 
 use scalar_autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
 
+use crate::support::XorShift;
+
 #[differentiable]
 fn chain(x: f64, steps: usize) -> f64 {
     let mut v = x;
@@ -643,13 +645,8 @@ fn warm_calls_run_the_compiled_sweeps_alone() {
 
 #[test]
 fn sweeps_and_the_graph_agree_bit_for_bit() {
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state >> 11) as f64 / (1u64 << 53) as f64 * 4.0 - 2.0
-    };
+    let mut rng = XorShift::new(0x2545_f491_4f6c_dd1d);
+    let mut next = move || rng.unit() * 4.0 - 2.0;
     let xs = [0.3, -1.2, 0.0, 2.5, -0.7, 1.1];
     let (mut ok, mut failed) = (0, 0);
     for case in 0..600 {

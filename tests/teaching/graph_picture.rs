@@ -3,7 +3,7 @@
 //! is installed.
 
 #[allow(dead_code)]
-#[path = "../examples/graph_picture.rs"]
+#[path = "../../examples/graph_picture.rs"]
 mod graph_picture;
 
 use graph_picture::{dot, write_picture, Rendered};

@@ -4,11 +4,12 @@
 //! gradient written by hand.
 
 #[allow(dead_code)]
-#[path = "../examples/softmax_regression.rs"]
-mod softmax_regression;
+#[path = "../../examples/softmax_regression.rs"]
+pub(crate) mod softmax_regression;
 
 use std::error::Error;
 
+use crate::support::XorShift;
 use scalar_autodiff::scalar_gradient_check;
 use softmax_regression::{
     data_path, load, loss, loss_grad, read, split, train, DataError, Dataset, Model, Standardizer,
@@ -134,13 +135,8 @@ fn training_lowers_the_loss_and_classifies_held_out_flowers() -> Result {
 
 /// A deterministic spread of parameters in `[-scale, scale)`.
 fn spread(seed: u64, scale: f64) -> Model {
-    let mut state = seed;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        ((state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) * scale
-    };
+    let mut rng = XorShift::new(seed);
+    let mut next = || (rng.unit() * 2.0 - 1.0) * scale;
     let w = std::array::from_fn(|_| std::array::from_fn(|_| next()));
     let b = std::array::from_fn(|_| next());
     Model { w, b }

@@ -3,7 +3,7 @@
 //! of squares vanishes.
 
 #[allow(dead_code)]
-#[path = "../examples/curve_fit.rs"]
+#[path = "../../examples/curve_fit.rs"]
 mod curve_fit;
 
 use curve_fit::{fit, points, residuals, residuals_jacobian, POINTS, TRUE};

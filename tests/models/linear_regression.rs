@@ -2,8 +2,8 @@
 //! every report, and its gradient matches central differences.
 
 #[allow(dead_code)]
-#[path = "../examples/linear_regression.rs"]
-mod linear_regression;
+#[path = "../../examples/linear_regression.rs"]
+pub(crate) mod linear_regression;
 
 use linear_regression::{fit, loss, loss_grad, points, TRUE_B, TRUE_W};
 use scalar_autodiff::{scalar_gradient_check, ScalarAutodiffError};

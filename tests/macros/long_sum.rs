@@ -7,7 +7,6 @@
 //! 0.6 GB now): these tests check that the split changes nothing a user can see, the
 //! value, the gradient and the ledger's order of nodes, against the same sum built by hand
 //! on `Scalar`s in the order Rust evaluates it.
-#![recursion_limit = "512"]
 
 use scalar_autodiff::{differentiable, Scalar, ScalarAutodiffError};
 

@@ -4,7 +4,7 @@
 //! more so for larger steps. Every loss gradient matches central differences.
 
 #[allow(dead_code)]
-#[path = "../examples/shared_trunk.rs"]
+#[path = "../../examples/shared_trunk.rs"]
 mod shared_trunk;
 
 use scalar_autodiff::{scalar_gradient_check, ScalarAutodiffError};

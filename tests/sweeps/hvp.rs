@@ -6,6 +6,8 @@
 
 use scalar_autodiff::{differentiable, Parameters, ScalarAutodiffError};
 
+use crate::support::Lcg;
+
 /// `H e_j` from `hvp` against column `j` of `hessian`, for every `j`; the gradient's and
 /// the value's bits against `grad`'s.
 fn check_columns(
@@ -87,17 +89,10 @@ fn mlp(
     total / xs.len() as f64
 }
 
-fn lcg(state: &mut u64) -> f64 {
-    *state = state
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (*state >> 11) as f64 / (1u64 << 53) as f64
-}
-
 #[test]
 fn an_mlp_batch_hvp_is_the_recorded_hessian() -> Result<(), ScalarAutodiffError> {
-    let mut state = 7;
-    let mut next = || 2.0 * lcg(&mut state) - 1.0;
+    let mut rng = Lcg::new(7);
+    let mut next = || rng.signed();
     let w1: [[f64; INPUTS]; HIDDEN] = std::array::from_fn(|_| std::array::from_fn(|_| next()));
     let b1: [f64; HIDDEN] = std::array::from_fn(|_| next());
     let w2: [[f64; HIDDEN]; OUTPUTS] = std::array::from_fn(|_| std::array::from_fn(|_| next()));

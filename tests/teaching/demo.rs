@@ -1,7 +1,7 @@
 //! The main demo prints the chapter's nine lines byte for byte.
 
 #[allow(dead_code)]
-#[path = "../examples/reused_square.rs"]
+#[path = "../../examples/reused_square.rs"]
 mod reused_square;
 
 const EXPECTED: [&str; 9] = [
@@ -41,8 +41,19 @@ fn the_demo_prints_the_chapter_lines() -> Result<(), scalar_autodiff::ScalarAuto
 fn the_demo_binary_prints_the_same_lines() {
     // The example binary itself, as a newcomer runs it.
     let exe = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    // With the features this test was built with, so that cargo finds the library and the
+    // example already built by `cargo test` instead of building them again.
+    let features: Vec<&str> = [
+        ("libm", cfg!(feature = "libm")),
+        ("argmin", cfg!(feature = "argmin")),
+        ("rayon", cfg!(feature = "rayon")),
+    ]
+    .into_iter()
+    .filter_map(|(name, on)| on.then_some(name))
+    .collect();
     let output = std::process::Command::new(exe)
         .args(["run", "--quiet", "--example", "reused_square"])
+        .args(["--no-default-features", "--features", &features.join(",")])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output();
     let Ok(output) = output else {

@@ -5,6 +5,8 @@
 
 use scalar_autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
 
+use crate::support::central_partials;
+
 #[differentiable]
 fn nested(w: [[f64; 2]; 3], b: f64) -> f64 {
     let mut total = b;
@@ -72,19 +74,15 @@ fn helpers_return_arrays_and_folds_sum() -> Result<(), ScalarAutodiffError> {
     let (value, gradient) = softmax_loss_grad(w, b, &x, 1)?;
     assert_eq!(value.to_bits(), softmax_loss(w, b, &x, 1).to_bits());
     // Central differences of the plain function.
-    let mut flat: Vec<f64> = w.iter().flatten().copied().chain(b).collect();
-    for (k, g) in gradient.iter().enumerate() {
-        let h = 1e-6;
-        let eval = |flat: &[f64]| {
-            let w = [[flat[0], flat[1]], [flat[2], flat[3]], [flat[4], flat[5]]];
-            softmax_loss(w, [flat[6], flat[7], flat[8]], &x, 1)
-        };
-        flat[k] += h;
-        let up = eval(&flat);
-        flat[k] -= 2.0 * h;
-        let down = eval(&flat);
-        flat[k] += h;
-        assert!((g - (up - down) / (2.0 * h)).abs() < 1e-7, "{k}: {g}");
+    let flat: Vec<f64> = w.iter().flatten().copied().chain(b).collect();
+    let eval = |flat: &[f64]| {
+        let w = [[flat[0], flat[1]], [flat[2], flat[3]], [flat[4], flat[5]]];
+        softmax_loss(w, [flat[6], flat[7], flat[8]], &x, 1)
+    };
+    let numeric = central_partials(eval, &flat, 1e-6);
+    assert_eq!(numeric.len(), gradient.len());
+    for (k, (g, numeric)) in gradient.iter().zip(numeric).enumerate() {
+        assert!((g - numeric).abs() < 1e-7, "{k}: {g} vs {numeric}");
     }
     // The graph form returns one node per output.
     let wv = w.variables()?;
@@ -240,14 +238,13 @@ fn a_struct_a_flat_array_and_a_slice_give_the_same_gradient_bits() -> Result<(),
     assert_eq!(bits(&flat_gradient), bits(&slice_gradient));
     assert_eq!(gradient.b2.len(), 2);
     // Central differences of the plain function, every parameter.
-    for k in 0..20 {
-        let h = 1e-6;
-        let mut moved = flat;
-        moved[k] += h;
-        let up = flat_loss(moved, &XS, &YS);
-        moved[k] -= 2.0 * h;
-        let down = flat_loss(moved, &XS, &YS);
-        let numeric = (up - down) / (2.0 * h);
+    let numeric = central_partials(
+        |moved| flat_loss(moved.try_into().expect("20 parameters"), &XS, &YS),
+        &flat,
+        1e-6,
+    );
+    assert_eq!(numeric.len(), 20);
+    for (k, numeric) in numeric.into_iter().enumerate() {
         assert!(
             (flat_gradient[k] - numeric).abs() < 1e-8,
             "{k}: {} vs {numeric}",

@@ -10,24 +10,18 @@ use approx::assert_relative_eq;
 use scalar_autodiff::parallel::{self, rayon};
 use scalar_autodiff::{differentiable, Parameters, ScalarAutodiffError};
 
-type Result<T> = std::result::Result<T, ScalarAutodiffError>;
+use crate::support::Lcg;
 
-/// A tiny LCG (Knuth's MMIX constants): the top 53 bits as a number in [0, 1).
-fn lcg(state: &mut u64) -> f64 {
-    *state = state
-        .wrapping_mul(6_364_136_223_846_793_005)
-        .wrapping_add(1_442_695_040_888_963_407);
-    (*state >> 11) as f64 / (1u64 << 53) as f64
-}
+type Result<T> = std::result::Result<T, ScalarAutodiffError>;
 
 /// `n` rows `[x0, x1, y]` with features in [-1, 1) and a noisy target.
 fn rows(n: usize) -> Vec<[f64; 3]> {
-    let mut state = 0x5eed;
+    let mut rng = Lcg::new(0x5eed);
     (0..n)
         .map(|_| {
-            let x0 = 2.0 * lcg(&mut state) - 1.0;
-            let x1 = 2.0 * lcg(&mut state) - 1.0;
-            let y = (0.7 * x0 - 0.4 * x1 + 0.1).tanh() + 0.1 * (lcg(&mut state) - 0.5);
+            let x0 = rng.signed();
+            let x1 = rng.signed();
+            let y = (0.7 * x0 - 0.4 * x1 + 0.1).tanh() + 0.1 * (rng.unit() - 0.5);
             [x0, x1, y]
         })
         .collect()

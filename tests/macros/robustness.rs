@@ -2,7 +2,6 @@
 //! Debug builds only: the point is the macro, and the deep and long bodies would cost
 //! minutes of LLVM time in the release run for nothing.
 #![cfg(debug_assertions)]
-#![recursion_limit = "2048"]
 #![allow(non_snake_case, clippy::just_underscores_and_digits)]
 
 use std::hint::black_box;
@@ -10,13 +9,9 @@ use std::hint::black_box;
 use approx::assert_relative_eq;
 use scalar_autodiff::differentiable;
 
-type Result<T = ()> = std::result::Result<T, scalar_autodiff::ScalarAutodiffError>;
+use crate::support::central;
 
-/// Central difference of `f` at `x`.
-fn slope(f: impl Fn(f64) -> f64, x: f64) -> f64 {
-    let h = 1e-6 * x.abs().max(1.0);
-    (f(x + h) - f(x - h)) / (2.0 * h)
-}
+type Result<T = ()> = std::result::Result<T, scalar_autodiff::ScalarAutodiffError>;
 
 #[differentiable]
 fn nested_blocks(x: f64) -> f64 {
@@ -167,7 +162,7 @@ fn nested_blocks_and_inner_shadowing() -> Result {
         assert_eq!(dx, 8.0 * x + 4.0 - 1.0);
         let (value, [dx]) = shadowed_inside_grad(x)?;
         assert_eq!(value.to_bits(), shadowed_inside(x).to_bits());
-        assert_relative_eq!(dx, slope(shadowed_inside, x), max_relative = 1e-7);
+        assert_relative_eq!(dx, central(shadowed_inside, x), max_relative = 1e-7);
     }
     Ok(())
 }
@@ -216,7 +211,7 @@ fn a_long_body_calls_another_differentiable_function() -> Result {
     }
     let expected = 1.0001f64.powi(130) * 2.0 * (1.0 - t.tanh().powi(2));
     assert_relative_eq!(dx, expected, max_relative = 1e-12);
-    assert_relative_eq!(dx, slope(long_then_call, x), max_relative = 1e-7);
+    assert_relative_eq!(dx, central(long_then_call, x), max_relative = 1e-7);
     Ok(())
 }
 

@@ -2,7 +2,7 @@
 //! Hessian is the analytic one at every step.
 
 #[allow(dead_code)]
-#[path = "../examples/newton.rs"]
+#[path = "../../examples/newton.rs"]
 mod newton;
 
 use newton::{newton, rosenbrock_hessian, NewtonError};

@@ -2,8 +2,8 @@
 //! inputs, and its loss gradient matches central differences for every parameter.
 
 #[allow(dead_code)]
-#[path = "../examples/xor_mlp.rs"]
-mod xor_mlp;
+#[path = "../../examples/xor_mlp.rs"]
+pub(crate) mod xor_mlp;
 
 use scalar_autodiff::{scalar_gradient_check, ScalarAutodiffError};
 use xor_mlp::{initial, loss, loss_grad, predict, train, INPUTS, SEED, TARGETS};

@@ -4,8 +4,8 @@
 //! and, bit for bit, the graph form read back with `gradient_of`.
 
 #[allow(dead_code)]
-#[path = "../examples/mlp_moons.rs"]
-mod mlp_moons;
+#[path = "../../examples/mlp_moons.rs"]
+pub(crate) mod mlp_moons;
 
 use mlp_moons::{
     accuracy, loss, loss_grad, loss_graph, make_moons, picture, score, train, Mlp, Moons, ALPHA,

@@ -4,7 +4,6 @@
 //! (`sin`, two `*`, `+`), and hands the whole function to `#[differentiable]` as one
 //! expression, close to the 128 levels a body may nest. The parameter is passed in from the
 //! call site so that every `x` in the expansion names it.
-#![recursion_limit = "512"]
 
 use std::hint::black_box;
 

@@ -7,6 +7,8 @@ use std::hint::black_box;
 use approx::{assert_relative_eq, relative_eq};
 use scalar_autodiff::{differentiable, ScalarAutodiffError};
 
+use crate::support::central;
+
 type Plain1 = fn(f64) -> f64;
 type Plain2 = fn(f64, f64) -> f64;
 type Plain3 = fn(f64, f64, f64) -> f64;
@@ -25,12 +27,6 @@ struct Unary {
     plain: Plain1,
     grad: Grad1,
     points: &'static [f64],
-}
-
-/// Central difference of `f` at `x`, with a step scaled to `x`.
-fn central(f: impl Fn(f64) -> f64, x: f64) -> f64 {
-    let h = 1e-6 * x.abs().max(1.0);
-    (f(x + h) - f(x - h)) / (2.0 * h)
 }
 
 fn check_gradient(name: &str, analytic: f64, numerical: f64) {
