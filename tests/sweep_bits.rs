@@ -38,6 +38,8 @@
 
 use scalar_autodiff::{tape_len, ScalarAutodiffError, ScalarOperation};
 
+// Under clippy the programs are a stand-in (below), and what only they call is unused.
+#[cfg_attr(clippy, allow(dead_code))]
 #[path = "random_programs/support.rs"]
 mod support;
 

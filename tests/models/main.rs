@@ -2,6 +2,10 @@
 //! that train them: what a user copies trains, matches central differences and runs
 //! compiled.
 
+// Each test module includes its example's source under the example's own name
+// (`curve_fit::curve_fit`), as the example's users name it.
+#![allow(clippy::module_inception)]
+
 #[path = "../support/mod.rs"]
 mod support;
 

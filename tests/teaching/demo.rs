@@ -1,6 +1,7 @@
 //! The main demo prints the chapter's nine lines byte for byte.
 
-#[allow(dead_code)]
+// examples/explain.rs (in `ledger_page`) includes this source too: each example runs alone.
+#[allow(dead_code, clippy::duplicate_mod)]
 #[path = "../../examples/reused_square.rs"]
 mod reused_square;
 
