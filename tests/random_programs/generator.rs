@@ -1,31 +1,33 @@
-//! A deterministic generator of random `#[differentiable]` functions for
-//! `tests/sweep_bits.rs`.
+//! A deterministic generator of random `#[differentiable]` functions for the
+//! `sweep_bits_*` tests.
 //!
-//! [`generate`] returns the text of `tests/random_programs/generated.rs`: the same text on
-//! every machine and every run (a fixed seed, the tiny SplitMix64 below, no hash maps, no
-//! formatting of computed floats). `tests/random_programs.rs` checks that the checked-in
-//! file is exactly this text and rewrites it when `AUTODIFF_REGENERATE=1` is set.
+//! [`generate`] returns the texts of `tests/random_programs/generated_language.rs`,
+//! `generated_sweeps.rs` and `generated_checks.rs`: the same texts on every machine and every run (fixed seeds, the
+//! tiny SplitMix64 below, no hash maps, no formatting of computed floats).
+//! `tests/random_programs.rs` checks that the checked-in files are exactly these texts and
+//! rewrites them when `AUTODIFF_REGENERATE=1` is set.
 //!
 //! Every function the generator writes must be accepted by `#[differentiable]` and compile
-//! as plain Rust too (the generated module allows the lints that random code trips). The
+//! as plain Rust too (the generated modules allow the lints that random code trips). The
 //! generator tracks, per function, the names in scope and what each one is (a tracked or
 //! data `f64`, an `&f64` from an iterator, a parameter array, a local array, a loop index
 //! and what it may index), so that what it writes type-checks; an estimate of the
 //! operations a call runs (loops counted at their largest trip count) keeps every function
 //! cheap enough to run thousands of times in a debug build.
 //!
-//! The file holds three families, each from its own seed and appended after the ones
-//! before it (whose text it leaves as it was): the first (`f`, `arr`, `m`) spans what
-//! `#[differentiable]` accepts, the second (`s`) the forms the compiled sweeps of
-//! `name_grad` cover, the third (`c`) those forms aimed at the finiteness checks the
-//! forward sweep defers (see [`CheckGen`]).
+//! There are three families, each from its own seed and in a file of its own: the first
+//! (`f`, `arr`, `m`) spans what `#[differentiable]` accepts, the second (`s`) the forms the
+//! compiled sweeps of `name_grad` cover, the third (`c`) those forms aimed at the
+//! finiteness checks the forward sweep defers (see [`CheckGen`]). Each file is a test
+//! binary of its own, `tests/sweep_bits_*.rs`, so that they compile at once (see
+//! [`Family`]).
 
 use std::fmt::Write as _;
 
-/// The seed of the whole file. Changing it changes every function.
+/// The seed of the first family. Changing it changes every one of its functions.
 pub const SEED: u64 = 0x5EED_0B17_D1FF_0001;
 
-/// How many functions the file holds, of which a few are array-valued helpers (which
+/// How many functions the first family holds, of which a few are array-valued helpers (which
 /// have no `_grad` and appear only as callees) and a few are methods of `Holder`.
 pub const FUNCTIONS: usize = 180;
 
@@ -34,8 +36,8 @@ pub const MAX_COUNT: u64 = 6;
 /// See [`MAX_COUNT`].
 pub const MAX_DATA_LEN: u64 = 5;
 
-/// The text of `generated.rs`.
-pub fn generate() -> String {
+/// The texts of the families' files, in the order of [`Family::ALL`].
+pub fn generate() -> [String; 3] {
     Generator::new(SEED).run()
 }
 
@@ -164,6 +166,19 @@ impl Info {
     fn slots(&self) -> usize {
         self.params.iter().map(Param::slots).sum()
     }
+
+    /// In a file's `PROGRAMS` (array-valued helpers are callees only).
+    fn listed(&self) -> bool {
+        !matches!(self.shape, Shape::ArrayHelper(_))
+    }
+
+    fn family(&self) -> Family {
+        match self.name.as_bytes()[0] {
+            b's' => Family::Sweeps,
+            b'c' => Family::Checks,
+            _ => Family::Language,
+        }
+    }
 }
 
 /// What a name in scope is.
@@ -243,8 +258,8 @@ impl Generator {
         }
     }
 
-    fn run(mut self) -> String {
-        let mut free = String::new();
+    fn run(mut self) -> [String; 3] {
+        let mut language = String::new();
         let mut methods = String::new();
         for index in 0..FUNCTIONS {
             let shape = match self.rng.weighted(&[84, 5, 6, 3]) {
@@ -276,12 +291,13 @@ impl Generator {
             let text = source(&info, &body);
             match shape {
                 Shape::Method | Shape::Associated => methods.push_str(&text),
-                _ => free.push_str(&text),
+                _ => language.push_str(&text),
             }
             self.infos.push(info);
         }
-        // The second family, from its own seed, after the first (whose text it leaves as
-        // it was): bodies in the forms the compiled sweeps cover.
+        // The second family, from its own seed, in a file of its own: bodies in the forms
+        // the compiled sweeps cover.
+        let mut sweeps = String::new();
         let mut rng = Rng(SWEEP_SEED);
         for index in 0..SWEEP_FUNCTIONS {
             let params = sweep_signature(&mut rng);
@@ -294,11 +310,12 @@ impl Generator {
                 cost: function.cost,
                 risky: function.unguarded,
             };
-            free.push_str(&source(&info, &body));
+            sweeps.push_str(&source(&info, &body));
             self.infos.push(info);
         }
-        // The third family, from its own seed, after the second: bodies aimed at the
+        // The third family, from its own seed, in a file of its own: bodies aimed at the
         // checks the forward sweep defers (see `CheckGen`).
+        let mut checks = String::new();
         let mut rng = Rng(CHECK_SEED);
         for index in 0..CHECK_FUNCTIONS {
             let params = check_signature(&mut rng);
@@ -311,17 +328,27 @@ impl Generator {
                 cost: function.cost,
                 risky: true,
             };
-            free.push_str(&source(&info, &body));
+            checks.push_str(&source(&info, &body));
             self.infos.push(info);
         }
-        let mut out = String::new();
-        out.push_str(HEADER);
-        out.push_str(&free);
-        out.push_str("impl Holder {\n");
-        out.push_str(&methods);
-        out.push_str("}\n");
-        out.push_str(&self.table());
-        out
+        let total = self.infos.iter().filter(|info| info.listed()).count();
+        let file = |family: Family, items: &str, functions: &str, methods: Option<&str>| {
+            let mut out = header(family);
+            out.push_str(items);
+            out.push_str(functions);
+            if let Some(methods) = methods {
+                out.push_str("impl Holder {\n");
+                out.push_str(methods);
+                out.push_str("}\n");
+            }
+            out.push_str(&self.table(family, total));
+            out
+        };
+        [
+            file(Family::Language, LANGUAGE_ITEMS, &language, Some(&methods)),
+            file(Family::Sweeps, SWEPT_ITEMS, &sweeps, None),
+            file(Family::Checks, SWEPT_ITEMS, &checks, None),
+        ]
     }
 
     /// A random signature with at least one differentiated parameter, in a random order.
@@ -396,12 +423,13 @@ impl Generator {
         params
     }
 
-    /// The table the sweeps iterate over, and the wrappers of each function in it.
-    fn table(&self) -> String {
+    /// The table the sweeps iterate over (the family's functions), and the wrappers of each
+    /// function in it.
+    fn table(&self, family: Family, total: usize) -> String {
         let mut out = String::new();
         let mut rows = String::new();
-        for info in &self.infos {
-            if matches!(info.shape, Shape::ArrayHelper(_)) {
+        for info in self.infos.iter().filter(|info| info.family() == family) {
+            if !info.listed() {
                 continue;
             }
             out.push_str(&wrappers(info));
@@ -414,26 +442,95 @@ impl Generator {
                 info.params.iter().any(|p| p.kind == ParamKind::Count),
             );
         }
-        out.push_str("/// Every generated function with an `f64` result, in file order.\n");
+        out.push_str(
+            "/// Every generated function of this file with an `f64` result, in file order.\n",
+        );
         out.push_str("pub const PROGRAMS: &[Program] = &[\n");
         out.push_str(&rows);
-        out.push_str("];\n");
+        out.push_str("];\n\n");
+        out.push_str("/// How many functions both files' `PROGRAMS` list: a binary runs its share of the cases.\n");
+        let _ = writeln!(out, "pub const ALL_PROGRAMS: usize = {total};\n");
+        out.push_str("/// This file, for reports.\n");
+        let _ = writeln!(
+            out,
+            "pub const FILE: &str = \"tests/random_programs/{}\";",
+            family.file()
+        );
         out
     }
 }
 
-const HEADER: &str = "\
+/// The three families, a file and a test binary each, so that they compile at once (one
+/// binary of all three took seven minutes of one core).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// `f`, `arr`, `m`: what `#[differentiable]` accepts.
+    Language,
+    /// `s`: the forms the compiled sweeps cover.
+    Sweeps,
+    /// `c`: those forms, aimed at the checks the forward sweep defers.
+    Checks,
+}
+
+impl Family {
+    /// Every family, in the order [`generate`] returns their files.
+    pub const ALL: [Family; 3] = [Family::Language, Family::Sweeps, Family::Checks];
+
+    /// Its file, in `tests/random_programs/`.
+    pub fn file(self) -> &'static str {
+        match self {
+            Family::Language => "generated_language.rs",
+            Family::Sweeps => "generated_sweeps.rs",
+            Family::Checks => "generated_checks.rs",
+        }
+    }
+
+    /// The test binary that compiles it.
+    fn binary(self) -> &'static str {
+        match self {
+            Family::Language => "tests/sweep_bits_language.rs",
+            Family::Sweeps => "tests/sweep_bits_sweeps.rs",
+            Family::Checks => "tests/sweep_bits_checks.rs",
+        }
+    }
+
+    /// What its functions are, for the file's opening comment.
+    fn about(self) -> &'static str {
+        match self {
+            Family::Language => "functions spanning what `#[differentiable]` accepts",
+            Family::Sweeps => "functions in the forms the compiled sweeps cover",
+            Family::Checks => {
+                "functions in the sweeps' forms, aimed at the checks the forward sweep defers"
+            }
+        }
+    }
+}
+
+/// The opening of a generated file: where it comes from, what it holds, its lints.
+fn header(family: Family) -> String {
+    format!(
+        "\
 // @generated by tests/random_programs/generator.rs; do not edit by hand.
 //
 // Regenerate with
 //
 //     AUTODIFF_REGENERATE=1 cargo test --test random_programs
 //
-// and check it is current with `cargo test --test random_programs`. The functions are
-// random programs for tests/sweep_bits.rs, which compares each one's `_grad` with its
-// `_graph` plus `backward()`, bit for bit, and (in tests/random_programs/second_order.rs)
-// checks its `_jvp` and `_hvp` against `_grad`.
+// and check it is current with `cargo test --test random_programs`.
+//
+// {family:?}: {about}.
+// The test binary {binary} compares each function's `_grad` with
+// its `_graph` plus `backward()`, bit for bit (tests/random_programs/bits.rs), and its
+// `_jvp` and `_hvp` with `_grad` (tests/random_programs/second_order.rs).
 
+{LINTS}",
+        about = family.about(),
+        binary = family.binary(),
+    )
+}
+
+/// The lints a generated file allows.
+const LINTS: &str = "\
 // Random code computes values it never uses, assigns what it never reads, returns early
 // and writes `x * 1.0`: the lints that catch that in real code have nothing to say here.
 // (`unused_braces` fires on what the macro writes for an array `[z; N]` of a tracked `z`.)
@@ -448,7 +545,10 @@ const HEADER: &str = "\
     unused_variables,
     clippy::all
 )]
+";
 
+/// What the first family's bodies, signatures and wrappers name.
+const LANGUAGE_ITEMS: &str = "
 use scalar_autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
 
 use super::support::{constant_of, grad_outcome, graph_outcome, Outcome, Program};
@@ -470,6 +570,14 @@ pub struct Holder {
 
 /// The receiver the wrappers call the methods on.
 pub const HOLDER: Holder = Holder { scale: 0.75 };
+
+";
+
+/// What the second and third families' bodies and wrappers name.
+const SWEPT_ITEMS: &str = "
+use scalar_autodiff::{differentiable, Scalar, ScalarAutodiffError};
+
+use super::support::{grad_outcome, graph_outcome, Outcome, Program};
 
 ";
 
@@ -3548,8 +3656,8 @@ fn paren(code: &str) -> String {
 // exponentials that overflow after a few iterations; `let`s read later only by absorbing
 // operations, only inside a branch or a nested loop, shadowed, dead, overwritten before
 // any read; divisions by data that may be 0 or infinite, and data tables holding
-// infinities, NaN, `1e308` and `5e-324`. `tests/sweep_bits.rs` gives this family inputs
-// from a stream of its own, with more extreme values. The forms are those the compiled
+// infinities, NaN, `1e308` and `5e-324`. `tests/random_programs/bits.rs` gives this family
+// inputs from a stream of its own, with more extreme values. The forms are those the compiled
 // sweeps cover, as in the second family.
 
 /// The third family's seed, independent of [`SEED`] and [`SWEEP_SEED`].

@@ -1,13 +1,14 @@
-//! `name_jvp` and `name_hvp` against `name_grad`, over the random programs of
-//! `tests/random_programs/generated.rs`. A module of `tests/sweep_bits.rs`, so that the
-//! programs are compiled once for both sweeps.
+//! `name_jvp` and `name_hvp` against `name_grad`, over the random programs of the binary's
+//! generated file. A module of both `sweep_bits_*` binaries, beside `bits`, so that the
+//! programs are compiled once for both comparisons.
 //!
-//! Cases are drawn as `sweep_bits` draws them (third-family functions from their own
+//! Cases are drawn as `bits` draws them (third-family functions from their own
 //! stream), round robin over the functions, from a seed of their own, each with a
 //! pseudo-random tangent `t` (mostly uniform in `[-1, 1)`, some exact zeros and unit
-//! steps). `AUTODIFF_SECOND_CASES` sets the number of cases (default [`DEFAULT_CASES`], a
-//! few seconds in a debug build; `AUTODIFF_SECOND_CASES=200000 cargo test --release --test
-//! sweep_bits second_order` is a thorough run), `AUTODIFF_SECOND_SEED` the seed, and
+//! steps). `AUTODIFF_SECOND_CASES` sets the number of cases over both files' functions, of
+//! which each binary runs its share (default [`DEFAULT_CASES`], a few seconds in a debug
+//! build; `AUTODIFF_SECOND_CASES=200000 cargo test --release --test 'sweep_bits_*'
+//! second_order` is a thorough run), `AUTODIFF_SECOND_SEED` the seed, and
 //! `-- --nocapture` prints the counts. Per case:
 //!
 //! 1. **`name_jvp`.** If `name_grad` finishes with value `v` and gradient `g`:
@@ -37,7 +38,7 @@
 //!    (overflowing contributions and sums) have no forward counterpart and are counted.
 //! 2. **`name_hvp`.** It records the graph and runs the validated reverse pass before any
 //!    second-order number, so: if `name_grad` fails, `name_hvp` fails with the same
-//!    [`Facts`] (`sweep_bits`' comparison of errors: kind, operation, values); if
+//!    [`Facts`] (`bits`' comparison of errors: kind, operation, values); if
 //!    `name_grad` finishes, `name_hvp` finishes with the bits of its value and gradient, or
 //!    fails with `non-finite-second-order` or `non-finite-tangent` (the second-order
 //!    pass's errors). A finished product is checked against central differences of
@@ -97,14 +98,14 @@ use scalar_autodiff::{tape_len, Ledger, ScalarAutodiffError, ScalarOperation};
 
 use super::generated;
 use super::support::{
-    env_number, harsh, slot_of, with_ledger, Case, Outcome, Program, Rng, DEFAULT_SEED,
+    env_number, harsh, share_of, slot_of, with_ledger, Case, Outcome, Program, Rng, DEFAULT_SEED,
     HARSH_STREAM,
 };
 
-/// Cases over all functions when `AUTODIFF_SECOND_CASES` is not set.
+/// Cases over the functions of both files when `AUTODIFF_SECOND_CASES` is not set.
 const DEFAULT_CASES: usize = 8_000;
 
-/// Mixed into the default seed, so that the cases are not `sweep_bits`' first ones.
+/// Mixed into the default seed, so that the cases are not `bits`' first ones.
 const SECOND_STREAM: u64 = 0x5EC0_0D00_0000_0005;
 
 /// Mixed into the seed for the tangents.
@@ -493,9 +494,10 @@ struct Tally {
 /// The inputs of a case, for a report.
 fn describe(program: &Program, case: &Case, tangent: &[f64]) -> String {
     format!(
-        "{name} (fn {name} in tests/random_programs/generated.rs)\n    \
+        "{name} (fn {name} in {file})\n    \
          p = {p:?} {pb}\n    xs = {xs:?} {xb}, n = {n}\n    tangent = {t:?} {tb}",
         name = program.name,
+        file = generated::FILE,
         p = case.p,
         pb = Case::bits(&case.p),
         xs = case.xs,
@@ -979,7 +981,7 @@ impl Tally {
 #[test]
 fn jvp_and_hvp_agree_with_grad_on_random_programs() {
     let programs = generated::PROGRAMS;
-    let cases = env_number("AUTODIFF_SECOND_CASES", DEFAULT_CASES).max(programs.len());
+    let cases = share_of(env_number("AUTODIFF_SECOND_CASES", DEFAULT_CASES), programs);
     let seed: u64 = env_number("AUTODIFF_SECOND_SEED", DEFAULT_SEED ^ SECOND_STREAM);
     let started = std::time::Instant::now();
     let tally = sweep(programs, cases, seed, &GENERATED);
@@ -1015,7 +1017,7 @@ fn jvp_and_hvp_agree_with_grad_on_random_programs() {
 /// The checks find small errors: a `name_jvp` off by `1e-12` of `Σ |g_i t_i|` or of the
 /// path products, whichever is larger (and `1e-290`), and a `name_hvp` whose first
 /// component is off by 5% of the larger of the product and the gradient (and `1e-3`), over
-/// two cases per function.
+/// four cases per function.
 #[test]
 fn planted_errors_are_found() {
     let programs = generated::PROGRAMS;
@@ -1041,7 +1043,7 @@ fn planted_errors_are_found() {
     };
     let tally = sweep(
         programs,
-        2 * programs.len(),
+        4 * programs.len(),
         DEFAULT_SEED ^ SECOND_STREAM ^ 1,
         &planted,
     );

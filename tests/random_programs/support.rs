@@ -1,10 +1,10 @@
-//! What the random-program tests share: the table's types (which
-//! `tests/random_programs/generated.rs` fills in), the outcomes of `name_grad` and
+//! What the random-program tests share: the table's types (which the generated files fill
+//! in), the outcomes of `name_grad` and
 //! `name_graph` (and, on request, the ledger of the latter's reverse pass), and the
 //! inputs the sweeps draw.
 //!
-//! Included with `#[path]` by `tests/sweep_bits.rs`, beside `generated.rs` (which reads
-//! `super::support`) and `second_order.rs`.
+//! Included with `#[path]` by both `sweep_bits_*` binaries, beside their `generated` module
+//! (which reads `super::support`), `bits` and `second_order`.
 
 use std::cell::RefCell;
 
@@ -285,4 +285,12 @@ pub fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
             .unwrap_or_else(|_| panic!("{name}={text:?} is not a number")),
         Err(_) => default,
     }
+}
+
+/// This binary's share of `total` cases over the functions of both generated files: in
+/// proportion to its own functions, and at least one case each.
+pub fn share_of(total: usize, programs: &[Program]) -> usize {
+    let all = crate::generated::ALL_PROGRAMS;
+    let share = total.saturating_mul(programs.len()).checked_div(all);
+    share.unwrap_or(0).max(programs.len())
 }

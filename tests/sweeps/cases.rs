@@ -1,5 +1,5 @@
 //! Bodies in the compiled sweeps' forms, against `name_graph` + `backward`, bit for bit on
-//! random inputs (the random programs of `sweep_bits` mostly exercise the checked path):
+//! random inputs (the random programs of `sweep_bits_*` mostly exercise the checked path):
 //! loops over ranges and data, branches in loops, local arrays, copies, `detach`, dead
 //! code whose derivative overflows (the sweeps give up, the checked path decides), and
 //! domains left unguarded so that some inputs fail (the same error on both paths).
