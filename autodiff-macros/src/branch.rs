@@ -9,6 +9,7 @@ use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
 use syn::{BinOp, Expr, ExprIf, ExprMatch};
 
+use crate::desugar;
 use crate::mentions::split_guard;
 use crate::plain::strip_detach_expr;
 use crate::rewrite::Rewriter;
@@ -57,7 +58,26 @@ impl Rewriter<'_> {
                     }
                 }
             }
-            Expr::Binary(binary) if matches!(binary.op, BinOp::And(_)) && has_let(cond) => {
+            Expr::Macro(_) if desugar::arm_test(cond).is_some() => {
+                // An arm of a `match` read as an `if` chain (`desugar`): its scrutinee is
+                // data, as a `match`'s must be.
+                let Some((scrutinee, pat)) = desugar::arm_test(cond) else {
+                    return TokenStream::new();
+                };
+                let value = self.untracked(&scrutinee, |expr| {
+                    unsupported::tracked_scrutinee(expr, "match")
+                });
+                // The scans are cached by address, and `scrutinee` is about to be dropped.
+                self.forget_scans();
+                let Some(value) = value else {
+                    return TokenStream::new();
+                };
+                quote!(::core::matches!(#value, #pat))
+            }
+            Expr::Binary(binary)
+                if matches!(binary.op, BinOp::And(_))
+                    && (has_let(cond) || desugar::arm_test(&binary.left).is_some()) =>
+            {
                 let left = self.condition(&binary.left, keyword);
                 let right = self.condition(&binary.right, keyword);
                 let op = &binary.op;

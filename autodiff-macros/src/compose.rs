@@ -49,12 +49,20 @@ impl Rewriter<'_> {
             // Spanned on the user's callee, so that rustc's error points at the call.
             last.ident = body_ident(&last.ident);
         }
-        let Some(args) = self.composed_args(call.args.iter()) else {
+        // `Self::g(self, a)` is the method call `self.g(a)` written as a path: the receiver
+        // comes before the backend, as in `g`'s hidden body.
+        let receiver = call
+            .args
+            .first()
+            .filter(|first| path.path.segments.len() == 2 && is_self_type(path) && is_self(first));
+        let rest = call.args.iter().skip(usize::from(receiver.is_some()));
+        let Some(args) = self.composed_args(rest) else {
             return self.invalid();
         };
         let backend = backend();
         let span = call.func.span();
-        Value::Node(quote_spanned!(span=> #callee(#backend #(, #args)*)?))
+        let receiver = receiver.map(|receiver| quote!(#receiver,));
+        Value::Node(quote_spanned!(span=> #callee(#receiver #backend #(, #args)*)?))
     }
 
     /// Whether `call` is a method call on data with tracked arguments, such as
@@ -103,4 +111,19 @@ impl Rewriter<'_> {
         }
         valid.then_some(out)
     }
+}
+
+/// Whether `path` starts with `Self`.
+fn is_self_type(path: &syn::ExprPath) -> bool {
+    path.qself.is_none()
+        && path
+            .path
+            .segments
+            .first()
+            .is_some_and(|first| first.ident == "Self")
+}
+
+/// Whether `expr` is the receiver `self`.
+fn is_self(expr: &Expr) -> bool {
+    matches!(unparenthesized(expr), Expr::Path(path) if path.qself.is_none() && path.path.is_ident("self"))
 }

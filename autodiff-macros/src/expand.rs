@@ -6,7 +6,7 @@ use syn::ItemFn;
 
 use crate::errors::Errors;
 use crate::lesson::lesson;
-use crate::{args, emit, nesting, rewrite, rule, signature};
+use crate::{args, desugar, emit, nesting, rewrite, rule, signature};
 
 /// What to write instead of a function nested too deep.
 const SPLIT: &str = "split the expression into `let` bindings or helper functions";
@@ -57,9 +57,13 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             rule::check(&item, &params, &output, &mut errors);
             rule::graph_body(&item.sig.ident, &params)
         }
+        // A tuple result is reported once, by the signature check: its tail tuple in the
+        // body would only repeat it.
+        None if returns_tuple(&item) => TokenStream::new(),
         None => {
             let returns_value = !matches!(item.sig.output, syn::ReturnType::Default);
-            rewrite::graph_body(&item.block, &params, returns_value, &mut errors)
+            let block = desugar::desugar(&item.block);
+            rewrite::graph_body(&block, &params, returns_value, &mut errors)
         }
     };
     if errors.is_empty() {
@@ -118,4 +122,10 @@ fn first_token(item: &TokenStream, error: &syn::Error) -> TokenStream {
     } else {
         head
     }
+}
+
+/// Whether the function returns a tuple of one or more elements.
+fn returns_tuple(item: &ItemFn) -> bool {
+    matches!(&item.sig.output, syn::ReturnType::Type(_, ty)
+        if matches!(&**ty, syn::Type::Tuple(tuple) if !tuple.elems.is_empty()))
 }

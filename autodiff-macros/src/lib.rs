@@ -10,8 +10,9 @@
 //! `expand`, which first measures how deep the item nests (`nesting`: syn's parser recurses
 //! on the compiler's stack, so an item nested past a limit is an error rather than a
 //! crash), then checks the attribute's arguments (`args`) and the signature (`signature`,
-//! which sorts parameters into differentiated ones and data), rewrites the body (`rewrite`)
-//! and emits the generated functions (`emit`). The rewrite classifies each expression by
+//! which sorts parameters into differentiated ones and data), reads a few forms as others it
+//! knows (`desugar`: `.map(..).fold(..)`, a fold over a helper's result), rewrites the body
+//! (`rewrite`) and emits the generated functions (`emit`). The rewrite classifies each expression by
 //! the tracked names it mentions (`mentions`): plain Rust over data is kept as written; the
 //! rest becomes graph operations (`expression`, `value`), with statements, branches and
 //! loops keeping their shape (`statement`, `branch`, `looping`), conditions read on primal
@@ -25,6 +26,7 @@ mod args;
 mod branch;
 mod compose;
 mod derive;
+mod desugar;
 mod emit;
 mod errors;
 mod expand;

@@ -327,6 +327,12 @@ impl Rewriter<'_> {
         scan
     }
 
+    /// Empties the cache of scans, before an expression scanned from a temporary tree is
+    /// dropped (its address may be reused).
+    pub(crate) fn forget_scans(&self) {
+        self.scans.borrow_mut().clear();
+    }
+
     /// Records that the local declared at `key` is assigned a tracked value.
     pub(crate) fn promote(&mut self, key: usize) {
         self.promotions.insert(key);

@@ -399,14 +399,31 @@ fn output(sig: &Signature, errors: &mut Errors) -> Output {
         ReturnType::Type(_, ty) if is_f64(ty) => Output::Scalar,
         ReturnType::Type(_, ty) if is_f64_array(ty) => Output::Array(ty.clone()),
         ReturnType::Type(arrow, ty) => {
-            errors.push(lesson(
-                quote!(#arrow #ty),
-                "the return type of a #[differentiable] function must be `f64` or an array of \
-                 `f64`",
-                "reverse mode differentiates one `f64` result with respect to the parameters; \
-                 a helper may return `[f64; M]` to other differentiable functions",
-                "return the single `f64` to differentiate: `-> f64`",
-            ));
+            let error = match &**ty {
+                Type::Tuple(tuple) if !tuple.elems.is_empty() => lesson(
+                    quote!(#arrow #ty),
+                    "a #[differentiable] function cannot return a tuple",
+                    "several results are an array: a function returning `[f64; M]` gets \
+                     `name_jacobian` (the gradient of every output) and is callable from other \
+                     differentiable functions",
+                    &format!(
+                        "return `[f64; {}]` (and read its elements by index), or the one `f64` \
+                         to differentiate with `name_grad`",
+                        tuple.elems.len()
+                    ),
+                ),
+                _ => lesson(
+                    quote!(#arrow #ty),
+                    "the return type of a #[differentiable] function must be `f64` or an array \
+                     of `f64`",
+                    "reverse mode differentiates one `f64` result with respect to the \
+                     parameters; several results are an array `[f64; M]`, which gets \
+                     `name_jacobian` and is callable from other differentiable functions",
+                    "return the single `f64` to differentiate: `-> f64` (or several as `-> [f64; \
+                     M]`, converting from other types afterwards)",
+                ),
+            };
+            errors.push(error);
             Output::Invalid
         }
         ReturnType::Default => {

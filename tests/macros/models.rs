@@ -289,6 +289,12 @@ impl Model {
     fn regularized(&self, w: [f64; 2], xs: &[f64]) -> f64 {
         self.loss(w, xs) + Self::penalty(w)
     }
+
+    /// `regularized` with its method calls written as paths: `Self::loss(self, ..)`.
+    #[differentiable]
+    fn regularized_by_path(&self, w: [f64; 2], xs: &[f64]) -> f64 {
+        Self::loss(self, w, xs) + Self::penalty(w)
+    }
 }
 
 #[test]
@@ -309,6 +315,9 @@ fn methods_and_associated_functions_are_differentiable() -> Result<(), ScalarAut
     assert!((gradient[0] - d0).abs() < 1e-12 && (gradient[1] - d1).abs() < 1e-12);
     let (p, [g0, g1]) = Model::penalty_grad(w)?;
     assert_eq!((p, g0, g1), (0.1, 0.6, -0.2));
+    let (by_path, by_path_gradient) = model.regularized_by_path_grad(w, &xs)?;
+    assert_eq!(by_path.to_bits(), value.to_bits());
+    assert_eq!(by_path_gradient, gradient);
     Ok(())
 }
 
@@ -395,5 +404,64 @@ fn data_passed_for_a_parameter_struct_becomes_constants() -> Result<(), ScalarAu
     let (value, gradient) = scored_grad([2.0, 1.0], &head)?;
     assert_eq!(value.to_bits(), scored([2.0, 1.0], &head).to_bits());
     assert_eq!(gradient, [1.0, -3.0]);
+    Ok(())
+}
+
+/// `.map(..).fold(..)`, over data and over a parameter array: the map's value is the fold's
+/// item (before, "a loop or fold cannot run over this tracked value").
+#[differentiable]
+fn map_then_fold(w: [f64; 3], xs: &[f64]) -> f64 {
+    let data = xs.iter().map(|x| x * x).fold(0.0, |acc, v| acc + w[0] * v);
+    let tracked = w
+        .iter()
+        .map(|v| v.sin())
+        .fold(1.0, |acc, s| acc * (1.0 + s));
+    data + tracked
+}
+
+/// A fold over a helper's result, with the accumulator's name also used outside the fold.
+#[differentiable]
+fn fold_over_a_helper(w: [[f64; 2]; 3], b: [f64; 3], x: [f64; 2]) -> f64 {
+    let acc = 0.5;
+    let total: f64 = dense(w, b, x).iter().sum();
+    let squares = dense(w, b, x)
+        .iter()
+        .map(|h| h * h)
+        .fold(acc, |acc, q| acc + q);
+    total + squares * acc
+}
+
+#[test]
+fn map_then_fold_and_folds_over_a_helper_match_central_differences(
+) -> Result<(), ScalarAutodiffError> {
+    let w = [0.3, -0.7, 1.1];
+    let xs = [0.5, -1.5, 2.0];
+    let (value, gradient) = map_then_fold_grad(w, &xs)?;
+    assert_eq!(value.to_bits(), map_then_fold(w, &xs).to_bits());
+    let squares: f64 = xs.iter().map(|x| x * x).sum();
+    let factors: Vec<f64> = w.iter().map(|v| 1.0 + v.sin()).collect();
+    let product: f64 = factors.iter().product();
+    for (k, g) in gradient.iter().enumerate() {
+        let expected = product / factors[k] * w[k].cos() + if k == 0 { squares } else { 0.0 };
+        assert!((g - expected).abs() < 1e-12, "{k}: {g} vs {expected}");
+    }
+
+    let (w, b, x) = (
+        [[0.1, -0.2], [0.3, 0.4], [-0.5, 0.6]],
+        [0.01, 0.02, -0.03],
+        [1.5, -0.5],
+    );
+    let (value, gradient) = fold_over_a_helper_grad(w, b, x)?;
+    assert_eq!(value.to_bits(), fold_over_a_helper(w, b, x).to_bits());
+    let flat: Vec<f64> = w.iter().flatten().copied().chain(b).chain(x).collect();
+    let eval = |p: &[f64]| {
+        let w = [[p[0], p[1]], [p[2], p[3]], [p[4], p[5]]];
+        fold_over_a_helper(w, [p[6], p[7], p[8]], [p[9], p[10]])
+    };
+    let numeric = central_partials(eval, &flat, 1e-6);
+    assert_eq!(numeric.len(), gradient.len());
+    for (k, (g, numeric)) in gradient.iter().zip(numeric).enumerate() {
+        assert!((g - numeric).abs() < 1e-8, "{k}: {g} vs {numeric}");
+    }
     Ok(())
 }

@@ -54,3 +54,35 @@ fn the_examples_losses_run_compiled() {
         "xor_mlp"
     );
 }
+
+#[test]
+fn the_other_examples_run_compiled() {
+    use super::curve_fit::curve_fit;
+    use super::newton::newton;
+    use super::shared_trunk::shared_trunk::{self as trunk, X, Y};
+
+    let checks: [(&str, &dyn Fn() -> bool); 6] = [
+        ("shared_trunk::both_heads", &|| {
+            trunk::both_heads_grad(0.7, 1.2, -0.4, X, Y).is_ok()
+        }),
+        ("shared_trunk::head_a_only", &|| {
+            trunk::head_a_only_grad(0.7, 1.2, X, Y[0]).is_ok()
+        }),
+        ("shared_trunk::tied", &|| {
+            trunk::tied_grad(0.9, X, Y[0]).is_ok()
+        }),
+        ("shared_trunk::severed", &|| {
+            trunk::severed_grad(0.9, X, Y[0]).is_ok()
+        }),
+        ("newton::rosenbrock", &|| {
+            newton::rosenbrock_grad(-1.2, 1.0).is_ok()
+        }),
+        ("curve_fit::residuals (its Jacobian)", &|| {
+            let (xs, ys) = curve_fit::points(0.05);
+            curve_fit::residuals_jacobian([2.0, 1.0, 0.4], &xs, &ys).is_ok()
+        }),
+    ];
+    for (name, run) in checks {
+        assert_eq!(warm_traces(run), 0, "{name}");
+    }
+}

@@ -4,7 +4,7 @@
 
 #[allow(dead_code)]
 #[path = "../../examples/curve_fit.rs"]
-mod curve_fit;
+pub(crate) mod curve_fit;
 
 use curve_fit::{fit, points, residuals, residuals_jacobian, POINTS, TRUE};
 use scalar_autodiff::ScalarAutodiffError;

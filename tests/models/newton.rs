@@ -3,7 +3,7 @@
 
 #[allow(dead_code)]
 #[path = "../../examples/newton.rs"]
-mod newton;
+pub(crate) mod newton;
 
 use newton::{newton, rosenbrock_hessian, NewtonError};
 

@@ -5,7 +5,7 @@
 
 #[allow(dead_code)]
 #[path = "../../examples/shared_trunk.rs"]
-mod shared_trunk;
+pub(crate) mod shared_trunk;
 
 use scalar_autodiff::{scalar_gradient_check, ScalarAutodiffError};
 use shared_trunk::*;

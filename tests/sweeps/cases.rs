@@ -7,7 +7,7 @@
 
 use scalar_autodiff::{differentiable, Parameters, Scalar, ScalarAutodiffError};
 
-use crate::support::XorShift;
+use crate::support::{central, XorShift};
 
 #[differentiable]
 fn chain(x: f64, steps: usize) -> f64 {
@@ -72,6 +72,55 @@ fn unguarded(x: f64, y: f64, steps: usize) -> f64 {
     }
     let copy = acc;
     copy / (y - 0.5) + unused.detach()
+}
+
+/// `continue` in a loop, with and without statements before it: the rest of the
+/// iteration skipped, as an `else` of the `if` would skip it.
+#[differentiable]
+fn skipping(x: f64, y: f64, xs: &[f64], steps: usize) -> f64 {
+    let mut total = 0.0;
+    for (i, &v) in xs.iter().enumerate().take(steps) {
+        if v < 0.0 {
+            continue;
+        }
+        let t = x * v + y;
+        if i % 2 == 1 {
+            total += t.sin();
+            continue;
+        }
+        total += t * t;
+    }
+    'rows: for row in ROWS.iter().take(steps) {
+        for &r in row {
+            total += r * x;
+        }
+        if row[0] > 1.0 {
+            continue 'rows;
+        }
+        total *= y;
+    }
+    total
+}
+
+/// `match` on data, as a value and as a statement, with `|`, ranges and a guard.
+#[differentiable]
+fn arms(x: f64, y: f64, xs: &[f64], steps: usize) -> f64 {
+    let mut total = 0.0;
+    for (i, &v) in xs.iter().enumerate().take(steps) {
+        let scale = match i % 3 {
+            0 => 0.5,
+            1 => v * y,
+            _ => -1.0,
+        };
+        match i {
+            0 | 1 => total += x * scale,
+            2..=4 if v > 0.0 => {
+                total = total * y + scale;
+            }
+            _ => total -= (x * v).sin(),
+        }
+    }
+    total
 }
 
 #[differentiable]
@@ -546,6 +595,12 @@ fn warm_calls_run_the_compiled_sweeps_alone() {
     // Each twice: the first call on a thread may grow the stack (never a trace).
     for _ in 0..2 {
         assert_eq!(traces(|| drop(chain_grad(0.3, 50))), 0, "chain");
+        assert_eq!(
+            traces(|| drop(skipping_grad(0.3, -0.4, &xs, 6))),
+            0,
+            "skipping"
+        );
+        assert_eq!(traces(|| drop(arms_grad(0.3, -0.4, &xs, 6))), 0, "arms");
         assert_eq!(traces(|| drop(fit_grad([0.2, 0.1], &xs, 4))), 0, "fit");
         assert_eq!(traces(|| drop(relu_net_grad(w, &xs, 5))), 0, "relu_net");
         assert_eq!(
@@ -681,6 +736,14 @@ fn sweeps_and_the_graph_agree_bit_for_bit() {
                     ];
                     softmax_graph(&w, &[v[6].clone(), v[7].clone(), v[8].clone()], &xs, steps)
                 }),
+            ),
+            (
+                outcome(skipping_grad(p[0], p[1], &xs, steps).map(|(v, g)| (v, g.to_vec()))),
+                graph(&p[..2], |v| skipping_graph(&v[0], &v[1], &xs, steps)),
+            ),
+            (
+                outcome(arms_grad(p[0], p[1], &xs, steps).map(|(v, g)| (v, g.to_vec()))),
+                graph(&p[..2], |v| arms_graph(&v[0], &v[1], &xs, steps)),
             ),
             (
                 outcome(unguarded_grad(p[0], p[1], steps).map(|(v, g)| (v, g.to_vec()))),
@@ -885,4 +948,40 @@ fn sweeps_and_the_graph_agree_bit_for_bit() {
     }
     println!("{ok} agreed values, {failed} agreed errors");
     assert!(ok > 1000 && failed > 50, "{ok} values, {failed} errors");
+}
+
+/// `continue` reads as the rest of the iteration under an `else` (see `skipping`), and a
+/// `match` on data as an `if` chain (see `arms`): the value is the plain function's, bit
+/// for bit, and the gradient its central differences.
+#[test]
+fn continue_and_match_keep_the_plain_functions_meaning() {
+    let xs = [0.3, -1.2, 0.0, 2.5, -0.7, 1.1];
+    for steps in [0, 1, 3, 6] {
+        for (x, y) in [(0.3, -0.4), (-1.1, 0.8), (0.05, 1.3)] {
+            let (value, [dx, dy]) = arms_grad(x, y, &xs, steps).expect("finite");
+            assert_eq!(value.to_bits(), arms(x, y, &xs, steps).to_bits());
+            let nx = central(|x| arms(x, y, &xs, steps), x);
+            let ny = central(|y| arms(x, y, &xs, steps), y);
+            assert!(
+                (dx - nx).abs() < 1e-7 * (1.0 + nx.abs()),
+                "{steps} {x} {y}: {dx} {nx}"
+            );
+            assert!(
+                (dy - ny).abs() < 1e-7 * (1.0 + ny.abs()),
+                "{steps} {x} {y}: {dy} {ny}"
+            );
+            let (value, [dx, dy]) = skipping_grad(x, y, &xs, steps).expect("finite");
+            assert_eq!(value.to_bits(), skipping(x, y, &xs, steps).to_bits());
+            let nx = central(|x| skipping(x, y, &xs, steps), x);
+            let ny = central(|y| skipping(x, y, &xs, steps), y);
+            assert!(
+                (dx - nx).abs() < 1e-7 * (1.0 + nx.abs()),
+                "{steps} {x} {y}: {dx} {nx}"
+            );
+            assert!(
+                (dy - ny).abs() < 1e-7 * (1.0 + ny.abs()),
+                "{steps} {x} {y}: {dy} {ny}"
+            );
+        }
+    }
 }

@@ -7,5 +7,6 @@
 mod support;
 
 mod cases;
+mod guard;
 mod hvp;
 mod second_order;

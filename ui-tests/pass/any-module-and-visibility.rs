@@ -23,7 +23,8 @@ pub mod physics {
     }
 }
 
-fn main() {
+/// Checks the gradients (`pub` so that `tests/sweeps/guard.rs` can run it too).
+pub fn main() {
     let (energy, [d_mass, d_speed]) = physics::kinetic_grad(2.0, 3.0).unwrap();
     assert_eq!(energy, physics::kinetic(2.0, 3.0));
     assert_eq!((energy, d_mass, d_speed), (9.0, 4.5, 6.0));

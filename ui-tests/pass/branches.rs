@@ -56,7 +56,7 @@ fn pick(x: f64, mode: u8, #[constant] fallback: Option<f64>) -> f64 {
     }
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(relu_grad(2.0).unwrap(), (2.0, [1.0]));
     assert_eq!(relu_grad(-2.0).unwrap(), (0.0, [0.0]));
     assert_eq!(huber_grad(0.5, 1.0).unwrap(), (0.125, [0.5]));

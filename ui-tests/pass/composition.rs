@@ -43,7 +43,7 @@ fn power(x: f64, n: u32) -> f64 {
     }
 }
 
-fn main() {
+pub fn main() {
     let (value, gradient) = error_grad([0.5, -0.5], 0.1, &[1.0, 2.0], 1.0).unwrap();
     assert_eq!(value, error([0.5, -0.5], 0.1, &[1.0, 2.0], 1.0));
     assert_eq!(gradient.len(), 4); // w[0], w[1], b, target

@@ -28,7 +28,7 @@ fn centered(x: f64, #[constant] data: &Vec<f64>, skip: usize, flip: bool) -> f64
     signed - mean + offset
 }
 
-fn main() {
+pub fn main() {
     let points = [[1.0, 3.0], [2.0, 5.0]];
     let (value, gradient) = penalized_grad(2.0, 1.0, &points, 0.1).unwrap();
     assert_eq!(value, penalized(2.0, 1.0, &points, 0.1));

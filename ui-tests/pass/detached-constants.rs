@@ -23,7 +23,7 @@ fn scaled(x: f64) -> f64 {
     x * x.detach().floor() + f64::signum(x.detach())
 }
 
-fn main() {
+pub fn main() {
     let (value, [dx]) = sawtooth_grad(2.75).unwrap();
     assert_eq!((value, dx), (2.75f64.fract(), 1.0));
 

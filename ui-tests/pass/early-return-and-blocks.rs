@@ -23,7 +23,7 @@ fn staged(x: f64, mut y: f64) -> f64 {
     x
 }
 
-fn main() {
+pub fn main() {
     let (value, [dx, dy]) = staged_grad(1.5, 2.0).unwrap();
     assert_eq!(value, staged(1.5, 2.0));
     // y' = (y - 1) 2x, z = (y' + 1) / 2, result = (z + 1) * 2x.

@@ -63,7 +63,7 @@ fn dot(w: [f64; 3], xs: &[f64]) -> f64 {
     total + count as f64
 }
 
-fn main() {
+pub fn main() {
     assert_eq!(power_grad(2.0, 2).unwrap(), (8.0, [12.0]));
     let (xs, ys) = ([1.0, 2.0], [1.0, 3.0]);
     let (value, [dw]) = shapes_grad(0.5, &xs, &ys).unwrap();

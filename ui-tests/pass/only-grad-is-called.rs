@@ -26,7 +26,7 @@ impl Model {
     }
 }
 
-fn main() {
+pub fn main() {
     let (value, gradient) = loss_grad([1.0, 2.0], 3.0).unwrap_or_default();
     assert_eq!((value, gradient), (25.0, [30.0, 10.0, 10.0]));
     let model = Model { scale: 2.0 };

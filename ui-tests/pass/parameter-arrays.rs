@@ -22,7 +22,7 @@ fn series(w: [f64; HIDDEN], x: f64, extra: [f64; 1]) -> f64 {
     total
 }
 
-fn main() {
+pub fn main() {
     let (value, gradient) = quadratic_grad([1.0, 2.0], 3.0, 2.0).unwrap();
     assert_eq!(value, 4.0 + 4.0 + 3.0);
     assert_eq!(gradient, [4.0, 2.0, 1.0, 2.0 * 1.0 * 2.0 + 2.0]);

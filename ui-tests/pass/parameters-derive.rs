@@ -27,7 +27,7 @@ mod layers {
 use scalar_autodiff::{Parameters, Scalar};
 use layers::{Bias, Dense, Model};
 
-fn main() {
+pub fn main() {
     let model = Model {
         first: Dense {
             w: [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]],

@@ -10,7 +10,7 @@ fn loss(x: f64) -> f64 {
     s + s
 }
 
-fn main() -> Result<(), scalar_autodiff::ScalarAutodiffError> {
+pub fn main() -> Result<(), scalar_autodiff::ScalarAutodiffError> {
     assert_eq!(loss(2.0), 8.0);
     let (value, [dx]) = loss_grad(2.0)?;
     assert_eq!((value, dx), (8.0, 8.0));

@@ -350,7 +350,13 @@ impl Lower {
             let lowered = match stmt {
                 SynStmt::Local(local) => self.local(local)?,
                 SynStmt::Expr(expr, semi) => vec![self.expr_stmt(expr, semi.is_some())?],
-                SynStmt::Item(_) | SynStmt::Macro(_) => return None,
+                // A macro statement on data (`assert!`, `println!`: the rewrite rejects one
+                // on tracked values) runs in the forward sweep as written.
+                SynStmt::Macro(mac) => vec![Stmt::Data {
+                    tokens: self.plain(&quote!(#mac))?,
+                    replay: false,
+                }],
+                SynStmt::Item(_) => return None,
             };
             // An `if` value inside the statement's first operand runs before it.
             out.append(&mut self.pending);

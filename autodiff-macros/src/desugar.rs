@@ -1,0 +1,585 @@
+//! Forms the rewrite reads as another form it already knows, rewritten in the syntax tree
+//! before the rewrite runs (the user's tokens are kept, so errors still point at what the
+//! user wrote; the plain function is emitted from the body as written):
+//!
+//! - `src.map(|p| e).fold(init, |acc, q| body)` is `src.fold(init, |acc, p| { let q = e;
+//!   body })`: a closure binds its argument as `let` does, and the map's value is the
+//!   fold's item. Left as written if the move would change what a name means (`e`
+//!   mentioning a name `acc` binds, `body` one that `p` binds).
+//! - `g(..).iter()` (or a method call's or an array literal's `.iter()`) at the head of a
+//!   fold or loop is `{ let items = g(..); items.iter()... }`: the rewrite iterates over a
+//!   named array.
+//!
+//! - In a loop body, `if c { s; continue; } rest` is `if c { s } else { rest }`: the rest
+//!   of the iteration is what the `continue` skips. (Only at the body's own level, for a
+//!   `continue` of this loop, and when `s` holds no other `break` or `continue`.)
+//!
+//! - `match s { p => a, q if g => b, _ => c }` on a scrutinee without side effects (names,
+//!   fields, indices, literals, arithmetic) whose patterns bind nothing (literals, ranges,
+//!   paths, `_`, `|`) is `if matches!(s, p) { a } else if matches!(s, q) && g { b } else {
+//!   c }`, written with [`MATCHES`]; the rewrite checks that `s` is data (see
+//!   `Rewriter::condition`). The last arm is the `else`: rustc checks that the `match` of
+//!   the plain function is exhaustive.
+//!
+//! Each pass rewrites the tree once, bottom-up, before the rewrite's passes, so the tree
+//! the rewrite reads (and the addresses it keys its scans and promotions by) stays the
+//! same from pass to pass.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::visit_mut::{self, VisitMut};
+use syn::{
+    parse_quote, Block, Expr, ExprClosure, ExprIf, ExprMatch, ExprMethodCall, Ident, Label, Pat,
+    Stmt,
+};
+
+use crate::mentions::split_guard;
+use crate::rewrite::unparenthesized;
+
+/// `block` with the forms above rewritten.
+pub(crate) fn desugar(block: &Block) -> Block {
+    let mut block = block.clone();
+    Desugar.visit_block_mut(&mut block);
+    block
+}
+
+struct Desugar;
+
+impl VisitMut for Desugar {
+    fn visit_expr_for_loop_mut(&mut self, lp: &mut syn::ExprForLoop) {
+        visit_mut::visit_expr_for_loop_mut(self, lp);
+        skip_by_else(&mut lp.body, lp.label.as_ref());
+        drop_unused_label(&mut lp.label, &lp.body);
+    }
+
+    fn visit_expr_while_mut(&mut self, lp: &mut syn::ExprWhile) {
+        visit_mut::visit_expr_while_mut(self, lp);
+        skip_by_else(&mut lp.body, lp.label.as_ref());
+        drop_unused_label(&mut lp.label, &lp.body);
+    }
+
+    fn visit_expr_loop_mut(&mut self, lp: &mut syn::ExprLoop) {
+        visit_mut::visit_expr_loop_mut(self, lp);
+        skip_by_else(&mut lp.body, lp.label.as_ref());
+        drop_unused_label(&mut lp.label, &lp.body);
+    }
+
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        visit_mut::visit_expr_mut(self, expr);
+        if let Expr::Match(branch) = expr {
+            if let Some(chain) = if_chain(branch) {
+                *expr = chain;
+            }
+        }
+        if let Expr::MethodCall(call) = expr {
+            if let Some(folded) = map_then_fold(call) {
+                *expr = folded;
+            }
+        }
+        if let Expr::MethodCall(call) = expr {
+            if let Some(named) = named_items(call) {
+                *expr = named;
+            }
+        }
+    }
+}
+
+/// The macro a desugared `match` tests each arm's pattern with: `::core::matches!`.
+pub(crate) const MATCHES: [&str; 2] = ["core", "matches"];
+
+/// The scrutinee and pattern of a desugared arm's test, `::core::matches!(s, p)`.
+pub(crate) fn arm_test(expr: &Expr) -> Option<(Expr, Pat)> {
+    let Expr::Macro(mac) = expr else {
+        return None;
+    };
+    let path = &mac.mac.path;
+    let names: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    if path.leading_colon.is_none() || names != MATCHES {
+        return None;
+    }
+    mac.mac
+        .parse_body_with(|input: syn::parse::ParseStream| {
+            let scrutinee: Expr = input.parse()?;
+            input.parse::<syn::Token![,]>()?;
+            let pat = Pat::parse_multi_with_leading_vert(input)?;
+            Ok((scrutinee, pat))
+        })
+        .ok()
+}
+
+/// A `match` as the `if` chain above, or `None` if it is not one of those.
+fn if_chain(branch: &ExprMatch) -> Option<Expr> {
+    let (last, before) = branch.arms.split_last()?;
+    if before.is_empty()
+        || split_guard(&last.pat).1.is_some()
+        || !branch.attrs.is_empty()
+        || !pure(&branch.expr)
+        || !branch
+            .arms
+            .iter()
+            .all(|arm| arm.attrs.is_empty() && binds_nothing(split_guard(&arm.pat).0))
+    {
+        return None;
+    }
+    let scrutinee = &branch.expr;
+    let block = |body: &Expr| -> Block {
+        match body {
+            Expr::Block(block) if block.label.is_none() && block.attrs.is_empty() => {
+                block.block.clone()
+            }
+            body => parse_quote!({ #body }),
+        }
+    };
+    let mut chain = Expr::Block(syn::ExprBlock {
+        attrs: Vec::new(),
+        label: None,
+        block: block(&last.body),
+    });
+    for arm in before.iter().rev() {
+        let (pat, guard) = split_guard(&arm.pat);
+        let test: Expr = parse_quote!(::core::matches!(#scrutinee, #pat));
+        let cond: Expr = match guard {
+            None => test,
+            Some((_, guard)) => parse_quote!(#test && (#guard)),
+        };
+        chain = Expr::If(ExprIf {
+            attrs: Vec::new(),
+            if_token: Default::default(),
+            cond: Box::new(cond),
+            then_branch: block(&arm.body),
+            else_branch: Some((Default::default(), Box::new(chain))),
+        });
+    }
+    Some(chain)
+}
+
+/// Whether evaluating `expr` again changes nothing: names, fields, indices, literals,
+/// arithmetic and casts of those.
+fn pure(expr: &Expr) -> bool {
+    match expr {
+        Expr::Path(_) | Expr::Lit(_) => true,
+        Expr::Field(field) => pure(&field.base),
+        Expr::Index(index) => pure(&index.expr) && pure(&index.index),
+        Expr::Paren(paren) => pure(&paren.expr),
+        Expr::Reference(reference) => reference.mutability.is_none() && pure(&reference.expr),
+        Expr::Unary(unary) => pure(&unary.expr),
+        Expr::Binary(binary) => !assigns(&binary.op) && pure(&binary.left) && pure(&binary.right),
+        Expr::Cast(cast) => pure(&cast.expr),
+        Expr::Tuple(tuple) => tuple.elems.iter().all(pure),
+        _ => false,
+    }
+}
+
+/// Whether `op` is a compound assignment (`+=`, `<<=`, ...).
+fn assigns(op: &syn::BinOp) -> bool {
+    use syn::BinOp::*;
+    matches!(
+        op,
+        AddAssign(_)
+            | SubAssign(_)
+            | MulAssign(_)
+            | DivAssign(_)
+            | RemAssign(_)
+            | BitXorAssign(_)
+            | BitAndAssign(_)
+            | BitOrAssign(_)
+            | ShlAssign(_)
+            | ShrAssign(_)
+    )
+}
+
+/// Whether `pat` binds no name: literals, ranges, paths, `_`, and `|` of those. (A bare
+/// name could be a binding or a constant; it is left to the `match`.)
+fn binds_nothing(pat: &Pat) -> bool {
+    match pat {
+        Pat::Lit(_) | Pat::Range(_) | Pat::Wild(_) | Pat::Path(_) => true,
+        Pat::Or(or) => or.cases.iter().all(binds_nothing),
+        Pat::Paren(paren) => binds_nothing(&paren.pat),
+        Pat::Tuple(tuple) => tuple.elems.iter().all(binds_nothing),
+        _ => false,
+    }
+}
+
+/// `src.map(|p| e).fold(init, |acc, q| body)` as `src.fold(init, |acc, p| { let q = e;
+/// body })`.
+fn map_then_fold(fold: &ExprMethodCall) -> Option<Expr> {
+    if fold.method != "fold" || fold.args.len() != 2 || fold.turbofish.is_some() {
+        return None;
+    }
+    let Some(Expr::Closure(step)) = fold.args.last() else {
+        return None;
+    };
+    let Expr::MethodCall(map) = unparenthesized(&fold.receiver) else {
+        return None;
+    };
+    if map.method != "map" || map.args.len() != 1 || map.turbofish.is_some() {
+        return None;
+    }
+    let Some(Expr::Closure(mapper)) = map.args.first() else {
+        return None;
+    };
+    if step.inputs.len() != 2 || mapper.inputs.len() != 1 || !plain_closure(mapper) {
+        return None;
+    }
+    let (acc, item, input) = (&step.inputs[0], &step.inputs[1], &mapper.inputs[0]);
+    let (mapped, body) = (&mapper.body, &step.body);
+    if mentions_any(mapped, &bound_names(acc)) || mentions_any(body, &bound_names(input)) {
+        return None;
+    }
+    let mut merged: ExprClosure = step.clone();
+    merged.inputs = [acc.clone(), input.clone()].into_iter().collect();
+    merged.body = Box::new(parse_quote!({
+        let #item = #mapped;
+        #body
+    }));
+    let mut call = fold.clone();
+    call.receiver = map.receiver.clone();
+    if let Some(last) = call.args.last_mut() {
+        *last = Expr::Closure(merged);
+    }
+    Some(Expr::MethodCall(call))
+}
+
+/// `g(..).iter()...` (a call's, a method call's or an array literal's items, at the head of
+/// a chain of iterator methods) as `{ let items = g(..); items.iter()... }`.
+fn named_items(call: &ExprMethodCall) -> Option<Expr> {
+    // Only the outermost call of the chain: the one whose receiver chain reaches `.iter()`
+    // on a computed array, and which is a fold (loops name their iterator themselves).
+    if !matches!(call.method.to_string().as_str(), "sum" | "product" | "fold") {
+        return None;
+    }
+    let mut head = &*call.receiver;
+    loop {
+        match unparenthesized(head) {
+            Expr::MethodCall(inner) if inner.method == "iter" && inner.args.is_empty() => {
+                let source = unparenthesized(&inner.receiver);
+                if !matches!(
+                    source,
+                    Expr::Call(_) | Expr::MethodCall(_) | Expr::Array(_) | Expr::Repeat(_)
+                ) {
+                    return None;
+                }
+                let items = Ident::new("__autodiff_items", Span::call_site());
+                let source = source.clone();
+                let mut chain = Expr::MethodCall(call.clone());
+                replace_head(&mut chain, &items);
+                return Some(parse_quote!({
+                    let #items = #source;
+                    #chain
+                }));
+            }
+            Expr::MethodCall(inner) => head = &inner.receiver,
+            _ => return None,
+        }
+    }
+}
+
+/// Replaces the receiver of the chain's `.iter()` with `items`.
+fn replace_head(expr: &mut Expr, items: &Ident) {
+    let mut at = expr;
+    while let Expr::MethodCall(call) = at {
+        if call.method == "iter" && call.args.is_empty() {
+            *call.receiver = parse_quote!(#items);
+            return;
+        }
+        at = &mut *call.receiver;
+        while let Expr::Paren(paren) = at {
+            at = &mut *paren.expr;
+        }
+    }
+}
+
+/// A closure as the rewrite reads one: no `move`, `async`, `const` or return type.
+fn plain_closure(closure: &ExprClosure) -> bool {
+    closure.capture.is_none()
+        && closure.asyncness.is_none()
+        && closure.constness.is_none()
+        && matches!(closure.output, syn::ReturnType::Default)
+}
+
+/// The names a pattern binds (over-approximated: every identifier in it).
+fn bound_names(pat: &Pat) -> Vec<String> {
+    let mut names = Vec::new();
+    idents(pat.to_token_stream(), &mut names);
+    names
+}
+
+/// Whether `expr` mentions any of `names` (over-approximated: any identifier token).
+fn mentions_any(expr: &Expr, names: &[String]) -> bool {
+    let mut found = Vec::new();
+    idents(expr.to_token_stream(), &mut found);
+    found.iter().any(|name| names.contains(name))
+}
+
+fn idents(tokens: TokenStream, out: &mut Vec<String>) {
+    for token in tokens {
+        match token {
+            TokenTree::Ident(ident) => out.push(ident.to_string()),
+            TokenTree::Group(group) => idents(group.stream(), out),
+            _ => {}
+        }
+    }
+}
+
+/// A loop body's `if c { s; continue; } rest` as `if c { s } else { rest }`, for every such
+/// `if` at the body's own level (the first one's `rest` holds the next).
+fn skip_by_else(body: &mut Block, label: Option<&Label>) {
+    let Some(at) = body
+        .stmts
+        .iter()
+        .position(|stmt| skipping(stmt, label).is_some())
+    else {
+        return;
+    };
+    let rest: Vec<Stmt> = body.stmts.drain(at + 1..).collect();
+    let Some(stmt) = body.stmts.pop() else {
+        return;
+    };
+    let Some(mut branch) = skipping(&stmt, label).cloned() else {
+        body.stmts.push(stmt);
+        body.stmts.extend(rest);
+        return;
+    };
+    branch.then_branch.stmts.pop();
+    let mut otherwise = Block {
+        brace_token: Default::default(),
+        stmts: rest,
+    };
+    skip_by_else(&mut otherwise, label);
+    branch.else_branch = Some((
+        Default::default(),
+        Box::new(Expr::Block(syn::ExprBlock {
+            attrs: Vec::new(),
+            label: None,
+            block: otherwise,
+        })),
+    ));
+    body.stmts.push(Stmt::Expr(Expr::If(branch), None));
+}
+
+/// `stmt` if it is `if c { s; continue; }` with no `else`, its `continue` one of the loop
+/// labelled `label`, and no other `break` or `continue` in `s`.
+fn skipping<'s>(stmt: &'s Stmt, label: Option<&Label>) -> Option<&'s ExprIf> {
+    let Stmt::Expr(Expr::If(branch), _) = stmt else {
+        return None;
+    };
+    if branch.else_branch.is_some() || !branch.attrs.is_empty() {
+        return None;
+    }
+    let (last, before) = branch.then_branch.stmts.split_last()?;
+    let Stmt::Expr(Expr::Continue(skip), _) = last else {
+        return None;
+    };
+    let ours = match (&skip.label, label) {
+        (None, _) => true,
+        (Some(target), Some(label)) => target.ident == label.name.ident,
+        (Some(_), None) => false,
+    };
+    let jumps = before.iter().any(|stmt| {
+        let mut found = Vec::new();
+        idents(stmt.to_token_stream(), &mut found);
+        found
+            .iter()
+            .any(|name| name == "break" || name == "continue")
+    });
+    (ours && skip.attrs.is_empty() && !jumps).then_some(branch)
+}
+
+/// Removes a loop's label that nothing in its body names any more (a `continue 'label`
+/// rewritten away): the rewrite reads the loop as an unlabelled one.
+fn drop_unused_label(label: &mut Option<Label>, body: &Block) {
+    if let Some(named) = label {
+        let mut found = Vec::new();
+        idents(body.to_token_stream(), &mut found);
+        if !found.iter().any(|name| named.name.ident == name) {
+            *label = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::{quote, ToTokens};
+    use syn::Block;
+
+    fn desugared(body: proc_macro2::TokenStream) -> String {
+        let block: Block = syn::parse2(body).expect("a block");
+        super::desugar(&block).into_token_stream().to_string()
+    }
+
+    fn same(a: proc_macro2::TokenStream, b: proc_macro2::TokenStream) {
+        let expected: Block = syn::parse2(b).expect("a block");
+        assert_eq!(desugared(a), expected.into_token_stream().to_string());
+    }
+
+    #[test]
+    fn map_then_fold_moves_the_map_into_the_step() {
+        same(
+            quote!({ xs.iter().map(|x| x * w).fold(0.0, |acc, v| acc + v) }),
+            quote!({
+                xs.iter().fold(0.0, |acc, x| {
+                    let v = x * w;
+                    acc + v
+                })
+            }),
+        );
+        // The move would change what `acc` means in the map, or `x` in the step.
+        for body in [
+            quote!({ xs.iter().map(|x| x * acc).fold(0.0, |acc, v| acc + v) }),
+            quote!({ xs.iter().map(|v| v * w).fold(0.0, |acc, x| acc + x * v) }),
+            quote!({ xs.iter().map(move |x| x * w).fold(0.0, |acc, v| acc + v) }),
+        ] {
+            same(body.clone(), body);
+        }
+    }
+
+    #[test]
+    fn a_fold_over_a_computed_array_names_it_first() {
+        same(
+            quote!({ g(w).iter().map(|h| h * h).sum::<f64>() }),
+            quote!({
+                {
+                    let __autodiff_items = g(w);
+                    __autodiff_items.iter().map(|h| h * h).sum::<f64>()
+                }
+            }),
+        );
+        let body = quote!({ w.iter().sum::<f64>() + for_loop() });
+        same(body.clone(), body);
+    }
+
+    #[test]
+    fn continue_becomes_an_else_over_the_rest_of_the_iteration() {
+        same(
+            quote!({
+                for i in 0..n {
+                    a();
+                    if c(i) {
+                        b();
+                        continue;
+                    }
+                    d();
+                    if e {
+                        continue;
+                    }
+                    f()
+                }
+            }),
+            quote!({
+                for i in 0..n {
+                    a();
+                    if c(i) {
+                        b();
+                    } else {
+                        d();
+                        if e {
+                        } else {
+                            f()
+                        }
+                    }
+                }
+            }),
+        );
+        // Another loop's `continue`, one nested deeper, or a `break` before it: left alone.
+        for body in [
+            quote!({
+                'o: for i in 0..n {
+                    for j in 0..m {
+                        if c {
+                            continue 'o;
+                        }
+                        d();
+                    }
+                }
+            }),
+            quote!({
+                for i in 0..n {
+                    if a {
+                        if c {
+                            continue;
+                        }
+                    }
+                    d();
+                }
+            }),
+            quote!({
+                for i in 0..n {
+                    if c {
+                        if z {
+                            break;
+                        }
+                        continue;
+                    }
+                    d();
+                }
+            }),
+        ] {
+            same(body.clone(), body);
+        }
+        same(
+            quote!({
+                'o: for i in 0..n {
+                    if c {
+                        continue 'o;
+                    }
+                    d();
+                }
+            }),
+            quote!({
+                for i in 0..n {
+                    if c {
+                    } else {
+                        d();
+                    }
+                }
+            }),
+        );
+    }
+
+    #[test]
+    fn a_match_on_data_becomes_an_if_chain() {
+        same(
+            quote!({
+                let y = match k % 3 {
+                    0 => a,
+                    1 | 2 if t > 0.0 => b,
+                    _ => c,
+                };
+                y
+            }),
+            quote!({
+                let y = if ::core::matches!(k % 3, 0) {
+                    a
+                } else if ::core::matches!(k % 3, 1 | 2) && (t > 0.0) {
+                    b
+                } else {
+                    c
+                };
+                y
+            }),
+        );
+        // A pattern that may bind, a guarded last arm, a scrutinee with effects: left alone.
+        for body in [
+            quote!({
+                match k {
+                    n => a,
+                    _ => b,
+                }
+            }),
+            quote!({
+                match k {
+                    0 => a,
+                    _ if t => b,
+                }
+            }),
+            quote!({
+                match next() {
+                    0 => a,
+                    _ => b,
+                }
+            }),
+        ] {
+            same(body.clone(), body);
+        }
+    }
+}
