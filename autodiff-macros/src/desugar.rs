@@ -331,6 +331,10 @@ fn skip_by_else(body: &mut Block, label: Option<&Label>) {
     else {
         return;
     };
+    // An item is visible in its whole block: moved into the `else`, it would not be.
+    if body.stmts.iter().any(|stmt| matches!(stmt, Stmt::Item(_))) {
+        return;
+    }
     let rest: Vec<Stmt> = body.stmts.drain(at + 1..).collect();
     let Some(stmt) = body.stmts.pop() else {
         return;
@@ -511,6 +515,15 @@ mod tests {
                         continue;
                     }
                     d();
+                }
+            }),
+            quote!({
+                for i in 0..n {
+                    if c {
+                        continue;
+                    }
+                    d();
+                    fn d() {}
                 }
             }),
         ] {
