@@ -41,6 +41,18 @@ impl Rewriter<'_> {
     /// The condition of an `if` or `while`, on primal values; the names a `let` in it binds
     /// are declared (as data) in the current scope.
     pub(crate) fn condition(&mut self, cond: &Expr, keyword: &str) -> TokenStream {
+        if let Some((scrutinee, pat)) = desugar::arm_test(cond) {
+            // An arm of a `match` read as an `if` chain (`desugar`): its scrutinee is data,
+            // as a `match`'s must be.
+            let value = self.untracked(&scrutinee, |expr| {
+                unsupported::tracked_scrutinee(expr, "match")
+            });
+            // The scans are cached by address, and `scrutinee` is about to be dropped.
+            self.forget_scans();
+            return value.map_or_else(TokenStream::new, |value| {
+                quote!(::core::matches!(#value, #pat))
+            });
+        }
         match cond {
             Expr::Let(binding) => {
                 let value = self.untracked(&binding.expr, |expr| {
@@ -57,22 +69,6 @@ impl Rewriter<'_> {
                         TokenStream::new()
                     }
                 }
-            }
-            Expr::Macro(_) if desugar::arm_test(cond).is_some() => {
-                // An arm of a `match` read as an `if` chain (`desugar`): its scrutinee is
-                // data, as a `match`'s must be.
-                let Some((scrutinee, pat)) = desugar::arm_test(cond) else {
-                    return TokenStream::new();
-                };
-                let value = self.untracked(&scrutinee, |expr| {
-                    unsupported::tracked_scrutinee(expr, "match")
-                });
-                // The scans are cached by address, and `scrutinee` is about to be dropped.
-                self.forget_scans();
-                let Some(value) = value else {
-                    return TokenStream::new();
-                };
-                quote!(::core::matches!(#value, #pat))
             }
             Expr::Binary(binary)
                 if matches!(binary.op, BinOp::And(_))

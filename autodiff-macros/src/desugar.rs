@@ -25,7 +25,7 @@
 //! the rewrite reads (and the addresses it keys its scans and promotions by) stays the
 //! same from pass to pass.
 
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::Span;
 use quote::ToTokens;
 use syn::visit_mut::{self, VisitMut};
 use syn::{
@@ -33,7 +33,7 @@ use syn::{
     Stmt,
 };
 
-use crate::mentions::split_guard;
+use crate::mentions::{macro_mentions, pattern_names, split_guard, Tracked};
 use crate::rewrite::unparenthesized;
 
 /// `block` with the forms above rewritten.
@@ -223,7 +223,7 @@ fn map_then_fold(fold: &ExprMethodCall) -> Option<Expr> {
     }
     let (acc, item, input) = (&step.inputs[0], &step.inputs[1], &mapper.inputs[0]);
     let (mapped, body) = (&mapper.body, &step.body);
-    if mentions_any(mapped, &bound_names(acc)) || mentions_any(body, &bound_names(input)) {
+    if mentions_bound(mapped, acc) || mentions_bound(body, input) {
         return None;
     }
     let mut merged: ExprClosure = step.clone();
@@ -297,28 +297,18 @@ fn plain_closure(closure: &ExprClosure) -> bool {
         && matches!(closure.output, syn::ReturnType::Default)
 }
 
-/// The names a pattern binds (over-approximated: every identifier in it).
-fn bound_names(pat: &Pat) -> Vec<String> {
-    let mut names = Vec::new();
-    idents(pat.to_token_stream(), &mut names);
-    names
+/// Whether `tokens` name any of `names` (over-approximated: any identifier, also in a
+/// macro's format string).
+fn names_any(tokens: &impl ToTokens, names: &[&str]) -> bool {
+    let lookup = |name: &str| names.contains(&name).then_some(Tracked::Value);
+    macro_mentions(&tokens.to_token_stream(), &lookup)
 }
 
-/// Whether `expr` mentions any of `names` (over-approximated: any identifier token).
-fn mentions_any(expr: &Expr, names: &[String]) -> bool {
-    let mut found = Vec::new();
-    idents(expr.to_token_stream(), &mut found);
-    found.iter().any(|name| names.contains(name))
-}
-
-fn idents(tokens: TokenStream, out: &mut Vec<String>) {
-    for token in tokens {
-        match token {
-            TokenTree::Ident(ident) => out.push(ident.to_string()),
-            TokenTree::Group(group) => idents(group.stream(), out),
-            _ => {}
-        }
-    }
+/// Whether `expr` names a name `pat` binds.
+fn mentions_bound(expr: &Expr, pat: &Pat) -> bool {
+    let bound: Vec<String> = pattern_names(pat).iter().map(Ident::to_string).collect();
+    let bound: Vec<&str> = bound.iter().map(String::as_str).collect();
+    names_any(expr, &bound)
 }
 
 /// A loop body's `if c { s; continue; } rest` as `if c { s } else { rest }`, for every such
@@ -379,13 +369,9 @@ fn skipping<'s>(stmt: &'s Stmt, label: Option<&Label>) -> Option<&'s ExprIf> {
         (Some(target), Some(label)) => target.ident == label.name.ident,
         (Some(_), None) => false,
     };
-    let jumps = before.iter().any(|stmt| {
-        let mut found = Vec::new();
-        idents(stmt.to_token_stream(), &mut found);
-        found
-            .iter()
-            .any(|name| name == "break" || name == "continue")
-    });
+    let jumps = before
+        .iter()
+        .any(|stmt| names_any(stmt, &["break", "continue"]));
     (ours && skip.attrs.is_empty() && !jumps).then_some(branch)
 }
 
@@ -393,9 +379,7 @@ fn skipping<'s>(stmt: &'s Stmt, label: Option<&Label>) -> Option<&'s ExprIf> {
 /// rewritten away): the rewrite reads the loop as an unlabelled one.
 fn drop_unused_label(label: &mut Option<Label>, body: &Block) {
     if let Some(named) = label {
-        let mut found = Vec::new();
-        idents(body.to_token_stream(), &mut found);
-        if !found.iter().any(|name| named.name.ident == name) {
+        if !names_any(body, &[named.name.ident.to_string().as_str()]) {
             *label = None;
         }
     }
