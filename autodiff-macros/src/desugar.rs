@@ -39,13 +39,21 @@ use crate::rewrite::unparenthesized;
 /// `block` with the forms above rewritten.
 pub(crate) fn desugar(block: &Block) -> Block {
     let mut block = block.clone();
-    Desugar.visit_block_mut(&mut block);
+    Desugar { folds: 0 }.visit_block_mut(&mut block);
     block
 }
 
-struct Desugar;
+struct Desugar {
+    /// How many names `hoist` has made.
+    folds: usize,
+}
 
 impl VisitMut for Desugar {
+    fn visit_block_mut(&mut self, block: &mut Block) {
+        visit_mut::visit_block_mut(self, block);
+        crate::hoist::folds(block, &mut self.folds);
+    }
+
     fn visit_expr_for_loop_mut(&mut self, lp: &mut syn::ExprForLoop) {
         visit_mut::visit_expr_for_loop_mut(self, lp);
         skip_by_else(&mut lp.body, lp.label.as_ref());
@@ -72,7 +80,7 @@ impl VisitMut for Desugar {
             }
         }
         if let Expr::MethodCall(call) = expr {
-            if let Some(folded) = map_then_fold(call) {
+            if let Some(folded) = map_then_fold(call, &mut self.folds) {
                 *expr = folded;
             }
         }
@@ -202,7 +210,7 @@ fn binds_nothing(pat: &Pat) -> bool {
 
 /// `src.map(|p| e).fold(init, |acc, q| body)` as `src.fold(init, |acc, p| { let q = e;
 /// body })`.
-fn map_then_fold(fold: &ExprMethodCall) -> Option<Expr> {
+fn map_then_fold(fold: &ExprMethodCall, count: &mut usize) -> Option<Expr> {
     if fold.method != "fold" || fold.args.len() != 2 || fold.turbofish.is_some() {
         return None;
     }
@@ -223,11 +231,26 @@ fn map_then_fold(fold: &ExprMethodCall) -> Option<Expr> {
     }
     let (acc, item, input) = (&step.inputs[0], &step.inputs[1], &mapper.inputs[0]);
     let (mapped, body) = (&mapper.body, &step.body);
-    if mentions_bound(mapped, acc) || mentions_bound(body, input) {
+    // The step's item, a plain name, renamed to one of its own (a loop that binds the
+    // same name as another loop's local is not one the sweeps compile).
+    let (mut item, mut body) = (item.clone(), (**body).clone());
+    if let Pat::Ident(name) = &mut item {
+        if name.subpat.is_none()
+            && name.by_ref.is_none()
+            && !crate::hoist::rebinds(&body, &name.ident)
+        {
+            let fresh = Ident::new(&format!("__autodiff_mapped_{count}"), name.ident.span());
+            *count += 1;
+            crate::hoist::rename(&mut body, &name.ident, &fresh);
+            name.ident = fresh;
+        }
+    }
+    if mentions_bound(mapped, acc) || mentions_bound(&body, input) {
         return None;
     }
+    let input = input.clone();
     let mut merged: ExprClosure = step.clone();
-    merged.inputs = [acc.clone(), input.clone()].into_iter().collect();
+    merged.inputs = [acc.clone(), input].into_iter().collect();
     merged.body = Box::new(parse_quote!({
         let #item = #mapped;
         #body
@@ -259,7 +282,7 @@ fn named_items(call: &ExprMethodCall) -> Option<Expr> {
                 ) {
                     return None;
                 }
-                let items = Ident::new("__autodiff_items", Span::call_site());
+                let items = Ident::new(crate::hoist::ITEMS, Span::call_site());
                 let source = source.clone();
                 let mut chain = Expr::MethodCall(call.clone());
                 replace_head(&mut chain, &items);
@@ -275,7 +298,7 @@ fn named_items(call: &ExprMethodCall) -> Option<Expr> {
 }
 
 /// Replaces the receiver of the chain's `.iter()` with `items`.
-fn replace_head(expr: &mut Expr, items: &Ident) {
+pub(crate) fn replace_head(expr: &mut Expr, items: &Ident) {
     let mut at = expr;
     while let Expr::MethodCall(call) = at {
         if call.method == "iter" && call.args.is_empty() {
@@ -405,13 +428,28 @@ mod tests {
         same(
             quote!({ xs.iter().map(|x| x * w).fold(0.0, |acc, v| acc + v) }),
             quote!({
-                xs.iter().fold(0.0, |acc, x| {
-                    let v = x * w;
-                    acc + v
-                })
+                let mut __autodiff_fold_1 = 0.0;
+                for x in xs.iter() {
+                    let __autodiff_mapped_0 = x * w;
+                    __autodiff_fold_1 = __autodiff_fold_1 + __autodiff_mapped_0;
+                }
+                __autodiff_fold_1
             }),
         );
-        // The move would change what `acc` means in the map, or `x` in the step.
+        // The step's item has a name of its own, also where the map binds the same one.
+        same(
+            quote!({ xs.iter().map(|v| v * 2.0).fold(0.0, |a, v| a + v) }),
+            quote!({
+                let mut __autodiff_fold_1 = 0.0;
+                for v in xs.iter() {
+                    let __autodiff_mapped_0 = v * 2.0;
+                    __autodiff_fold_1 = __autodiff_fold_1 + __autodiff_mapped_0;
+                }
+                __autodiff_fold_1
+            }),
+        );
+        // The move would change what `acc` means in the map, or `x` in the step; a map
+        // over a `move` closure is not one the loop reads.
         for body in [
             quote!({ xs.iter().map(|x| x * acc).fold(0.0, |acc, v| acc + v) }),
             quote!({ xs.iter().map(|v| v * w).fold(0.0, |acc, x| acc + x * v) }),
@@ -426,10 +464,8 @@ mod tests {
         same(
             quote!({ g(w).iter().map(|h| h * h).sum::<f64>() }),
             quote!({
-                {
-                    let __autodiff_items = g(w);
-                    __autodiff_items.iter().map(|h| h * h).sum::<f64>()
-                }
+                let __autodiff_items_0 = g(w);
+                __autodiff_items_0.iter().map(|h| h * h).sum::<f64>()
             }),
         );
         let body = quote!({ w.iter().sum::<f64>() + for_loop() });

@@ -11,7 +11,8 @@
 //! on the compiler's stack, so an item nested past a limit is an error rather than a
 //! crash), then checks the attribute's arguments (`args`) and the signature (`signature`,
 //! which sorts parameters into differentiated ones and data), reads a few forms as others it
-//! knows (`desugar`: `.map(..).fold(..)`, a fold over a helper's result), rewrites the body
+//! knows (`desugar`: `.map(..).fold(..)`, a fold over a helper's result, `continue`, `match`
+//! on data; `hoist`: folds as loops), rewrites the body
 //! (`rewrite`) and emits the generated functions (`emit`). The rewrite classifies each expression by
 //! the tracked names it mentions (`mentions`): plain Rust over data is kept as written; the
 //! rest becomes graph operations (`expression`, `value`), with statements, branches and
@@ -32,6 +33,7 @@ mod errors;
 mod expand;
 mod expression;
 mod higher;
+mod hoist;
 mod lesson;
 mod looping;
 mod mentions;

@@ -1216,7 +1216,11 @@ fn bodies_outside_the_sweeps_keep_the_trace() {
     }));
     // A call's result copied as a scalar that nothing proves is one keeps the trace.
     assert!(!compiled(quote! {
-        fn unproven(x: f64) -> f64 { let mut h = layer(x); h = h * x; h }
+        fn unproven(x: f64) -> f64 { let h = layer(x); let mut g = h; g = x; g }
+    }));
+    // A call's result changed in place is the call's result itself: compiled.
+    assert!(compiled(quote! {
+        fn in_place(x: f64) -> f64 { let mut h = layer(x); h = h * x; h }
     }));
     // A copy of a parameter whose source is read again is versioned: compiled; so is a
     // copy of a local not assigned while the copy may still be its node. A local

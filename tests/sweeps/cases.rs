@@ -493,12 +493,12 @@ fn sliced_through(#[param] w: &[f64], xs: &[f64]) -> f64 {
 
 /// The value and gradient bits, or the error's kind (node numbers differ between the paths).
 #[derive(Debug, PartialEq)]
-enum Outcome {
+pub(crate) enum Outcome {
     Bits(Vec<u64>),
     Failed(&'static str),
 }
 
-fn outcome(result: Result<(f64, Vec<f64>), ScalarAutodiffError>) -> Outcome {
+pub(crate) fn outcome(result: Result<(f64, Vec<f64>), ScalarAutodiffError>) -> Outcome {
     match result {
         Ok((value, gradient)) => Outcome::Bits(
             std::iter::once(value)
@@ -512,7 +512,7 @@ fn outcome(result: Result<(f64, Vec<f64>), ScalarAutodiffError>) -> Outcome {
 
 /// `name_graph` + `backward` on fresh variables of the parameter shape `p`, with their
 /// gradients flattened in order.
-fn graph_of<P: Parameters + ?Sized>(
+pub(crate) fn graph_of<P: Parameters + ?Sized>(
     p: &P,
     build: impl FnOnce(&P::Tracked<Scalar>) -> Result<Scalar, ScalarAutodiffError>,
 ) -> Outcome
@@ -582,7 +582,7 @@ const V: [f64; 4] = [0.3, -0.2, 0.5, 0.7];
 
 /// How many traces `run` starts on this thread: none for a warm call that the compiled
 /// sweeps finish (the checked path traces).
-fn traces(run: impl FnOnce()) -> u64 {
+pub(crate) fn traces(run: impl FnOnce()) -> u64 {
     let before = scalar_autodiff::__private::traces();
     run();
     scalar_autodiff::__private::traces() - before

@@ -8,5 +8,6 @@ mod support;
 
 mod cases;
 mod guard;
+mod helpers;
 mod hvp;
 mod second_order;

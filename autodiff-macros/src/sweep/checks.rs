@@ -92,6 +92,9 @@ impl Context {
                         return quote!(false);
                     }
                 }
+                Stmt::Call {
+                    store: Some(place), ..
+                } if place.var == var => return quote!(false),
                 Stmt::If { .. } | Stmt::For { .. } => {
                     if writes(std::slice::from_ref(stmt), var) {
                         return quote!(false);
@@ -211,7 +214,10 @@ fn value_mut(stmt: &mut Stmt) -> Option<&mut Value> {
 /// Whether any statement of `stmts` (nested ones too) assigns `var`.
 fn writes(stmts: &[Stmt], var: VarId) -> bool {
     stmts.iter().any(|stmt| match stmt {
-        Stmt::Assign { place, .. } => place.var == var,
+        Stmt::Assign { place, .. }
+        | Stmt::Call {
+            store: Some(place), ..
+        } => place.var == var,
         Stmt::If {
             then, otherwise, ..
         } => writes(then, var) || writes(otherwise, var),

@@ -76,6 +76,7 @@ fn compiled(
     if params.iter().any(|param| param.mutability.is_some())
         || crate::rewrite::operations(graph_body) > COMPILED_UP_TO
     {
+        super::lower::why("body's length or its `mut` parameters", graph_body);
         return None;
     }
     let number = match sweeps {
@@ -85,12 +86,20 @@ fn compiled(
     let (program, names, versioning) = analysed(graph_body, params, false, None, number)?;
     let mut emit = Emit::new(&program, &names, false, versioning);
     emit.number = number;
-    let forward = emit.forward_stmts(&program.body, false)?;
-    let output = emit.forward_value(&program.output, false)?;
-    let output_primal = emit.primal(&program.output.result, false)?;
     let seed = Ident::new("__seed", Span::mixed_site());
-    let output_reverse = emit.reverse_value(&program.output, &seed, false)?;
-    let reverse = emit.reverse_stmts(&program.body, false)?;
+    let emitted = (|| {
+        Some((
+            emit.forward_stmts(&program.body, false)?,
+            emit.forward_value(&program.output, false)?,
+            emit.primal(&program.output.result, false)?,
+            emit.reverse_value(&program.output, &seed, false)?,
+            emit.reverse_stmts(&program.body, false)?,
+        ))
+    })();
+    let Some((forward, output, output_primal, output_reverse, reverse)) = emitted else {
+        super::lower::why("body's sweeps", graph_body);
+        return None;
+    };
 
     let private = quote!(::scalar_autodiff::__private);
     let none = quote!(::core::option::Option::None);
@@ -567,9 +576,13 @@ fn analysed(
     number: Number,
 ) -> Option<(Program, Names, bool)> {
     let dual = number == Number::Dual;
-    let mut program = lower(graph_body, params, half, array_output.is_some(), dual)?;
+    let Some(mut program) = lower(graph_body, params, half, array_output.is_some(), dual) else {
+        super::lower::why("body", graph_body);
+        return None;
+    };
     let versioning = half || !copies_are_safe(&program, false);
     if !copies_are_safe(&program, versioning) || (half && copies_a_parameter(&program)) {
+        super::lower::why("body's copies", graph_body);
         return None;
     }
     checks::place(&mut program);
@@ -800,7 +813,10 @@ fn versioned(program: &Program, enabled: bool) -> std::collections::HashMap<usiz
 /// Whether `stmts` assign `var` (any of its elements).
 fn assigns(stmts: &[Stmt], var: usize) -> bool {
     stmts.iter().any(|stmt| match stmt {
-        Stmt::Assign { place, .. } => place.var == var,
+        Stmt::Assign { place, .. }
+        | Stmt::Call {
+            store: Some(place), ..
+        } => place.var == var,
         Stmt::If {
             then, otherwise, ..
         } => assigns(then, var) || assigns(otherwise, var),
@@ -1086,7 +1102,12 @@ impl<'a> Emit<'a> {
             }
             // Another function's halves run on `f64`s only.
             Stmt::Call { .. } if self.number == Number::Dual => return None,
-            Stmt::Call { var, path, args } => {
+            Stmt::Call {
+                var,
+                path,
+                args,
+                store,
+            } => {
                 self.loops = true;
                 let primal = &self.program.vars[*var].primal;
                 let mut values = Vec::new();
@@ -1114,12 +1135,21 @@ impl<'a> Emit<'a> {
                     let adjoint = &var.adjoint;
                     quote!(let mut #adjoint = #private::zeros_like(&#primal);)
                 });
+                let mutability = var.mutable.then(|| quote!(mut));
+                let store = match store {
+                    Some(place) => {
+                        let target = self.place_primal(place, in_loop)?;
+                        quote!(#target = #primal;)
+                    }
+                    None => TokenStream::new(),
+                };
                 quote! {
-                    let #primal = match #call {
+                    let #mutability #primal = match #call {
                         ::core::result::Result::Ok(#value) => #value,
                         ::core::result::Result::Err(_) => return #none,
                     };
                     #adjoint
+                    #store
                 }
             }
             Stmt::For {
@@ -1446,9 +1476,26 @@ impl<'a> Emit<'a> {
                 };
                 quote!(if #taken { #then } else { #otherwise })
             }
-            Stmt::Call { var, path, args } => {
+            Stmt::Call {
+                var,
+                path,
+                args,
+                store,
+            } => {
                 let private = quote!(::scalar_autodiff::__private);
                 let adjoint = &self.program.vars[*var].adjoint;
+                // The row's adjoints are the result's; the row before the store
+                // receives nothing from after it.
+                let handed = match store {
+                    Some(place) => {
+                        let row = self.place_adjoint(place, in_loop)?;
+                        quote! {
+                            #adjoint = #row;
+                            #row = #private::zeros_like(&#row);
+                        }
+                    }
+                    None => TokenStream::new(),
+                };
                 let mut slots = Vec::new();
                 for arg in args {
                     slots.push(match arg {
@@ -1467,6 +1514,7 @@ impl<'a> Emit<'a> {
                 let stack = stack();
                 let call = call_halves(path, &slots, quote!(reverse));
                 quote! {
+                    #handed
                     #stack.keep(&#adjoint);
                     if #call.is_err() {
                         return ::core::option::Option::None;

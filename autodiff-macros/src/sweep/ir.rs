@@ -142,6 +142,9 @@ pub(crate) enum Stmt {
         var: VarId,
         path: TokenStream,
         args: Vec<Arg>,
+        /// `place = g(args..)`: the result is then stored into this row of a local array
+        /// (`var` is read nowhere else, so its adjoints are the row's, handed over whole).
+        store: Option<Place>,
     },
     /// `for pat in iter { .. }` over data.
     For {

@@ -183,6 +183,29 @@ impl Lower {
     }
 }
 
+/// `differentiable_g(__backend, ..)?`: the rewrite of a call of another
+/// `#[differentiable]` function.
+fn called(expr: &Expr) -> Option<&syn::ExprCall> {
+    match expr {
+        Expr::Try(attempt) => match &*attempt.expr {
+            Expr::Call(call) if call.args.first().is_some_and(is_backend) => Some(call),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Says on stderr what the sweeps could not compile, when the macro runs with
+/// `AUTODIFF_WHY_TRACED` set (a developer's aid: `AUTODIFF_WHY_TRACED=1 cargo build`).
+pub(crate) fn why(what: &str, tokens: &dyn ToTokens) {
+    if std::env::var_os("AUTODIFF_WHY_TRACED").is_some() {
+        eprintln!(
+            "sweeps give up on this {what}: {}",
+            tokens.to_token_stream()
+        );
+    }
+}
+
 /// The value of `break 'body value` (a `return`, as the rewrite writes it), as a
 /// statement or the block's tail.
 fn returned(stmt: &SynStmt) -> Option<&Expr> {
@@ -348,15 +371,23 @@ impl Lower {
         let mut out = Vec::new();
         for stmt in stmts {
             let lowered = match stmt {
-                SynStmt::Local(local) => self.local(local)?,
-                SynStmt::Expr(expr, semi) => vec![self.expr_stmt(expr, semi.is_some())?],
+                SynStmt::Local(local) => self.local(local),
+                SynStmt::Expr(expr, semi) => {
+                    self.expr_stmt(expr, semi.is_some()).map(|stmt| vec![stmt])
+                }
                 // A macro statement on data (`assert!`, `println!`: the rewrite rejects one
                 // on tracked values) runs in the forward sweep as written.
-                SynStmt::Macro(mac) => vec![Stmt::Data {
-                    tokens: self.plain(&quote!(#mac))?,
-                    replay: false,
-                }],
-                SynStmt::Item(_) => return None,
+                SynStmt::Macro(mac) => self.plain(&quote!(#mac)).map(|tokens| {
+                    vec![Stmt::Data {
+                        tokens,
+                        replay: false,
+                    }]
+                }),
+                SynStmt::Item(_) => None,
+            };
+            let Some(lowered) = lowered else {
+                why("statement", stmt);
+                return None;
             };
             // An `if` value inside the statement's first operand runs before it.
             out.append(&mut self.pending);
@@ -547,6 +578,18 @@ impl Lower {
                 return Some(Vec::new());
             }
         }
+        // `let mut h = g(..);`: `h` is the call's fresh result itself, changed in place
+        // from here on.
+        if let (true, Operand::Place(place), true, Some(_)) =
+            (mutable, &value.result, value.ops.is_empty(), called(expr))
+        {
+            if self.vars[place.var].call && place.is_whole() && !self.vars[place.var].mutable {
+                let place = place.clone();
+                self.vars[place.var].mutable = true;
+                self.bind(&name, Some(place));
+                return Some(Vec::new());
+            }
+        }
         if self.place_depth(&value.result) != Some(0) {
             return None;
         }
@@ -628,6 +671,34 @@ impl Lower {
                 self.vars[place.var].mutable = true;
                 self.if_value(branch, &place)
             }
+            Expr::Assign(assign) if called(&assign.right).is_some() => {
+                let place = self.place(&assign.left)?;
+                let var = &self.vars[place.var];
+                // A row (not a scalar: that is an `Assign` of a copy) of a local array.
+                let row = !var.param
+                    && !var.call
+                    && var.depth != UNKNOWN
+                    && place.indices.len() < var.depth
+                    && place.fields.is_empty();
+                if !row {
+                    return self.assign_value(place, &assign.right);
+                }
+                let steady = place.indices.iter().all(|index| self.names.steady(index));
+                let call = called(&assign.right)?;
+                let result = self.hoisted(|lower| lower.call(call))?;
+                let Some(Stmt::Call { var, store, .. }) = self.pending.last_mut() else {
+                    return None;
+                };
+                let Operand::Place(result) = result else {
+                    return None;
+                };
+                if !steady || *var != result.var {
+                    return None;
+                }
+                *store = Some(place.clone());
+                self.vars[place.var].mutable = true;
+                self.pending.pop()
+            }
             Expr::Assign(assign) if is_tracked_form(&assign.right) => {
                 let place = self.place(&assign.left)?;
                 let value = self.value(&assign.right)?;
@@ -653,7 +724,11 @@ impl Lower {
     /// the fold's variable (`total.add(__backend, item)?;`).
     fn for_loop(&mut self, lp: &syn::ExprForLoop, fold: Option<&Fold>) -> Option<Stmt> {
         // Over a tracked array: the same chain over its indices.
-        let (iter, pat, elements, length) = match self.tracked_iter(&lp.expr, &lp.pat)? {
+        let Some(over) = self.tracked_iter(&lp.expr, &lp.pat) else {
+            why("loop's iterator chain", &lp.expr);
+            return None;
+        };
+        let (iter, pat, elements, length) = match over {
             Some(over) => {
                 let steady = self.names.steady(&over.checked);
                 (
@@ -666,6 +741,9 @@ impl Lower {
             None => {
                 let iter = lp.expr.to_token_stream();
                 let steady = self.names.steady(&iter);
+                if !steady {
+                    why("loop's unsteady iterator", &iter);
+                }
                 (
                     steady.then_some(iter)?,
                     lp.pat.to_token_stream(),
@@ -675,6 +753,7 @@ impl Lower {
             }
         };
         if !reversible(&lp.expr) || self.mentions_tracked(&iter) {
+            why("loop's iterator", &lp.expr);
             return None;
         }
         let mut bound = Vec::new();
@@ -840,6 +919,12 @@ impl Lower {
         Some(Some((quote!((0..(#len))), place)))
     }
 
+    /// `place = expr;` of a tracked value.
+    fn assign_value(&mut self, place: Place, expr: &Expr) -> Option<Stmt> {
+        let value = self.value(expr)?;
+        self.assign(place, value)
+    }
+
     fn assign(&mut self, place: Place, value: Value) -> Option<Stmt> {
         if let Operand::Place(source) = &value.result {
             self.read_as_scalar(source);
@@ -847,8 +932,13 @@ impl Lower {
         if self.shaped.contains(&place.var) {
             self.needs.push(place.key());
         }
+        // A call's result, changed element by element: the trace's types must say that
+        // the place is a scalar (it is read as one somewhere).
+        if self.vars[place.var].call && self.vars[place.var].depth == UNKNOWN {
+            self.needs.push(place.key());
+        }
         let var = &mut self.vars[place.var];
-        let unknown = var.depth == UNKNOWN && self.shaped.contains(&place.var);
+        let unknown = var.depth == UNKNOWN && (self.shaped.contains(&place.var) || var.call);
         if var.param || (var.depth != place.indices.len() && !unknown) {
             return None;
         }
@@ -915,14 +1005,13 @@ impl Lower {
     /// The function's result: `Ok(copy)`, an operation's call without its `?`, or a
     /// constant.
     fn result(&mut self, tail: &Expr) -> Option<Value> {
-        if self.array_output {
+        let ok =
+            matches!(tail, Expr::Call(call) if path_ends(&call.func, "Ok") && call.args.len() == 1);
+        if self.array_output && ok {
             // `Ok(out)` of a local tracked array, as it is.
             let Expr::Call(call) = tail else {
                 return None;
             };
-            if !path_ends(&call.func, "Ok") || call.args.len() != 1 {
-                return None;
-            }
             let value = self.value(&call.args[0])?;
             let Operand::Place(place) = &value.result else {
                 return None;
@@ -931,6 +1020,16 @@ impl Lower {
             let local_array = !var.param && var.depth != UNKNOWN && var.depth > 0;
             return (local_array && place.indices.is_empty() && value.ops.is_empty())
                 .then_some(value);
+        }
+        // Another function's array result, returned as it is (`linear(w, y)` last).
+        if self.array_output {
+            if let Expr::Call(call) = tail {
+                if call.args.first().is_some_and(is_backend) {
+                    let called = self.hoisted(|lower| lower.call(call))?;
+                    return Some(Value::new(Vec::new(), called));
+                }
+            }
+            return None;
         }
         match tail {
             Expr::Call(call) if path_ends(&call.func, "Ok") && call.args.len() == 1 => {
@@ -1130,6 +1229,7 @@ impl Lower {
             var,
             path: func.to_token_stream(),
             args,
+            store: None,
         });
         Some(Operand::Place(Place {
             var,
@@ -1752,11 +1852,8 @@ fn disjoint_fields(a: &Place, b: &Place) -> bool {
     };
     let (a_fields, b_fields) = (fields(a), fields(b));
     let prefix = a_fields.iter().zip(&b_fields).all(|(x, y)| x == y);
-    a.indices.is_empty()
-        && b.indices.is_empty()
-        && !a_fields.is_empty()
-        && !b_fields.is_empty()
-        && !prefix
+    // Fields that part ways are disjoint whatever indices follow them (`p.wte[tok], p.b`).
+    !a_fields.is_empty() && !b_fields.is_empty() && !prefix
 }
 
 /// The lengths of a zeros array `[[0.0f64; A]; B]`: `[B, A]`.

@@ -1,0 +1,216 @@
+//! A model written the way a transformer's reader writes one: a parameter struct and
+//! layer helpers, called with rows of its fields (`add(p.wte[tok], p.wpe[pos])`), a
+//! helper's result stored into a row of a local array (`keys[pos] = linear(..)`), a
+//! helper's result changed in place (`h[i] = h[i].max(0.0)`) and a helper that ends in
+//! another helper's result; and folds written every way (`.fold` with or without `.map`,
+//! in an expression, nested, over a helper's result, `*v` in the step). Every one of these
+//! runs compiled, and its value and gradient are `name_graph` + `backward`'s, bit for bit.
+#![allow(clippy::needless_range_loop)]
+
+use scalar_autodiff::{differentiable, Parameters};
+
+use crate::cases::{graph_of, outcome, traces, Outcome};
+use crate::support::{central, XorShift};
+
+const D: usize = 4;
+const VOCAB: usize = 5;
+const BLOCK: usize = 3;
+
+/// A tiny language model's parameters.
+#[derive(Parameters, Clone, Debug)]
+struct Tiny {
+    wte: [[f64; D]; VOCAB],
+    wpe: [[f64; D]; BLOCK],
+    wq: [[f64; D]; D],
+    fc: [[f64; D]; D],
+    head: [[f64; D]; VOCAB],
+}
+
+#[differentiable]
+fn add(a: [f64; D], b: [f64; D]) -> [f64; D] {
+    let mut out = [0.0; D];
+    for i in 0..D {
+        out[i] = a[i] + b[i];
+    }
+    out
+}
+
+#[differentiable]
+fn linear(w: [[f64; D]; D], x: [f64; D]) -> [f64; D] {
+    let mut out = [0.0; D];
+    for o in 0..D {
+        out[o] = w[o].iter().zip(x.iter()).map(|(a, b)| a * b).sum();
+    }
+    out
+}
+
+#[differentiable]
+fn logits(w: [[f64; D]; VOCAB], x: [f64; D]) -> [f64; VOCAB] {
+    let mut out = [0.0; VOCAB];
+    for o in 0..VOCAB {
+        for i in 0..D {
+            out[o] += w[o][i] * x[i];
+        }
+    }
+    out
+}
+
+/// A helper's result made ReLU in place, then another helper's result returned as it is.
+#[differentiable]
+fn mlp(w: [[f64; D]; D], x: [f64; D]) -> [f64; D] {
+    let mut h = linear(w, x);
+    for i in 0..D {
+        h[i] = h[i].max(0.0);
+    }
+    linear(w, h)
+}
+
+#[differentiable]
+fn nll(l: [f64; VOCAB], target: usize) -> f64 {
+    let mut total = 0.0;
+    for v in l.iter() {
+        total += v.exp();
+    }
+    total.ln() - l[target]
+}
+
+/// The loss over a sequence: rows of fields lent to helpers, and a helper's result stored
+/// into a row that the next helper reads.
+#[differentiable]
+fn loss(#[param] p: &Tiny, tokens: &[usize]) -> f64 {
+    let mut keys = [[0.0; D]; BLOCK];
+    let mut total = 0.0;
+    for pos in 0..tokens.len().saturating_sub(1) {
+        let x = add(p.wte[tokens[pos]], p.wpe[pos]);
+        keys[pos] = linear(p.wq, x);
+        let h = mlp(p.fc, keys[pos]);
+        total += nll(logits(p.head, h), tokens[pos + 1]);
+    }
+    // A row read, then overwritten by a helper that reads it.
+    if tokens.len() > 2 {
+        keys[1] = mlp(p.fc, keys[1]);
+        keys[0] = linear(p.wq, keys[1]);
+        total += nll(logits(p.head, keys[0]), tokens[0]) * keys[1][2];
+    }
+    total
+}
+
+#[differentiable]
+fn doubled(x: [f64; D]) -> [f64; D] {
+    let mut out = [0.0; D];
+    for i in 0..D {
+        out[i] = 2.0 * x[i];
+    }
+    out
+}
+
+/// Folds as people write them.
+#[differentiable]
+fn folds(w: [f64; D], xs: &[f64]) -> f64 {
+    let spread = w.iter().fold(0.0, |acc, v| acc + v * v);
+    let fit = (w.iter().zip(xs).fold(1.0, |acc: f64, (a, x)| {
+        let d = a - x;
+        acc + d * d
+    }) / 3.0)
+        .ln();
+    let mapped = w.iter().map(|v| v.sin()).fold(0.5, |a, v| a * v);
+    let top = w.iter().fold(-1.0e300_f64, |m, v| m.max(*v));
+    let nested = w
+        .iter()
+        .fold(0.0, |a, v| a + xs.iter().fold(0.0, |b, x| b + v * x));
+    let over_helper = doubled(w).iter().fold(0.0, |a, v| a + v.tanh());
+    let summed = doubled(w).iter().map(|v| v * v).sum::<f64>();
+    spread + fit + mapped + top * 0.1 + nested + over_helper - 0.01 * summed
+}
+
+/// Parameters from a generator, scaled so that some ReLUs are off.
+fn tiny(next: &mut impl FnMut() -> f64) -> Tiny {
+    let mut row = || [next(), next(), next(), next()];
+    Tiny {
+        wte: [row(), row(), row(), row(), row()],
+        wpe: [row(), row(), row()],
+        wq: [row(), row(), row(), row()],
+        fc: [row(), row(), row(), row()],
+        head: [row(), row(), row(), row(), row()],
+    }
+}
+
+const SEQUENCES: [&[usize]; 5] = [&[], &[2], &[0, 4], &[3, 1, 3], &[4, 4, 0, 2]];
+
+#[test]
+fn helper_forms_run_compiled_and_agree_with_the_graph_bit_for_bit() {
+    let mut rng = XorShift::new(0x9e37_79b9_7f4a_7c15);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    let mut compared = 0;
+    for case in 0..60 {
+        let p = tiny(&mut next);
+        let tokens = SEQUENCES[case % SEQUENCES.len()];
+        let fast = outcome(loss_grad(&p, tokens).map(|(v, g)| (v, g.to_flat())));
+        let checked = graph_of(&p, |tracked| loss_graph(tracked, tokens));
+        assert_eq!(fast, checked, "case {case}, tokens {tokens:?}");
+        assert!(matches!(fast, Outcome::Bits(_)));
+        compared += 1;
+        // A warm call (the first may grow the value stack) starts no trace.
+        assert_eq!(traces(|| drop(loss_grad(&p, tokens))), 0, "case {case}");
+    }
+    assert_eq!(compared, 60);
+}
+
+#[test]
+fn helper_forms_have_the_plain_functions_value_and_derivatives() {
+    let mut rng = XorShift::new(0x1234_5678_9abc_def1);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    let p = tiny(&mut next);
+    let tokens: &[usize] = &[1, 3, 0, 2];
+    let (value, gradient) = loss_grad(&p, tokens).expect("a finite loss");
+    assert_eq!(value, loss(&p, tokens));
+    let flat = gradient.to_flat();
+    let at = p.to_flat();
+    assert_eq!(flat.len(), at.len());
+    // Every seventh parameter, across every matrix: the loss is piecewise smooth (the
+    // ReLU), and these random weights keep each pre-activation away from its kink.
+    for k in (0..at.len()).step_by(7) {
+        let moved = |t: f64| {
+            let mut q = at.clone();
+            q[k] = t;
+            let mut moved = p.clone();
+            moved.read_flat(&q).expect("the same shape");
+            loss(&moved, tokens)
+        };
+        let numeric = central(moved, at[k]);
+        assert!(
+            (flat[k] - numeric).abs() <= 1e-6 * (1.0 + numeric.abs()),
+            "parameter {k}: {} against {numeric}",
+            flat[k]
+        );
+    }
+}
+
+#[test]
+fn folds_run_compiled_and_agree_with_the_graph_and_the_plain_function() {
+    let mut rng = XorShift::new(0x0bad_5eed_1234_5678);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    let xs = [0.3, -1.2, 0.7, 2.5];
+    for case in 0..40 {
+        let w = [next(), next(), next(), next()];
+        let fast = outcome(folds_grad(w, &xs).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&w, |tracked| folds_graph(tracked, &xs));
+        assert_eq!(fast, checked, "case {case}, w {w:?}");
+        assert_eq!(traces(|| drop(folds_grad(w, &xs))), 0, "case {case}");
+        let (value, gradient) = folds_grad(w, &xs).expect("a finite value");
+        assert_eq!(value.to_bits(), folds(w, &xs).to_bits());
+        for k in 0..D {
+            let moved = |t: f64| {
+                let mut q = w;
+                q[k] = t;
+                folds(q, &xs)
+            };
+            let numeric = central(moved, w[k]);
+            assert!(
+                (gradient[k] - numeric).abs() <= 1e-6 * (1.0 + numeric.abs()),
+                "case {case}, w[{k}]: {} against {numeric}",
+                gradient[k]
+            );
+        }
+    }
+}
