@@ -37,13 +37,19 @@ use crate::mentions::{macro_mentions, pattern_names, split_guard, Tracked};
 use crate::rewrite::unparenthesized;
 
 /// `block` with the forms above rewritten.
-pub(crate) fn desugar(block: &Block) -> Block {
+pub(crate) fn desugar(block: &Block, scalar_output: bool) -> Block {
     let mut block = block.clone();
-    Desugar { folds: 0 }.visit_block_mut(&mut block);
+    Desugar {
+        folds: 0,
+        scalar_output,
+    }
+    .visit_block_mut(&mut block);
     block
 }
 
 struct Desugar {
+    /// The function returns `f64`: a `return` in a loop can be held in an `f64` local.
+    scalar_output: bool,
     /// How many names `hoist` has made.
     folds: usize,
 }
@@ -52,6 +58,7 @@ impl VisitMut for Desugar {
     fn visit_block_mut(&mut self, block: &mut Block) {
         visit_mut::visit_block_mut(self, block);
         crate::hoist::folds(block, &mut self.folds);
+        breaks_as_flags(block, &mut self.folds, self.scalar_output);
     }
 
     fn visit_expr_for_loop_mut(&mut self, lp: &mut syn::ExprForLoop) {
@@ -398,6 +405,272 @@ fn skipping<'s>(stmt: &'s Stmt, label: Option<&Label>) -> Option<&'s ExprIf> {
     (ours && skip.attrs.is_empty() && !jumps).then_some(branch)
 }
 
+/// Each `loop`, `while` or `for` statement of `block` whose every exit (`break;`, or
+/// `return v;` in a function returning `f64`) is a bare one or the last statement of an
+/// `if c { s; .. }` at the body's own level, with a flag instead of the jump:
+///
+/// ```text
+/// let mut go = true;                       let mut go = true; let mut ret = 0.0;
+/// while go && cond {                       for p in it {
+///     ..                                       if c { s; ret = v; go = false; }
+///     if c { s; go = false; }                  else { rest }
+///     else { rest }                            if !go { break; }
+/// }                                        }
+///                                          if !go { return ret; }
+/// ```
+///
+/// The rest of the iteration is what the exit skips; a `while` checks its condition once
+/// more (false at once), and a `for` stops with a last `break` the sweeps count; a
+/// `return` is taken after the loop, where the sweeps compile it. `count` numbers the
+/// names.
+fn breaks_as_flags(block: &mut Block, count: &mut usize, scalar_output: bool) {
+    let stmts = std::mem::take(&mut block.stmts);
+    let last = stmts.len().saturating_sub(1);
+    for (at, stmt) in stmts.into_iter().enumerate() {
+        let (expr, semi) = match stmt {
+            Stmt::Expr(expr @ (Expr::Loop(_) | Expr::While(_) | Expr::ForLoop(_)), semi) => {
+                (expr, semi)
+            }
+            other => {
+                block.stmts.push(other);
+                continue;
+            }
+        };
+        let (label, plain, body) = match &expr {
+            Expr::Loop(lp) => (lp.label.clone(), lp.attrs.is_empty(), lp.body.clone()),
+            Expr::While(lp) => (lp.label.clone(), lp.attrs.is_empty(), lp.body.clone()),
+            Expr::ForLoop(lp) => (lp.label.clone(), lp.attrs.is_empty(), lp.body.clone()),
+            _ => (
+                None,
+                false,
+                Block {
+                    brace_token: Default::default(),
+                    stmts: Vec::new(),
+                },
+            ),
+        };
+        let mut stop = Stop {
+            label: label.as_ref(),
+            flag: Ident::new(&format!("__autodiff_go_{count}"), Span::call_site()),
+            result: scalar_output
+                .then(|| Ident::new(&format!("__autodiff_ret_{count}"), Span::call_site())),
+            returned: false,
+        };
+        let mut body = body;
+        let cond_is_let = matches!(&expr, Expr::While(lp) if matches!(&*lp.cond, Expr::Let(_)));
+        let rewritten =
+            plain && !cond_is_let && stop.rewrite(&mut body) && !leaves(&body, label.as_ref());
+        // A `loop` that is the block's value (of type `!`) ends only by a `return`:
+        // the value after it is the returned one.
+        let tail = at == last && semi.is_none() && matches!(expr, Expr::Loop(_));
+        if !rewritten || (tail && !stop.returned) {
+            block.stmts.push(Stmt::Expr(expr, semi));
+            continue;
+        }
+        *count += 1;
+        let flag = &stop.flag;
+        block.stmts.push(parse_quote!(let mut #flag = true;));
+        if let (true, Some(result)) = (stop.returned, &stop.result) {
+            block.stmts.push(parse_quote!(let mut #result = 0.0;));
+        }
+        let looped: Expr = match expr {
+            Expr::Loop(_) => parse_quote!(while #flag #body),
+            Expr::While(lp) => {
+                let cond = &lp.cond;
+                parse_quote!(while #flag && (#cond) #body)
+            }
+            Expr::ForLoop(mut lp) => {
+                // The loop stops once the flag is down: the iterations after the exit
+                // never start, as before (the sweeps count the ones that ran).
+                body.stmts.push(parse_quote!(if !#flag { break; }));
+                lp.label = None;
+                lp.body = body;
+                Expr::ForLoop(lp)
+            }
+            other => other,
+        };
+        block.stmts.push(Stmt::Expr(looped, None));
+        match (stop.returned, &stop.result) {
+            (true, Some(result)) if tail => {
+                block.stmts.push(Stmt::Expr(parse_quote!(#result), None))
+            }
+            (true, Some(result)) => block
+                .stmts
+                .push(parse_quote!(if !#flag { return #result; })),
+            _ => {}
+        }
+    }
+}
+
+/// Whether `body` still leaves its loop other than at its end: a `return` (outside
+/// closures), an unlabelled `break` outside nested loops, or any mention of the loop's
+/// label.
+fn leaves(body: &Block, label: Option<&Label>) -> bool {
+    struct Leaves<'a> {
+        label: Option<&'a Label>,
+        nested: usize,
+        found: bool,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Leaves<'_> {
+        fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
+            self.found = true;
+        }
+        fn visit_expr_break(&mut self, exit: &'ast syn::ExprBreak) {
+            self.found |= exit.label.is_none() && self.nested == 0;
+            syn::visit::visit_expr_break(self, exit);
+        }
+        fn visit_lifetime(&mut self, lifetime: &'ast syn::Lifetime) {
+            self.found |= self
+                .label
+                .is_some_and(|label| label.name.ident == lifetime.ident);
+        }
+        fn visit_expr_closure(&mut self, _: &'ast ExprClosure) {}
+        fn visit_expr_for_loop(&mut self, lp: &'ast syn::ExprForLoop) {
+            self.visit_expr(&lp.expr);
+            self.nested += 1;
+            self.visit_block(&lp.body);
+            self.nested -= 1;
+        }
+        fn visit_expr_while(&mut self, lp: &'ast syn::ExprWhile) {
+            self.nested += 1;
+            syn::visit::visit_expr_while(self, lp);
+            self.nested -= 1;
+        }
+        fn visit_expr_loop(&mut self, lp: &'ast syn::ExprLoop) {
+            self.nested += 1;
+            syn::visit::visit_expr_loop(self, lp);
+            self.nested -= 1;
+        }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            self.found |= names_any(&mac.tokens, &["break", "return"]);
+        }
+    }
+    let mut leaves = Leaves {
+        label,
+        nested: 0,
+        found: false,
+    };
+    syn::visit::Visit::visit_block(&mut leaves, body);
+    leaves.found
+}
+
+/// How one loop's exits are rewritten: its label, its flag, and the local a `return`'s
+/// value goes to (none where a `return` is not rewritten).
+struct Stop<'a> {
+    label: Option<&'a Label>,
+    flag: Ident,
+    result: Option<Ident>,
+    /// Whether a `return` was rewritten.
+    returned: bool,
+}
+
+impl Stop<'_> {
+    /// Rewrites the exits at `body`'s own level as `flag = false` (the rest of the body
+    /// under an `else`); whether it found at least one.
+    fn rewrite(&mut self, body: &mut Block) -> bool {
+        // An item is visible in its whole block: moved into the `else`, it would not be.
+        if body.stmts.iter().any(|stmt| matches!(stmt, Stmt::Item(_))) {
+            return false;
+        }
+        let Some(at) = body.stmts.iter().position(|stmt| self.stopping(stmt)) else {
+            return false;
+        };
+        let rest: Vec<Stmt> = body.stmts.drain(at + 1..).collect();
+        let Some(stmt) = body.stmts.pop() else {
+            return false;
+        };
+        match stmt {
+            // A bare exit: what follows never runs.
+            Stmt::Expr(exit, _) if !matches!(exit, Expr::If(_)) => {
+                body.stmts.extend(self.stop(exit));
+                true
+            }
+            Stmt::Expr(Expr::If(mut branch), _) => {
+                if let Some(Stmt::Expr(exit, _)) = branch.then_branch.stmts.pop() {
+                    branch.then_branch.stmts.extend(self.stop(exit));
+                }
+                let mut otherwise = Block {
+                    brace_token: Default::default(),
+                    stmts: rest,
+                };
+                self.rewrite(&mut otherwise);
+                branch.else_branch = Some((
+                    Default::default(),
+                    Box::new(Expr::Block(syn::ExprBlock {
+                        attrs: Vec::new(),
+                        label: None,
+                        block: otherwise,
+                    })),
+                ));
+                body.stmts.push(Stmt::Expr(Expr::If(branch), None));
+                true
+            }
+            other => {
+                body.stmts.push(other);
+                body.stmts.extend(rest);
+                false
+            }
+        }
+    }
+
+    /// The statements an exit becomes.
+    fn stop(&mut self, exit: Expr) -> Vec<Stmt> {
+        let flag = &self.flag;
+        let mut out = Vec::new();
+        if let (Expr::Return(ret), Some(result)) = (&exit, &self.result) {
+            if let Some(value) = &ret.expr {
+                self.returned = true;
+                out.push(parse_quote!(#result = #value;));
+            }
+        }
+        out.push(parse_quote!(#flag = false;));
+        out
+    }
+
+    /// Whether `stmt` is an exit of this loop (a `break;` of it, or a `return v;` where
+    /// returns are rewritten), or `if c { s; exit }` with no `else` and no other jump in
+    /// `s`.
+    fn stopping(&self, stmt: &Stmt) -> bool {
+        let Stmt::Expr(expr, _) = stmt else {
+            return false;
+        };
+        match expr {
+            Expr::If(branch) => {
+                if branch.else_branch.is_some() || !branch.attrs.is_empty() {
+                    return false;
+                }
+                let Some((Stmt::Expr(exit, _), before)) = branch.then_branch.stmts.split_last()
+                else {
+                    return false;
+                };
+                self.exits(exit)
+                    && !before
+                        .iter()
+                        .any(|stmt| names_any(stmt, &["break", "continue", "return"]))
+            }
+            exit => self.exits(exit),
+        }
+    }
+
+    fn exits(&self, expr: &Expr) -> bool {
+        match expr {
+            Expr::Break(exit) => {
+                exit.expr.is_none()
+                    && exit.attrs.is_empty()
+                    && match (&exit.label, self.label) {
+                        (None, _) => true,
+                        (Some(target), Some(label)) => target.ident == label.name.ident,
+                        (Some(_), None) => false,
+                    }
+            }
+            Expr::Return(ret) => {
+                self.result.is_some() && ret.attrs.is_empty() && ret.expr.is_some()
+            }
+            _ => false,
+        }
+    }
+}
+
 /// Removes a loop's label that nothing in its body names any more (a `continue 'label`
 /// rewritten away): the rewrite reads the loop as an unlabelled one.
 fn drop_unused_label(label: &mut Option<Label>, body: &Block) {
@@ -415,7 +688,7 @@ mod tests {
 
     fn desugared(body: proc_macro2::TokenStream) -> String {
         let block: Block = syn::parse2(body).expect("a block");
-        super::desugar(&block).into_token_stream().to_string()
+        super::desugar(&block, true).into_token_stream().to_string()
     }
 
     fn same(a: proc_macro2::TokenStream, b: proc_macro2::TokenStream) {
@@ -470,6 +743,128 @@ mod tests {
         );
         let body = quote!({ w.iter().sum::<f64>() + for_loop() });
         same(body.clone(), body);
+    }
+
+    #[test]
+    fn breaks_and_returns_in_loops_become_flags() {
+        same(
+            quote!({
+                loop {
+                    y = y * x;
+                    if y > 2.0 {
+                        break;
+                    }
+                    k += 1;
+                }
+                y
+            }),
+            quote!({
+                let mut __autodiff_go_0 = true;
+                while __autodiff_go_0 {
+                    y = y * x;
+                    if y > 2.0 {
+                        __autodiff_go_0 = false;
+                    } else {
+                        k += 1;
+                    }
+                }
+                y
+            }),
+        );
+        same(
+            quote!({
+                while k < n {
+                    if y > 2.0 {
+                        break;
+                    }
+                    y = y * x;
+                }
+                y
+            }),
+            quote!({
+                let mut __autodiff_go_0 = true;
+                while __autodiff_go_0 && (k < n) {
+                    if y > 2.0 {
+                        __autodiff_go_0 = false;
+                    } else {
+                        y = y * x;
+                    }
+                }
+                y
+            }),
+        );
+        same(
+            quote!({
+                for v in xs.iter() {
+                    if t > 3.0 {
+                        return t * v;
+                    }
+                    t += v;
+                }
+                t
+            }),
+            quote!({
+                let mut __autodiff_go_0 = true;
+                let mut __autodiff_ret_0 = 0.0;
+                for v in xs.iter() {
+                    if t > 3.0 {
+                        __autodiff_ret_0 = t * v;
+                        __autodiff_go_0 = false;
+                    } else {
+                        t += v;
+                    }
+                    if !__autodiff_go_0 {
+                        break;
+                    }
+                }
+                if !__autodiff_go_0 {
+                    return __autodiff_ret_0;
+                }
+                t
+            }),
+        );
+        // A `break` deeper than the body's own level, a labelled one from a nested loop,
+        // and a `return` where the result is not an `f64`, stay as written.
+        for body in [
+            quote!({
+                loop {
+                    if a {
+                        if b {
+                            break;
+                        }
+                    }
+                    y = y * x;
+                }
+                y
+            }),
+            quote!({
+                'outer: loop {
+                    for i in 0..n {
+                        if i > 2 {
+                            break 'outer;
+                        }
+                    }
+                }
+                y
+            }),
+        ] {
+            same(body.clone(), body);
+        }
+        let body = quote!({
+            for v in xs.iter() {
+                if *v > 3.0 {
+                    return out;
+                }
+            }
+            out
+        });
+        let block: Block = syn::parse2(body).expect("a block");
+        assert_eq!(
+            super::desugar(&block, false)
+                .into_token_stream()
+                .to_string(),
+            block.into_token_stream().to_string()
+        );
     }
 
     #[test]

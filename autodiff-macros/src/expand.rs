@@ -62,7 +62,9 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         None if returns_tuple(&item) => TokenStream::new(),
         None => {
             let returns_value = !matches!(item.sig.output, syn::ReturnType::Default);
-            let block = desugar::desugar(&item.block);
+            let scalar = matches!(&item.sig.output, syn::ReturnType::Type(_, ty)
+                if matches!(&**ty, syn::Type::Path(path) if path.path.is_ident("f64")));
+            let block = desugar::desugar(&item.block, scalar);
             rewrite::graph_body(&block, &params, returns_value, &mut errors)
         }
     };

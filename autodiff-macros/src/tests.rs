@@ -1163,11 +1163,18 @@ fn if_values_get_compiled_sweeps() {
 
 #[test]
 fn bodies_outside_the_sweeps_keep_the_trace() {
-    // A `return` inside a loop, and a method's call, still run on the trace alone (and
-    // give the same bits).
-    assert!(!compiled(quote! {
+    // A `return` inside a loop is compiled (as a flag and a result local); one nested
+    // deeper than the loop body's own level, and a method's call, still run on the trace
+    // alone (and give the same bits).
+    assert!(compiled(quote! {
         fn early(x: f64, n: usize) -> f64 {
             for k in 0..n { if x > k as f64 { return x * 2.0; } }
+            x.exp()
+        }
+    }));
+    assert!(!compiled(quote! {
+        fn early(x: f64, n: usize) -> f64 {
+            for k in 0..n { if x > 0.0 { if x > k as f64 { return x * 2.0; } } }
             x.exp()
         }
     }));

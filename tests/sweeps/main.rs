@@ -7,6 +7,7 @@
 mod support;
 
 mod cases;
+mod control;
 mod guard;
 mod helpers;
 mod hvp;

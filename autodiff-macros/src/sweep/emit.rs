@@ -1158,6 +1158,8 @@ impl<'a> Emit<'a> {
                 length,
                 body,
                 after,
+                condition,
+                counted,
             } => {
                 let mut lengths = TokenStream::new();
                 for (name, place) in length {
@@ -1167,9 +1169,36 @@ impl<'a> Emit<'a> {
                 let body = self.forward_block(body, true)?;
                 // The running sums the loop left unchecked.
                 let sums = after.iter().map(|&var| &self.program.vars[var].primal);
+                // A `while` loop keeps a `false`, then a `true` after each iteration: its
+                // reverse runs while it pops a `true`.
+                let looped = if *condition {
+                    self.loops = true;
+                    let stack = stack();
+                    quote! {
+                        #stack.push_flag(false);
+                        while #iter {
+                            #body
+                            #stack.push_flag(true);
+                        }
+                    }
+                } else if *counted {
+                    self.loops = true;
+                    let stack = stack();
+                    let trips = Ident::new("__trips", Span::mixed_site());
+                    quote! {
+                        let mut #trips: usize = 0;
+                        for #pat in #iter {
+                            #trips += 1;
+                            #body
+                        }
+                        #stack.push(#trips as f64);
+                    }
+                } else {
+                    quote!(for #pat in #iter { #body })
+                };
                 quote! {
                     #lengths
-                    for #pat in #iter { #body }
+                    #looped
                     #(
                         if !#sums.is_finite() {
                             return #none;
@@ -1522,10 +1551,22 @@ impl<'a> Emit<'a> {
                 }
             }
             Stmt::For {
+                body,
+                condition: true,
+                ..
+            } => {
+                let body = self.reverse_block(body, true)?;
+                let stack = stack();
+                quote! {
+                    while #stack.pop_flag() { #body }
+                }
+            }
+            Stmt::For {
                 pat,
                 iter,
                 length,
                 body,
+                counted,
                 ..
             } => {
                 let mut lengths = TokenStream::new();
@@ -1534,9 +1575,23 @@ impl<'a> Emit<'a> {
                     lengths.extend(quote!(let #name: usize = (#place).len();));
                 }
                 let body = self.reverse_block(body, true)?;
-                quote! {
-                    #lengths
-                    for #pat in ::core::iter::IntoIterator::into_iter(#iter).rev() { #body }
+                let into = quote!(::core::iter::IntoIterator::into_iter);
+                if *counted {
+                    // Back from the last iteration that ran: the ones after it never did.
+                    let stack = stack();
+                    let trips = Ident::new("__trips", Span::mixed_site());
+                    let total = Ident::new("__total", Span::mixed_site());
+                    quote! {
+                        #lengths
+                        let #trips = #stack.pop() as usize;
+                        let #total = ::core::iter::Iterator::count(#into(#iter));
+                        for #pat in #into(#iter).rev().skip(#total.saturating_sub(#trips)) { #body }
+                    }
+                } else {
+                    quote! {
+                        #lengths
+                        for #pat in #into(#iter).rev() { #body }
+                    }
                 }
             }
         })

@@ -157,6 +157,14 @@ pub(crate) enum Stmt {
         body: Vec<Stmt>,
         /// Variables checked finite after the loop rather than in it.
         after: Vec<VarId>,
+        /// A `while` loop: `iter` is its condition (on data and primal values) and `pat`
+        /// is empty. The forward sweep keeps a flag per iteration, and the reverse sweep
+        /// runs the body backwards as many times.
+        condition: bool,
+        /// The body's last statement may `break` (a data `if !go { break; }`): the
+        /// forward sweep keeps how many iterations ran, and the reverse sweep walks back
+        /// from the last of them.
+        counted: bool,
     },
 }
 

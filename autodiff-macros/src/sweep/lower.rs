@@ -183,6 +183,17 @@ impl Lower {
     }
 }
 
+/// `if cond { break; }` on data, with no `else` and an unlabelled `break`.
+fn stops(stmt: &SynStmt) -> bool {
+    let SynStmt::Expr(Expr::If(branch), _) = stmt else {
+        return false;
+    };
+    branch.else_branch.is_none()
+        && !mentions(&branch.cond.to_token_stream(), "__backend")
+        && matches!(branch.then_branch.stmts.as_slice(),
+            [SynStmt::Expr(Expr::Break(exit), _)] if exit.label.is_none() && exit.expr.is_none())
+}
+
 /// `differentiable_g(__backend, ..)?`: the rewrite of a call of another
 /// `#[differentiable]` function.
 fn called(expr: &Expr) -> Option<&syn::ExprCall> {
@@ -383,6 +394,13 @@ impl Lower {
                         replay: false,
                     }]
                 }),
+                // An item (`const G: f64 = 9.81;`) at the top of `name_grad`'s body: the
+                // sweeps run in one block, where it is visible to both. (A half's reverse
+                // is a function of its own, and a nested block's reverse another block.)
+                SynStmt::Item(item) if !self.half && self.depth == 0 => Some(vec![Stmt::Data {
+                    tokens: item.to_token_stream(),
+                    replay: false,
+                }]),
                 SynStmt::Item(_) => None,
             };
             let Some(lowered) = lowered else {
@@ -707,6 +725,7 @@ impl Lower {
             Expr::Block(block) if block.label.is_none() => self.compound(&block.block),
             Expr::If(branch) => self.branch(branch),
             Expr::ForLoop(lp) if lp.label.is_none() => self.for_loop(lp, None),
+            Expr::While(lp) if lp.label.is_none() => self.while_loop(lp),
             Expr::While(_) | Expr::Loop(_) | Expr::Match(_) | Expr::Break(_) => None,
             Expr::Continue(_) | Expr::Return(_) | Expr::ForLoop(_) | Expr::Block(_) => None,
             _ => {
@@ -771,18 +790,58 @@ impl Lower {
         );
         self.scopes.push(scope);
         self.loops += 1;
-        let body = match fold {
-            None => self.block(&lp.body),
-            Some(fold) => self.fold_body(&lp.body, fold),
+        // `if !go { break; }` last (a `break` as `desugar` writes it): the loop stops
+        // early, and the sweeps count the iterations that ran.
+        let stop = match (fold, lp.body.stmts.split_last()) {
+            (None, Some((last, _))) if stops(last) => self.plain(&last.to_token_stream()),
+            _ => None,
+        };
+        let body = match (fold, &stop) {
+            (None, Some(_)) => {
+                let rest = &lp.body.stmts[..lp.body.stmts.len() - 1];
+                self.nested(|lower| lower.stmts(rest))
+            }
+            (None, None) => self.block(&lp.body),
+            (Some(fold), _) => self.fold_body(&lp.body, fold),
         };
         self.loops -= 1;
         self.scopes.pop();
+        let mut body = body?;
+        let counted = stop.is_some();
+        if let Some(tokens) = stop {
+            body.push(Stmt::Data {
+                tokens,
+                replay: false,
+            });
+        }
         Some(Stmt::For {
             pat,
             iter,
             length,
+            body,
+            after: Vec::new(),
+            condition: false,
+            counted,
+        })
+    }
+
+    /// `while cond { .. }`, its condition on data and primal values.
+    fn while_loop(&mut self, lp: &syn::ExprWhile) -> Option<Stmt> {
+        if matches!(&*lp.cond, Expr::Let(_)) {
+            return None;
+        }
+        let cond = self.plain(&lp.cond.to_token_stream())?;
+        self.loops += 1;
+        let body = self.block(&lp.body);
+        self.loops -= 1;
+        Some(Stmt::For {
+            pat: TokenStream::new(),
+            iter: cond,
+            length: Vec::new(),
             body: body?,
             after: Vec::new(),
+            condition: true,
+            counted: false,
         })
     }
 

@@ -1,0 +1,267 @@
+//! Control flow the compiled sweeps run: `while` (a counter, a condition on primal values,
+//! a data-dependent trip count), `loop` with `break`, `break` out of `while` and `for`
+//! (first or in the middle of the body, in nested loops), `return` from inside loops. The forward sweep keeps a flag
+//! per `while` iteration and a trip count per `for` that may stop early; the reverse sweep
+//! runs the iterations that ran, backwards. Each is checked against `name_graph` +
+//! `backward` bit for bit, against the plain function's value, and against central
+//! differences, with no trace on a warm call.
+#![allow(clippy::needless_range_loop)]
+
+use scalar_autodiff::differentiable;
+
+use crate::cases::{graph_of, outcome, traces, Outcome};
+use crate::support::{central, XorShift};
+
+/// Powers by a counter.
+#[differentiable]
+fn counted(x: f64, n: usize) -> f64 {
+    let mut y = x;
+    let mut k = 0;
+    while k < n {
+        y = y * x + 0.25;
+        k += 1;
+    }
+    y
+}
+
+/// Newton's iteration for a square root: the trip count depends on the value.
+#[differentiable]
+fn root(x: f64) -> f64 {
+    let mut y = x.abs().detach() + 1.0;
+    let mut steps = 0;
+    while (y * y - x.abs()).abs() > 1e-12 * x.abs() && steps < 60 {
+        y = 0.5 * (y + x.abs() / y);
+        steps += 1;
+    }
+    y
+}
+
+/// A `while` over data with a counter used as an index, and a branch inside.
+#[differentiable]
+fn scan(w: [f64; 3], xs: &[f64]) -> f64 {
+    let mut total = 0.0;
+    let mut i = 0;
+    while i < xs.len() && total < 6.0 {
+        if xs[i] > 0.0 {
+            total += w[0] * xs[i] + w[1];
+        } else {
+            total *= w[2];
+        }
+        i += 1;
+    }
+    total
+}
+
+/// `loop` left by `break` in the middle of the body.
+#[differentiable]
+fn grow(x: f64, xs: &[f64]) -> f64 {
+    let mut t = 0.0;
+    let mut i = 0;
+    loop {
+        if i >= xs.len() {
+            break;
+        }
+        t += x * xs[i];
+        if t > 2.0 {
+            t = t.sqrt();
+            break;
+        }
+        i += 1;
+    }
+    t
+}
+
+/// `break` out of a `while`.
+#[differentiable]
+fn settle(x: f64, n: usize) -> f64 {
+    let mut y = x;
+    let mut k = 0;
+    while k < n {
+        y = y.sin() + x;
+        if y < 0.5 {
+            break;
+        }
+        k += 1;
+    }
+    y
+}
+
+/// `break` out of `for` loops: first in the body, in the middle, in a nested loop.
+#[differentiable]
+fn early(w: [f64; 3], xs: &[f64]) -> f64 {
+    let mut t = 0.0;
+    for (i, x) in xs.iter().enumerate() {
+        if t > 3.0 {
+            break;
+        }
+        t += w[i % 3] * x;
+    }
+    let mut p = 1.0;
+    for v in w.iter() {
+        p *= v;
+        if p.abs() > 2.0 {
+            p = p.abs().sqrt();
+            break;
+        }
+        p += 0.5;
+    }
+    for &x in xs {
+        for (j, v) in w.iter().enumerate() {
+            if j as f64 > x {
+                break;
+            }
+            t += v * x;
+        }
+    }
+    t + p
+}
+
+/// `return` from inside a `for`, a `while` and a nested loop.
+#[differentiable]
+fn leave(w: [f64; 3], xs: &[f64]) -> f64 {
+    let mut t: f64 = 0.0;
+    for i in 0..xs.len() {
+        if xs[i] > 1.8 {
+            return t * w[0] + xs[i];
+        }
+        t += w[i % 3] * xs[i];
+    }
+    let mut k = 0;
+    while k < 4 {
+        t = t * w[1] + 0.5;
+        if t > 3.0 {
+            return t.ln();
+        }
+        k += 1;
+    }
+    for &x in xs {
+        for v in w.iter() {
+            if t.abs() > 6.0 {
+                return t.abs().sqrt();
+            }
+            t += v * x;
+        }
+    }
+    t * 2.0
+}
+
+fn scalar(result: Result<(f64, [f64; 1]), scalar_autodiff::ScalarAutodiffError>) -> Outcome {
+    outcome(result.map(|(v, g)| (v, g.to_vec())))
+}
+
+fn array(result: Result<(f64, [f64; 3]), scalar_autodiff::ScalarAutodiffError>) -> Outcome {
+    outcome(result.map(|(v, g)| (v, g.to_vec())))
+}
+
+/// `f`'s derivative at `at` against central differences, where `f` is smooth there.
+fn near(derivative: f64, f: impl Fn(f64) -> f64, at: f64, what: &str) {
+    let numeric = central(f, at);
+    assert!(
+        (derivative - numeric).abs() <= 1e-5 * (1.0 + numeric.abs()),
+        "{what}: {derivative} against {numeric}"
+    );
+}
+
+#[test]
+fn loops_with_data_dependent_trip_counts_agree_with_the_graph_bit_for_bit() {
+    let mut rng = XorShift::new(0x05ee_d0f1_00f5);
+    let mut next = move || rng.unit() * 4.0 - 2.0;
+    let xs = [0.5, 1.5, -0.7, 2.0, 0.3, -1.1, 1.2];
+    let mut values = 0;
+    for case in 0..120 {
+        let (x, n) = (next(), case % 6);
+        let w = [next(), next(), next()];
+        let len = case % (xs.len() + 1);
+        let pairs = [
+            (
+                scalar(counted_grad(x, n)),
+                graph_of(&x, |t| counted_graph(t, n)),
+            ),
+            (scalar(root_grad(x * 3.0)), graph_of(&(x * 3.0), root_graph)),
+            (
+                array(scan_grad(w, &xs[..len])),
+                graph_of(&w, |t| scan_graph(t, &xs[..len])),
+            ),
+            (
+                scalar(grow_grad(x, &xs[..len])),
+                graph_of(&x, |t| grow_graph(t, &xs[..len])),
+            ),
+            (
+                scalar(settle_grad(x, n)),
+                graph_of(&x, |t| settle_graph(t, n)),
+            ),
+            (
+                array(early_grad(w, &xs[..len])),
+                graph_of(&w, |t| early_graph(t, &xs[..len])),
+            ),
+            (
+                array(leave_grad(w, &xs[..len])),
+                graph_of(&w, |t| leave_graph(t, &xs[..len])),
+            ),
+        ];
+        for (index, (fast, checked)) in pairs.into_iter().enumerate() {
+            assert_eq!(
+                fast, checked,
+                "case {case}, function {index}, x {x}, w {w:?}"
+            );
+            values += matches!(fast, Outcome::Bits(_)) as usize;
+        }
+        // Warm calls (the first may grow the value stack) start no trace.
+        let warm = traces(|| {
+            drop(counted_grad(x, n));
+            drop(scan_grad(w, &xs[..len]));
+            drop(grow_grad(x, &xs[..len]));
+            drop(settle_grad(x, n));
+            drop(early_grad(w, &xs[..len]));
+            drop(leave_grad(w, &xs[..len]));
+        });
+        assert_eq!(warm, 0, "case {case}");
+        if x.abs() > 0.1 {
+            assert_eq!(traces(|| drop(root_grad(x * 3.0))), 0, "case {case}");
+        }
+    }
+    assert!(values > 700, "{values} values");
+}
+
+#[test]
+fn loops_with_data_dependent_trip_counts_have_the_plain_functions_derivatives() {
+    let xs = [0.5, 1.5, -0.7, 2.0, 0.3, -1.1, 1.2];
+    for (x, n) in [(0.7, 3), (1.3, 5), (-0.4, 2)] {
+        let (value, [d]) = counted_grad(x, n).expect("finite");
+        assert_eq!(value.to_bits(), counted(x, n).to_bits());
+        near(d, |t| counted(t, n), x, "counted");
+        let (value, [d]) = settle_grad(x, n).expect("finite");
+        assert_eq!(value.to_bits(), settle(x, n).to_bits());
+        near(d, |t| settle(t, n), x, "settle");
+        let (value, [d]) = grow_grad(x, &xs).expect("finite");
+        assert_eq!(value.to_bits(), grow(x, &xs).to_bits());
+        near(d, |t| grow(t, &xs), x, "grow");
+    }
+    // The square root's derivative, 1 / (2 sqrt(x)).
+    let (value, [d]) = root_grad(2.0).expect("finite");
+    assert_eq!(value.to_bits(), root(2.0).to_bits());
+    assert!((d - 0.5 / 2f64.sqrt()).abs() < 1e-12, "{d}");
+    for w in [[0.5, 1.0, -0.25], [1.5, 2.0, 3.0], [-0.3, 0.8, 1.1]] {
+        for (f, name) in [
+            (scan as fn([f64; 3], &[f64]) -> f64, "scan"),
+            (early as fn([f64; 3], &[f64]) -> f64, "early"),
+            (leave as fn([f64; 3], &[f64]) -> f64, "leave"),
+        ] {
+            let (value, gradient) = match name {
+                "scan" => scan_grad(w, &xs),
+                "early" => early_grad(w, &xs),
+                _ => leave_grad(w, &xs),
+            }
+            .expect("finite");
+            assert_eq!(value.to_bits(), f(w, &xs).to_bits(), "{name}");
+            for k in 0..3 {
+                let moved = |t: f64| {
+                    let mut q = w;
+                    q[k] = t;
+                    f(q, &xs)
+                };
+                near(gradient[k], moved, w[k], name);
+            }
+        }
+    }
+}
