@@ -19,7 +19,8 @@
 //!   paths, `_`, `|`) is `if matches!(s, p) { a } else if matches!(s, q) && g { b } else {
 //!   c }`, written with [`MATCHES`]; the rewrite checks that `s` is data (see
 //!   `Rewriter::condition`). The last arm is the `else`: rustc checks that the `match` of
-//!   the plain function is exhaustive.
+//!   the plain function is exhaustive. An arm before the last whose pattern binds names
+//!   (`Some(v) => a`, without a guard) is `if let Some(v) = s { a } else ..`.
 //!
 //! Each pass rewrites the tree once, bottom-up, before the rewrite's passes, so the tree
 //! the rewrite reads (and the addresses it keys its scans and promotions by) stays the
@@ -129,10 +130,14 @@ fn if_chain(branch: &ExprMatch) -> Option<Expr> {
         || split_guard(&last.pat).1.is_some()
         || !branch.attrs.is_empty()
         || !pure(&branch.expr)
-        || !branch
-            .arms
-            .iter()
-            .all(|arm| arm.attrs.is_empty() && binds_nothing(split_guard(&arm.pat).0))
+        || !binds_nothing(&last.pat)
+        || !branch.arms.iter().all(|arm| {
+            let (pat, guard) = split_guard(&arm.pat);
+            // An arm that binds names becomes `if let`, which takes no guard here; a bare
+            // name (a binding or a constant) is left to the `match`.
+            arm.attrs.is_empty()
+                && (binds_nothing(pat) || (guard.is_none() && !matches!(pat, Pat::Ident(_))))
+        })
     {
         return None;
     }
@@ -152,6 +157,16 @@ fn if_chain(branch: &ExprMatch) -> Option<Expr> {
     });
     for arm in before.iter().rev() {
         let (pat, guard) = split_guard(&arm.pat);
+        if !binds_nothing(pat) {
+            chain = Expr::If(ExprIf {
+                attrs: Vec::new(),
+                if_token: Default::default(),
+                cond: Box::new(parse_quote!(let #pat = #scrutinee)),
+                then_branch: block(&arm.body),
+                else_branch: Some((Default::default(), Box::new(chain))),
+            });
+            continue;
+        }
         let test: Expr = parse_quote!(::core::matches!(#scrutinee, #pat));
         let cond: Expr = match guard {
             None => test,
@@ -203,11 +218,23 @@ fn assigns(op: &syn::BinOp) -> bool {
     )
 }
 
-/// Whether `pat` binds no name: literals, ranges, paths, `_`, and `|` of those. (A bare
-/// name could be a binding or a constant; it is left to the `match`.)
+/// Whether `pat` binds no name: literals, ranges, paths, capitalised names, `_`, and `|`
+/// of those. (A lowercase bare name could be a binding or a constant; it is left to the
+/// `match`.)
 fn binds_nothing(pat: &Pat) -> bool {
     match pat {
         Pat::Lit(_) | Pat::Range(_) | Pat::Wild(_) | Pat::Path(_) => true,
+        // `None`, `ORIGIN`: a capitalised name is a unit variant or a constant (a binding
+        // so named draws rustc's `non_snake_case` warning).
+        Pat::Ident(name) => {
+            name.by_ref.is_none()
+                && name.mutability.is_none()
+                && name.subpat.is_none()
+                && name
+                    .ident
+                    .to_string()
+                    .starts_with(|c: char| c.is_ascii_uppercase())
+        }
         Pat::Or(or) => or.cases.iter().all(binds_nothing),
         Pat::Paren(paren) => binds_nothing(&paren.pat),
         Pat::Tuple(tuple) => tuple.elems.iter().all(binds_nothing),
@@ -580,6 +607,26 @@ impl Stop<'_> {
             return false;
         };
         match stmt {
+            // A nested loop that leaves this one (`break 'outer`): it stops on this loop's
+            // flag too, and the rest of this body runs only while the flag is up.
+            Stmt::Expr(Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_), _) => {
+                let Some(inner) = self.nested_exit(&stmt) else {
+                    body.stmts.push(stmt);
+                    body.stmts.extend(rest);
+                    return false;
+                };
+                body.stmts.push(Stmt::Expr(inner, None));
+                let mut otherwise = Block {
+                    brace_token: Default::default(),
+                    stmts: rest,
+                };
+                self.rewrite(&mut otherwise);
+                if !otherwise.stmts.is_empty() {
+                    let flag = &self.flag;
+                    body.stmts.push(parse_quote!(if #flag #otherwise));
+                }
+                true
+            }
             // A bare exit: what follows never runs.
             Stmt::Expr(exit, _) if !matches!(exit, Expr::If(_)) => {
                 body.stmts.extend(self.stop(exit));
@@ -613,6 +660,54 @@ impl Stop<'_> {
         }
     }
 
+    /// `stmt`, a loop whose own body leaves this loop by its label, with those exits on
+    /// this loop's flag, and stopping when it is down; `None` if it is not one.
+    fn nested_exit(&mut self, stmt: &Stmt) -> Option<Expr> {
+        self.label?;
+        let Stmt::Expr(expr, _) = stmt else {
+            return None;
+        };
+        let (attrs, label, body) = match expr {
+            Expr::ForLoop(lp) => (&lp.attrs, &lp.label, &lp.body),
+            Expr::While(lp) => (&lp.attrs, &lp.label, &lp.body),
+            Expr::Loop(lp) => (&lp.attrs, &lp.label, &lp.body),
+            _ => return None,
+        };
+        // The nested loop loses its own label: nothing may name it.
+        let named = label
+            .as_ref()
+            .is_some_and(|label| names_any(body, &[label.name.ident.to_string().as_str()]));
+        if !attrs.is_empty() || named {
+            return None;
+        }
+        let mut body = body.clone();
+        // Only exits of this loop: the nested loop's own were rewritten already.
+        let mut inner = Stop {
+            label: self.label,
+            flag: self.flag.clone(),
+            result: self.result.clone(),
+            returned: false,
+        };
+        if !inner.rewrite(&mut body) || leaves(&body, self.label) {
+            return None;
+        }
+        self.returned |= inner.returned;
+        let flag = &self.flag;
+        Some(match expr.clone() {
+            Expr::ForLoop(mut lp) => {
+                body.stmts.push(parse_quote!(if !#flag { break; }));
+                lp.label = None;
+                lp.body = body;
+                Expr::ForLoop(lp)
+            }
+            Expr::While(lp) => {
+                let cond = &lp.cond;
+                parse_quote!(while #flag && (#cond) #body)
+            }
+            _ => parse_quote!(while #flag #body),
+        })
+    }
+
     /// The statements an exit becomes.
     fn stop(&mut self, exit: Expr) -> Vec<Stmt> {
         let flag = &self.flag;
@@ -635,6 +730,15 @@ impl Stop<'_> {
             return false;
         };
         match expr {
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                let mut probe = Stop {
+                    label: self.label,
+                    flag: self.flag.clone(),
+                    result: self.result.clone(),
+                    returned: false,
+                };
+                probe.nested_exit(stmt).is_some()
+            }
             Expr::If(branch) => {
                 if branch.else_branch.is_some() || !branch.attrs.is_empty() {
                     return false;
@@ -823,20 +927,8 @@ mod tests {
                 t
             }),
         );
-        // A `break` deeper than the body's own level, a labelled one from a nested loop,
-        // and a `return` where the result is not an `f64`, stay as written.
-        for body in [
-            quote!({
-                loop {
-                    if a {
-                        if b {
-                            break;
-                        }
-                    }
-                    y = y * x;
-                }
-                y
-            }),
+        // A labelled `break` out of a nested loop stops both, on the outer loop's flag.
+        same(
             quote!({
                 'outer: loop {
                     for i in 0..n {
@@ -847,9 +939,36 @@ mod tests {
                 }
                 y
             }),
-        ] {
-            same(body.clone(), body);
-        }
+            quote!({
+                let mut __autodiff_go_0 = true;
+                while __autodiff_go_0 {
+                    for i in 0..n {
+                        if i > 2 {
+                            __autodiff_go_0 = false;
+                        } else {
+                        }
+                        if !__autodiff_go_0 {
+                            break;
+                        }
+                    }
+                }
+                y
+            }),
+        );
+        // A `break` deeper than the body's own level, and a `return` where the result is
+        // not an `f64`, stay as written.
+        let body = quote!({
+            loop {
+                if a {
+                    if b {
+                        break;
+                    }
+                }
+                y = y * x;
+            }
+            y
+        });
+        same(body.clone(), body);
         let body = quote!({
             for v in xs.iter() {
                 if *v > 3.0 {

@@ -1,6 +1,8 @@
 //! Control flow the compiled sweeps run: `while` (a counter, a condition on primal values,
 //! a data-dependent trip count), `loop` with `break`, `break` out of `while` and `for`
-//! (first or in the middle of the body, in nested loops), `return` from inside loops. The forward sweep keeps a flag
+//! (first or in the middle of the body, in nested loops, by label out of a nested loop),
+//! `return` from inside loops, and
+//! `if let` and `match` arms that bind names from data. The forward sweep keeps a flag
 //! per `while` iteration and a trip count per `for` that may stop early; the reverse sweep
 //! runs the iterations that ran, backwards. Each is checked against `name_graph` +
 //! `backward` bit for bit, against the plain function's value, and against central
@@ -145,6 +147,94 @@ fn leave(w: [f64; 3], xs: &[f64]) -> f64 {
     t * 2.0
 }
 
+/// `if let` on data, as a statement in a loop and as a value, and a `match` whose arms
+/// bind names.
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    Flat,
+    Scaled(f64),
+    Shifted { by: f64, times: usize },
+}
+
+#[differentiable]
+fn bound(x: f64, y: f64, #[constant] offset: Option<f64>, #[constant] shapes: &[Shape]) -> f64 {
+    let mut t = x;
+    for shape in shapes {
+        if let Shape::Scaled(s) = shape {
+            t = t * s + y;
+        } else {
+            t += 0.5 * y;
+        }
+        let step = match shape {
+            Shape::Shifted { by, times } => (t + by) * (*times as f64),
+            Shape::Scaled(s) => t * y - s,
+            Shape::Flat => t.sin(),
+        };
+        t = 0.5 * t + 0.25 * step;
+    }
+    if let Some(d) = offset {
+        t * d + x
+    } else {
+        t * y
+    }
+}
+
+/// `break 'rows` out of a nested loop, the rest of the outer body skipped; a `loop` left
+/// from a `for` inside it; and a range over a parameter array's length.
+#[differentiable]
+fn grid(w: [f64; 3], xs: &[f64]) -> f64 {
+    let mut t = 0.0;
+    'rows: for &x in xs {
+        for v in w.iter() {
+            if t > 4.0 {
+                break 'rows;
+            }
+            t += v * x;
+        }
+        t *= 0.9;
+    }
+    let mut rounds = 0;
+    'outer: loop {
+        for (i, &v) in w.iter().enumerate() {
+            if i == 2 || rounds > 3 {
+                break 'outer;
+            }
+            t += v * 0.1;
+        }
+        rounds += 1;
+    }
+    for i in 0..w.len() {
+        t += w[i] * (i as f64);
+    }
+    t
+}
+
+/// Blocks as values and as statements, at the top level and in a loop.
+#[differentiable]
+fn blocks(x: f64, y: f64) -> f64 {
+    let z = {
+        let x = y + 1.0;
+        x / 2.0
+    };
+    let mut w = 2.0 * {
+        let t = x * z;
+        t.sin()
+    } + z;
+    {
+        let mut t = z;
+        t += 1.0;
+        w *= t;
+    }
+    let mut s = 0.0;
+    for i in 0..3 {
+        {
+            let q = x * i as f64;
+            s += q * q;
+        }
+    }
+    w * x + s
+}
+
 fn scalar(result: Result<(f64, [f64; 1]), scalar_autodiff::ScalarAutodiffError>) -> Outcome {
     outcome(result.map(|(v, g)| (v, g.to_vec())))
 }
@@ -198,6 +288,10 @@ fn loops_with_data_dependent_trip_counts_agree_with_the_graph_bit_for_bit() {
                 array(leave_grad(w, &xs[..len])),
                 graph_of(&w, |t| leave_graph(t, &xs[..len])),
             ),
+            (
+                array(grid_grad(w, &xs[..len])),
+                graph_of(&w, |t| grid_graph(t, &xs[..len])),
+            ),
         ];
         for (index, (fast, checked)) in pairs.into_iter().enumerate() {
             assert_eq!(
@@ -214,6 +308,7 @@ fn loops_with_data_dependent_trip_counts_agree_with_the_graph_bit_for_bit() {
             drop(settle_grad(x, n));
             drop(early_grad(w, &xs[..len]));
             drop(leave_grad(w, &xs[..len]));
+            drop(grid_grad(w, &xs[..len]));
         });
         assert_eq!(warm, 0, "case {case}");
         if x.abs() > 0.1 {
@@ -246,11 +341,13 @@ fn loops_with_data_dependent_trip_counts_have_the_plain_functions_derivatives() 
             (scan as fn([f64; 3], &[f64]) -> f64, "scan"),
             (early as fn([f64; 3], &[f64]) -> f64, "early"),
             (leave as fn([f64; 3], &[f64]) -> f64, "leave"),
+            (grid as fn([f64; 3], &[f64]) -> f64, "grid"),
         ] {
             let (value, gradient) = match name {
                 "scan" => scan_grad(w, &xs),
                 "early" => early_grad(w, &xs),
-                _ => leave_grad(w, &xs),
+                "leave" => leave_grad(w, &xs),
+                _ => grid_grad(w, &xs),
             }
             .expect("finite");
             assert_eq!(value.to_bits(), f(w, &xs).to_bits(), "{name}");
@@ -263,5 +360,52 @@ fn loops_with_data_dependent_trip_counts_have_the_plain_functions_derivatives() 
                 near(gradient[k], moved, w[k], name);
             }
         }
+    }
+}
+
+#[test]
+fn if_let_and_binding_arms_run_compiled_and_agree() {
+    let shapes = [
+        Shape::Scaled(1.5),
+        Shape::Flat,
+        Shape::Shifted { by: -0.5, times: 2 },
+        Shape::Scaled(-0.75),
+        Shape::Shifted { by: 0.25, times: 1 },
+    ];
+    let mut rng = XorShift::new(0x0123_4567_89ab_cdef);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..60 {
+        let (x, y) = (next(), next());
+        let offset = (case % 3 != 0).then_some(next());
+        let used = &shapes[..case % (shapes.len() + 1)];
+        let fast = outcome(bound_grad(x, y, offset, used).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&[x, y], |t| bound_graph(&t[0], &t[1], offset, used));
+        assert_eq!(fast, checked, "case {case}");
+        assert_eq!(
+            traces(|| drop(bound_grad(x, y, offset, used))),
+            0,
+            "case {case}"
+        );
+        let (value, [dx, dy]) = bound_grad(x, y, offset, used).expect("finite");
+        assert_eq!(value.to_bits(), bound(x, y, offset, used).to_bits());
+        near(dx, |t| bound(t, y, offset, used), x, "d/dx");
+        near(dy, |t| bound(x, t, offset, used), y, "d/dy");
+    }
+}
+
+#[test]
+fn blocks_run_compiled_and_agree() {
+    let mut rng = XorShift::new(0x0fed_cba9_8765_4321);
+    let mut next = move || rng.unit() * 4.0 - 2.0;
+    for case in 0..40 {
+        let (x, y) = (next(), next());
+        let fast = outcome(blocks_grad(x, y).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&[x, y], |t| blocks_graph(&t[0], &t[1]));
+        assert_eq!(fast, checked, "case {case}");
+        assert_eq!(traces(|| drop(blocks_grad(x, y))), 0, "case {case}");
+        let (value, [dx, dy]) = blocks_grad(x, y).expect("finite");
+        assert_eq!(value.to_bits(), blocks(x, y).to_bits());
+        near(dx, |t| blocks(t, y), x, "d/dx");
+        near(dy, |t| blocks(x, t), y, "d/dy");
     }
 }

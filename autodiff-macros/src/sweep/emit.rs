@@ -913,6 +913,14 @@ fn unit_slope(op: &Op, slot: usize) -> bool {
     }
 }
 
+/// A branch's statements, inside the `if let` that binds its names (see [`Stmt::If`]).
+fn bound(bind: &Option<TokenStream>, stmts: TokenStream) -> TokenStream {
+    match bind {
+        Some(bind) => quote!(if let #bind { #stmts }),
+        None => stmts,
+    }
+}
+
 fn version_ident(var: usize) -> Ident {
     Ident::new(&format!("__version_{var}"), Span::mixed_site())
 }
@@ -1077,12 +1085,14 @@ impl<'a> Emit<'a> {
                 then,
                 otherwise,
                 flag,
+                bind,
             } => {
                 self.arms += 1;
                 let then = self.forward_block(then, in_loop);
                 let otherwise = self.forward_block(otherwise, in_loop);
                 self.arms -= 1;
                 let (then, otherwise) = (then?, otherwise?);
+                let then = bound(bind, then);
                 let taken = flag_ident(*flag);
                 if in_loop {
                     self.loops = true;
@@ -1492,9 +1502,10 @@ impl<'a> Emit<'a> {
                 then,
                 otherwise,
                 flag,
+                bind,
                 ..
             } => {
-                let then = self.reverse_block(then, in_loop)?;
+                let then = bound(bind, self.reverse_block(then, in_loop)?);
                 let otherwise = self.reverse_block(otherwise, in_loop)?;
                 let taken = if in_loop {
                     let stack = stack();

@@ -133,6 +133,10 @@ pub(crate) enum Stmt {
         then: Vec<Stmt>,
         otherwise: Vec<Stmt>,
         flag: usize,
+        /// `if let pat = scrutinee`: `pat = scrutinee` (the scrutinee steady data; `cond`
+        /// is `matches!(scrutinee, pat)`). `then` runs inside `if let` of it, which binds
+        /// its names, going forward and back.
+        bind: Option<TokenStream>,
     },
     /// `var = g(args..)`: a call of another `#[differentiable]` function's compiled
     /// halves, through its hidden body (`path`, as the rewrite calls it) on the

@@ -183,6 +183,24 @@ impl Lower {
     }
 }
 
+/// Whether `block` has the shape of the rewrite's compound assignment (see
+/// [`Lower::compound`]): `{ let operand = V; let slot = &mut P; *slot = .. }`.
+fn compound_shaped(block: &Block) -> bool {
+    matches!(&block.stmts[..], [SynStmt::Local(_), SynStmt::Local(slot), SynStmt::Expr(Expr::Assign(_), _)]
+    if slot.init.as_ref().is_some_and(|init| {
+        matches!(&*init.expr, Expr::Reference(target) if target.mutability.is_some())
+    }))
+}
+
+/// Whether `block` has the shape of the rewrite's `.sum()` or `.product()` (see
+/// [`Lower::fold`]): a running total started by a call of `new()`.
+fn fold_shaped(block: &Block) -> bool {
+    matches!(&block.stmts[..], [SynStmt::Local(start), SynStmt::Expr(Expr::ForLoop(_), _), _]
+    if start.init.as_ref().is_some_and(|init| {
+        matches!(&*init.expr, Expr::Call(new) if path_ends(&new.func, "new") && new.args.is_empty())
+    }))
+}
+
 /// `if cond { break; }` on data, with no `else` and an unlabelled `break`.
 fn stops(stmt: &SynStmt) -> bool {
     let SynStmt::Expr(Expr::If(branch), _) = stmt else {
@@ -368,6 +386,17 @@ impl Lower {
 
     /// An `if` statement with the next branch flag.
     fn if_stmt(&mut self, cond: TokenStream, then: Vec<Stmt>, otherwise: Vec<Stmt>) -> Stmt {
+        self.if_let_stmt((cond, None), then, otherwise)
+    }
+
+    /// An `if` (or `if let`, see [`Lower::condition`]) statement with the next branch
+    /// flag.
+    fn if_let_stmt(
+        &mut self,
+        (cond, bind): (TokenStream, Option<TokenStream>),
+        then: Vec<Stmt>,
+        otherwise: Vec<Stmt>,
+    ) -> Stmt {
         let flag = self.flags;
         self.flags += 1;
         Stmt::If {
@@ -375,7 +404,42 @@ impl Lower {
             then,
             otherwise,
             flag,
+            bind,
         }
+    }
+
+    /// An `if`'s condition on data and primal values; for `if let pat = s` on steady data,
+    /// `matches!(s, pat)` and the binding `pat = s`, with the names `pat` binds.
+    fn condition(&mut self, cond: &Expr) -> Option<(TokenStream, Option<TokenStream>, Vec<Ident>)> {
+        let Expr::Let(binding) = cond else {
+            return Some((self.plain(&cond.to_token_stream())?, None, Vec::new()));
+        };
+        let scrutinee = self.plain(&binding.expr.to_token_stream())?;
+        if self.mentions_tracked(&scrutinee) || !self.names.steady(&scrutinee) {
+            return None;
+        }
+        let pat = &binding.pat;
+        let mut names = Vec::new();
+        pattern_names(pat, &mut names);
+        Some((
+            quote!(::core::matches!(#scrutinee, #pat)),
+            Some(quote!(#pat = #scrutinee)),
+            names,
+        ))
+    }
+
+    /// Binds `names` as data in a new scope around `lower`.
+    fn binding<T>(
+        &mut self,
+        names: &[Ident],
+        lower: impl FnOnce(&mut Self) -> Option<T>,
+    ) -> Option<T> {
+        self.nested(|inner| {
+            for name in names {
+                inner.bind(name, None);
+            }
+            lower(inner)
+        })
     }
 
     fn stmts(&mut self, stmts: &[SynStmt]) -> Option<Vec<Stmt>> {
@@ -497,11 +561,10 @@ impl Lower {
 
     /// `if c { ..; a } else { ..; b }` as a value: each branch assigns its value to `place`.
     fn if_value(&mut self, branch: &syn::ExprIf, place: &Place) -> Option<Stmt> {
-        if matches!(&*branch.cond, Expr::Let(_)) {
-            return None;
-        }
-        let cond = self.plain(&branch.cond.to_token_stream())?;
-        let then = self.value_block(&branch.then_branch, place)?;
+        let (cond, bind, names) = self.condition(&branch.cond)?;
+        let then = self.binding(&names, |lower| {
+            lower.value_block(&branch.then_branch, place)
+        })?;
         let otherwise = match &branch.else_branch {
             Some((_, otherwise)) => match &**otherwise {
                 Expr::Block(block) if block.label.is_none() => {
@@ -512,7 +575,7 @@ impl Lower {
             },
             None => return None,
         };
-        Some(self.if_stmt(cond, then, otherwise))
+        Some(self.if_let_stmt((cond, bind), then, otherwise))
     }
 
     /// A branch of an `if` value: its statements, then its value assigned to `place`.
@@ -722,7 +785,14 @@ impl Lower {
                 let value = self.value(&assign.right)?;
                 self.assign(place, value)
             }
-            Expr::Block(block) if block.label.is_none() => self.compound(&block.block),
+            Expr::Block(block) if block.label.is_none() && compound_shaped(&block.block) => {
+                self.compound(&block.block)
+            }
+            // A block statement: a block of its own (an `if true`, see `operand`).
+            Expr::Block(block) if block.label.is_none() => {
+                let stmts = self.block(&block.block)?;
+                Some(self.if_stmt(quote!(true), stmts, Vec::new()))
+            }
             Expr::If(branch) => self.branch(branch),
             Expr::ForLoop(lp) if lp.label.is_none() => self.for_loop(lp, None),
             Expr::While(lp) if lp.label.is_none() => self.while_loop(lp),
@@ -743,7 +813,9 @@ impl Lower {
     /// the fold's variable (`total.add(__backend, item)?;`).
     fn for_loop(&mut self, lp: &syn::ExprForLoop, fold: Option<&Fold>) -> Option<Stmt> {
         // Over a tracked array: the same chain over its indices.
-        let Some(over) = self.tracked_iter(&lp.expr, &lp.pat) else {
+        // `0..w.len()` over a parameter array: its length, as its type gives it.
+        let expr = self.known_lengths(&lp.expr);
+        let Some(over) = self.tracked_iter(&expr, &lp.pat) else {
             why("loop's iterator chain", &lp.expr);
             return None;
         };
@@ -758,7 +830,7 @@ impl Lower {
                 )
             }
             None => {
-                let iter = lp.expr.to_token_stream();
+                let iter = expr.to_token_stream();
                 let steady = self.names.steady(&iter);
                 if !steady {
                     why("loop's unsteady iterator", &iter);
@@ -771,7 +843,7 @@ impl Lower {
                 )
             }
         };
-        if !reversible(&lp.expr) || self.mentions_tracked(&iter) {
+        if !reversible(&expr) || self.mentions_tracked(&iter) {
             why("loop's iterator", &lp.expr);
             return None;
         }
@@ -1045,11 +1117,8 @@ impl Lower {
     }
 
     fn branch(&mut self, branch: &syn::ExprIf) -> Option<Stmt> {
-        if matches!(&*branch.cond, Expr::Let(_)) {
-            return None;
-        }
-        let cond = self.plain(&branch.cond.to_token_stream())?;
-        let then = self.block(&branch.then_branch)?;
+        let (cond, bind, names) = self.condition(&branch.cond)?;
+        let then = self.binding(&names, |lower| lower.block(&branch.then_branch))?;
         let otherwise = match &branch.else_branch {
             None => Vec::new(),
             Some((_, otherwise)) => match &**otherwise {
@@ -1058,7 +1127,7 @@ impl Lower {
                 _ => return None,
             },
         };
-        Some(self.if_stmt(cond, then, otherwise))
+        Some(self.if_let_stmt((cond, bind), then, otherwise))
     }
 
     /// The function's result: `Ok(copy)`, an operation's call without its `?`, or a
@@ -1153,9 +1222,25 @@ impl Lower {
             // An `if` value or a fold runs first, as statements, into a local of its own;
             // what the expression recorded before it moves into locals too, so that
             // nothing is reordered.
-            Expr::Block(block) if block.label.is_none() => {
+            Expr::Block(block) if block.label.is_none() && fold_shaped(&block.block) => {
                 self.spill(ops)?;
                 self.hoisted(|lower| lower.fold(&block.block))
+            }
+            // A block as a value (`{ let t = y + 1.0; t / 2.0 }`): its statements, then its
+            // value into a local of its own, like an `if` value.
+            Expr::Block(block) if block.label.is_none() => {
+                self.spill(ops)?;
+                self.hoisted(|lower| {
+                    let name = Ident::new("__block", Span::mixed_site());
+                    let (start, place) = lower.result_local(&name);
+                    let stmts = lower.value_block(&block.block, &place)?;
+                    // A block of its own (an `if true`), whose reverse declares the
+                    // adjoints of its locals.
+                    let block = lower.if_stmt(quote!(true), stmts, Vec::new());
+                    lower.pending.push(start);
+                    lower.pending.push(block);
+                    Some(Operand::Place(place))
+                })
             }
             Expr::If(branch) => {
                 self.spill(ops)?;
@@ -1683,6 +1768,35 @@ impl Lower {
         }
         let out = expr.to_token_stream();
         (!mentions(&out, "__backend") && !mentions(&out, "__private")).then_some(out)
+    }
+
+    /// `expr` with each `a.len()` of a tracked array whose length the macro knows (from
+    /// its type: `0..w.len()` over `w: [f64; N]`) written as that length, data.
+    fn known_lengths(&mut self, expr: &Expr) -> Expr {
+        struct Lengths<'a> {
+            lower: &'a mut Lower,
+        }
+        impl VisitMut for Lengths<'_> {
+            fn visit_expr_mut(&mut self, expr: &mut Expr) {
+                if let Expr::MethodCall(call) = expr {
+                    if call.method == "len" && call.args.is_empty() {
+                        if let Some(place) = self.lower.place(&call.receiver) {
+                            let var = &self.lower.vars[place.var];
+                            if place.fields.is_empty() {
+                                if let Some(len) = var.lengths.get(place.indices.len()) {
+                                    *expr = syn::parse_quote!((#len));
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                }
+                syn::visit_mut::visit_expr_mut(self, expr);
+            }
+        }
+        let mut expr = expr.clone();
+        Lengths { lower: self }.visit_expr_mut(&mut expr);
+        expr
     }
 
     fn mentions_tracked(&self, tokens: &TokenStream) -> bool {
