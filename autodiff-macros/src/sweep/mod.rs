@@ -3,7 +3,10 @@
 //!
 //! `lower` reads the rewritten body (the very code the trace runs) into the analysed form
 //! of `ir`, with `names` telling which data the reverse sweep may recompute and `checks`
-//! where the forward sweep checks its numbers; `emit` writes the two sweeps from it. A body outside the forms `lower` knows keeps the trace alone.
+//! where the forward sweep checks its numbers; `emit` writes the two sweeps from it. A body
+//! outside the forms `lower` knows keeps the trace alone: building with
+//! `AUTODIFF_WHY_TRACED=1` set (a developer's aid) prints, as the macro runs, the rewritten
+//! statement where the sweeps gave up.
 
 mod checks;
 mod emit;
