@@ -849,7 +849,8 @@ impl Lower {
         }
         let mut bound = Vec::new();
         pattern_names(&lp.pat, &mut bound);
-        if self.yields_copies(&lp.expr) {
+        // `for &x in xs`: a name bound through `&` is a copy, whatever the iterator.
+        if self.yields_copies(&lp.expr) || matches!(&*lp.pat, Pat::Reference(_)) {
             self.copies
                 .extend(bound.iter().map(|name| name.to_string()));
         }
