@@ -235,6 +235,25 @@ fn blocks(x: f64, y: f64) -> f64 {
     w * x + s
 }
 
+/// A `mut` parameter assigned in a loop and a block, and a `return` before an unreachable
+/// tail.
+#[differentiable]
+#[allow(unreachable_code)]
+fn staged(x: f64, mut y: f64, n: usize) -> f64 {
+    for k in 0..n {
+        y = y * x + k as f64;
+        if y > 3.0 {
+            y = y.sqrt();
+        }
+    }
+    {
+        let t = y + x;
+        y *= t;
+    }
+    return y * x;
+    x
+}
+
 fn scalar(result: Result<(f64, [f64; 1]), scalar_autodiff::ScalarAutodiffError>) -> Outcome {
     outcome(result.map(|(v, g)| (v, g.to_vec())))
 }
@@ -407,5 +426,24 @@ fn blocks_run_compiled_and_agree() {
         assert_eq!(value.to_bits(), blocks(x, y).to_bits());
         near(dx, |t| blocks(t, y), x, "d/dx");
         near(dy, |t| blocks(x, t), y, "d/dy");
+    }
+}
+
+#[test]
+fn mut_parameters_run_compiled_and_agree() {
+    let mut rng = XorShift::new(0x1357_9bdf_2468_ace0);
+    let mut next = move || rng.unit() * 3.0 - 1.5;
+    for case in 0..40 {
+        let (x, y, n) = (next(), next(), case % 5);
+        let fast = outcome(staged_grad(x, y, n).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&[x, y], |t| staged_graph(&t[0], &t[1], n));
+        assert_eq!(fast, checked, "case {case}");
+        if matches!(fast, Outcome::Bits(_)) {
+            assert_eq!(traces(|| drop(staged_grad(x, y, n))), 0, "case {case}");
+            let (value, [dx, dy]) = staged_grad(x, y, n).expect("finite");
+            assert_eq!(value.to_bits(), staged(x, y, n).to_bits());
+            near(dx, |t| staged(t, y, n), x, "d/dx");
+            near(dy, |t| staged(x, t, n), y, "d/dy");
+        }
     }
 }

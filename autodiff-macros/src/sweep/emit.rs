@@ -73,9 +73,9 @@ fn compiled(
     params: &[Param],
     sweeps: Sweeps<'_>,
 ) -> Option<(TokenStream, bool)> {
-    if params.iter().any(|param| param.mutability.is_some())
-        || crate::rewrite::operations(graph_body) > COMPILED_UP_TO
-    {
+    // (A `mut` scalar is a local copy of the parameter, see `lower`.)
+    let mutable = |param: &Param| param.mutability.is_some() && !matches!(param.kind, Kind::Scalar);
+    if params.iter().any(mutable) || crate::rewrite::operations(graph_body) > COMPILED_UP_TO {
         super::lower::why("body's length or its `mut` parameters", graph_body);
         return None;
     }

@@ -46,6 +46,7 @@ pub(crate) fn lower(
         proven: std::collections::HashSet::new(),
         needs: Vec::new(),
         copies: std::collections::HashSet::new(),
+        copies_of_params: Vec::new(),
     };
     for param in params {
         let name = param.ident.clone()?;
@@ -68,6 +69,24 @@ pub(crate) fn lower(
                         indices: Vec::new(),
                     }),
                 );
+            }
+            // `mut y: f64`: the body's `y` is a local copy of the parameter (as the
+            // prologue's `let mut y = y.clone();` is), assigned as any local is; the
+            // parameter's adjoint receives the copy's at its start.
+            Kind::Scalar if !half => {
+                let var = lower.declare(&name, true, 0, quote!());
+                let local = lower.declare(&name, false, 0, quote!(0.0f64));
+                lower.vars[local].mutable = true;
+                let whole = |var| Place {
+                    var,
+                    fields: TokenStream::new(),
+                    indices: Vec::new(),
+                };
+                lower.copies_of_params.push(Stmt::Let {
+                    var: local,
+                    value: Value::new(Vec::new(), Operand::Place(whole(var))),
+                });
+                lower.bind(&name, Some(whole(local)));
             }
             // A parameter struct (or a slice, a `Vec`): places are its fields' elements.
             Kind::Declared { .. } if param.mutability.is_none() => {
@@ -148,6 +167,10 @@ impl Lower {
     /// The checks that need the whole body, then the program.
     fn finish(mut self, mut stmts: Vec<Stmt>, output: Value) -> Option<Program> {
         stmts.append(&mut self.pending);
+        // The `mut` parameters' local copies come first.
+        let mut body = std::mem::take(&mut self.copies_of_params);
+        body.append(&mut stmts);
+        let stmts = body;
         // A scalar output is a scalar.
         if let (false, Operand::Place(place)) = (self.array_output, &output.result) {
             self.read_as_scalar(place);
@@ -263,9 +286,23 @@ fn is_prologue(stmt: &SynStmt) -> bool {
         return false;
     };
     match &*init.expr {
-        Expr::Try(attempt) => {
-            matches!(&*attempt.expr, Expr::Call(call) if path_ends(&call.func, "lend"))
+        // `let mut y = Clone::clone(&*lent_1);` of a `mut` parameter.
+        Expr::Call(call) if path_ends(&call.func, "clone") && call.args.len() == 1 => {
+            is_prologue_reference(&call.args[0])
         }
+        expr => is_prologue_reference(expr) || is_lend(expr),
+    }
+}
+
+/// `lend(..)?`, a prologue's first statement for each parameter.
+fn is_lend(expr: &Expr) -> bool {
+    matches!(expr, Expr::Try(attempt)
+        if matches!(&*attempt.expr, Expr::Call(call) if path_ends(&call.func, "lend")))
+}
+
+/// `&*lent_N`.
+fn is_prologue_reference(expr: &Expr) -> bool {
+    match expr {
         Expr::Reference(reference) => match &*reference.expr {
             Expr::Unary(unary) => matches!(&*unary.expr, Expr::Path(path)
                 if path.path.get_ident().is_some_and(|name| name.to_string().starts_with("lent_"))),
@@ -310,6 +347,8 @@ struct Lower {
     /// Data names whose values are `Copy`: parameters of such types and the patterns of
     /// loops over references and numbers (names the reverse re-reads are bound once).
     copies: std::collections::HashSet<String>,
+    /// `let mut y = y;` of each `mut` scalar parameter: the body's first statements.
+    copies_of_params: Vec<Stmt>,
 }
 
 /// A loop over a tracked array, as [`Lower::tracked_iter`] rewrites it.
@@ -513,6 +552,11 @@ impl Lower {
     /// the tail or a `return`, and an `if` that returns at the end of its first branch
     /// takes the statements after it into its `else` (which is where they run).
     fn returning(&mut self, stmts: &[SynStmt], place: &Place) -> Option<Vec<Stmt>> {
+        // What follows a bare `return` never runs.
+        let stmts = match stmts.iter().position(|stmt| returned(stmt).is_some()) {
+            Some(at) => &stmts[..=at],
+            None => stmts,
+        };
         let early = stmts.iter().position(|stmt| returns_early(stmt).is_some());
         let Some(at) = early else {
             let (last, rest) = stmts.split_last()?;
