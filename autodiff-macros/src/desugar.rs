@@ -347,7 +347,7 @@ pub(crate) fn replace_head(expr: &mut Expr, items: &Ident) {
 }
 
 /// A closure as the rewrite reads one: no `move`, `async`, `const` or return type.
-fn plain_closure(closure: &ExprClosure) -> bool {
+pub(crate) fn plain_closure(closure: &ExprClosure) -> bool {
     closure.capture.is_none()
         && closure.asyncness.is_none()
         && closure.constness.is_none()
@@ -392,20 +392,28 @@ fn skip_by_else(body: &mut Block, label: Option<&Label>) {
         return;
     };
     branch.then_branch.stmts.pop();
-    let mut otherwise = Block {
-        brace_token: Default::default(),
-        stmts: rest,
-    };
+    let mut otherwise = block_of(rest);
     skip_by_else(&mut otherwise, label);
-    branch.else_branch = Some((
-        Default::default(),
-        Box::new(Expr::Block(syn::ExprBlock {
-            attrs: Vec::new(),
-            label: None,
-            block: otherwise,
-        })),
-    ));
+    branch.else_branch = Some(else_of(otherwise));
     body.stmts.push(Stmt::Expr(Expr::If(branch), None));
+}
+
+/// A block of `stmts`.
+fn block_of(stmts: Vec<Stmt>) -> Block {
+    Block {
+        brace_token: Default::default(),
+        stmts,
+    }
+}
+
+/// `else { block }`.
+fn else_of(block: Block) -> (syn::token::Else, Box<Expr>) {
+    let block = syn::ExprBlock {
+        attrs: Vec::new(),
+        label: None,
+        block,
+    };
+    (Default::default(), Box::new(Expr::Block(block)))
 }
 
 /// `stmt` if it is `if c { s; continue; }` with no `else`, its `continue` one of the loop
@@ -467,14 +475,7 @@ fn breaks_as_flags(block: &mut Block, count: &mut usize, scalar_output: bool) {
             Expr::Loop(lp) => (lp.label.clone(), lp.attrs.is_empty(), lp.body.clone()),
             Expr::While(lp) => (lp.label.clone(), lp.attrs.is_empty(), lp.body.clone()),
             Expr::ForLoop(lp) => (lp.label.clone(), lp.attrs.is_empty(), lp.body.clone()),
-            _ => (
-                None,
-                false,
-                Block {
-                    brace_token: Default::default(),
-                    stmts: Vec::new(),
-                },
-            ),
+            _ => (None, false, block_of(Vec::new())),
         };
         let mut stop = Stop {
             label: label.as_ref(),
@@ -616,10 +617,7 @@ impl Stop<'_> {
                     return false;
                 };
                 body.stmts.push(Stmt::Expr(inner, None));
-                let mut otherwise = Block {
-                    brace_token: Default::default(),
-                    stmts: rest,
-                };
+                let mut otherwise = block_of(rest);
                 self.rewrite(&mut otherwise);
                 if !otherwise.stmts.is_empty() {
                     let flag = &self.flag;
@@ -636,19 +634,9 @@ impl Stop<'_> {
                 if let Some(Stmt::Expr(exit, _)) = branch.then_branch.stmts.pop() {
                     branch.then_branch.stmts.extend(self.stop(exit));
                 }
-                let mut otherwise = Block {
-                    brace_token: Default::default(),
-                    stmts: rest,
-                };
+                let mut otherwise = block_of(rest);
                 self.rewrite(&mut otherwise);
-                branch.else_branch = Some((
-                    Default::default(),
-                    Box::new(Expr::Block(syn::ExprBlock {
-                        attrs: Vec::new(),
-                        label: None,
-                        block: otherwise,
-                    })),
-                ));
+                branch.else_branch = Some(else_of(otherwise));
                 body.stmts.push(Stmt::Expr(Expr::If(branch), None));
                 true
             }

@@ -140,7 +140,12 @@ fn fold_loop(call: &mut ExprMethodCall, count: &mut usize) -> Option<(Vec<Stmt>,
     let Some(Expr::Closure(step)) = call.args.last() else {
         return None;
     };
-    if !plain(step) || step.inputs.len() != 2 || jumps(&step.body) || !loopable(&call.receiver) {
+    if !crate::desugar::plain_closure(step)
+        || !step.attrs.is_empty()
+        || step.inputs.len() != 2
+        || jumps(&step.body)
+        || !loopable(&call.receiver)
+    {
         return None;
     }
     let acc = untyped(&step.inputs[0]);
@@ -212,15 +217,6 @@ fn untyped(pat: &Pat) -> &Pat {
         Pat::Type(typed) => &typed.pat,
         pat => pat,
     }
-}
-
-/// A closure as the rewrite reads one: no `move`, `async`, `const` or return type.
-fn plain(closure: &ExprClosure) -> bool {
-    closure.capture.is_none()
-        && closure.asyncness.is_none()
-        && closure.constness.is_none()
-        && matches!(closure.output, syn::ReturnType::Default)
-        && closure.attrs.is_empty()
 }
 
 /// Whether a closure body leaves the closure early (`return`, `?`), which as a loop body it

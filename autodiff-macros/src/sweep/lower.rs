@@ -826,8 +826,7 @@ impl Lower {
             }
             Expr::Assign(assign) if is_tracked_form(&assign.right) => {
                 let place = self.place(&assign.left)?;
-                let value = self.value(&assign.right)?;
-                self.assign(place, value)
+                self.assign_value(place, &assign.right)
             }
             Expr::Block(block) if block.label.is_none() && compound_shaped(&block.block) => {
                 self.compound(&block.block)
@@ -1194,27 +1193,20 @@ impl Lower {
             return (local_array && place.indices.is_empty() && value.ops.is_empty())
                 .then_some(value);
         }
-        // Another function's array result, returned as it is (`linear(w, y)` last).
-        if self.array_output {
-            if let Expr::Call(call) = tail {
-                if call.args.first().is_some_and(is_backend) {
-                    let called = self.hoisted(|lower| lower.call(call))?;
-                    return Some(Value::new(Vec::new(), called));
-                }
-            }
-            return None;
-        }
+        // An array output is a local (above) or another function's array result
+        // (`linear(w, y)` last); a scalar one any of these.
+        let scalar = !self.array_output;
         match tail {
-            Expr::Call(call) if path_ends(&call.func, "Ok") && call.args.len() == 1 => {
+            Expr::Call(call) if scalar && path_ends(&call.func, "Ok") && call.args.len() == 1 => {
                 let value = self.value(&call.args[0])?;
                 (self.place_depth(&value.result) == Some(0)).then_some(value)
             }
-            Expr::MethodCall(call) if is_backend(&call.receiver) => {
+            Expr::MethodCall(call) if scalar && is_backend(&call.receiver) => {
                 let mut ops = Vec::new();
                 let result = self.backend_op(call, &mut ops)?;
                 Some(Value::new(ops, result))
             }
-            Expr::Call(call) if path_ends(&call.func, "constant") => {
+            Expr::Call(call) if scalar && path_ends(&call.func, "constant") => {
                 let data = self.constant(call)?;
                 Some(Value::new(Vec::new(), data))
             }
