@@ -167,12 +167,12 @@ pub fn zeros_of<T: Parameters<Gradient = T>>(like: &T) -> T {
 /// one is not finite.
 #[inline]
 pub fn settle<P: Parameters + ?Sized>(adjoints: &mut P) -> bool {
-    let mut finite = true;
+    let mut finite = crate::sweep::Finite::default();
     adjoints.visit_mut(&mut |adjoint| {
         *adjoint += 0.0;
-        finite &= adjoint.is_finite();
+        finite.add(*adjoint);
     });
-    finite
+    finite.all()
 }
 
 /// What a body answers a call it has no compiled halves for, and what a half answers
