@@ -213,10 +213,12 @@ impl Parameters for f64 {
         1
     }
 
+    #[inline]
     fn visit(&self, f: &mut impl FnMut(f64)) {
         f(*self);
     }
 
+    #[inline]
     fn visit_mut(&mut self, f: &mut impl FnMut(&mut f64)) {
         f(self);
     }
@@ -260,13 +262,27 @@ impl<T: Parameters, const K: usize> Parameters for [T; K] {
         self.as_mut_slice().visit_mut(f);
     }
 
+    #[inline]
     fn try_track<V>(&self, make: &mut impl FnMut(f64) -> Result<V>) -> Result<[T::Tracked<V>; K]> {
-        let items = self.as_slice().try_track(make)?;
-        // Stable Rust has no fallible `array::from_fn`; the `Vec` has exactly `K` items.
-        let found = items.len();
+        // Stable Rust has no fallible `array::from_fn`. An `ArrayVec` of `K` items fills
+        // on the stack: a helper's array result crosses here on every compiled call, where
+        // a `Vec` cost an allocation each time.
+        let mut items = arrayvec::ArrayVec::<T::Tracked<V>, K>::new();
+        for item in self {
+            let tracked = item.try_track(make)?;
+            items
+                .try_push(tracked)
+                .map_err(|_| ScalarAutodiffError::LengthMismatch {
+                    expected: K,
+                    found: K + 1,
+                })?;
+        }
         items
-            .try_into()
-            .map_err(|_| ScalarAutodiffError::LengthMismatch { expected: K, found })
+            .into_inner()
+            .map_err(|items| ScalarAutodiffError::LengthMismatch {
+                expected: K,
+                found: items.len(),
+            })
     }
 
     fn gradient_from(&self, next: &mut impl FnMut() -> f64) -> [T::Gradient; K] {
