@@ -1,10 +1,12 @@
 //! The forms a user writes, each beside a twin: for every form (`continue` in a `for`, a
 //! `.fold(..)`, `.map(..).fold(..)`, a counted `while`, `loop` left by `break`, `return`
 //! from inside a `for`, a helper lent rows of a parameter struct, a helper's result stored
-//! into a row of a local array, a helper's result changed in place), `form_grad` of the
+//! into a row of a local array, a helper's result changed in place, `self.helper(..)` from a
+//! method), `form_grad` of the
 //! function written that way against `twin_grad` of the same computation written in a form
 //! the compiled sweeps ran before (`if` instead of `continue`, a `for` loop instead of a
-//! fold, `.sum()` instead of `.fold(..)`, `for` instead of `while`, and so on). One group per
+//! fold, `.sum()` instead of `.fold(..)`, `for` instead of `while`, the method inline, and
+//! so on). One group per
 //! form, named after it, with the ids `form` and `twin`: their ratio is what the form costs
 //! over the way the library already knew, about 1 when the form runs compiled.
 //!
@@ -618,6 +620,61 @@ fn layer_cases(c: &mut Criterion) {
     );
 }
 
+// ---------------------------------------------------------------- self.helper
+
+/// A model as data: a slope and a shift, with its layers as methods.
+struct Unit {
+    slope: f64,
+    shift: f64,
+}
+
+impl Unit {
+    /// One unit: `tanh(slope w x + shift)`.
+    #[differentiable]
+    fn unit(&self, w: f64, x: f64) -> f64 {
+        (self.slope * w * x + self.shift).tanh()
+    }
+
+    /// The squared units over `xs`, each through `self.unit(..)`.
+    #[differentiable]
+    fn self_helper(&self, w: f64, xs: &[f64]) -> f64 {
+        let mut total = 0.0;
+        for x in xs {
+            let u = self.unit(w, *x);
+            total += u * u;
+        }
+        total
+    }
+
+    /// [`Unit::self_helper`] with the unit written inline.
+    #[differentiable]
+    fn self_helper_twin(&self, w: f64, xs: &[f64]) -> f64 {
+        let mut total = 0.0;
+        for x in xs {
+            let u = (self.slope * w * x + self.shift).tanh();
+            total += u * u;
+        }
+        total
+    }
+}
+
+/// `self_helper` over 256 numbers.
+fn self_helper_case(c: &mut Criterion) {
+    let model = Unit {
+        slope: 0.8,
+        shift: -0.1,
+    };
+    let xs = uniform(0x5e1f, 256);
+    let w = 0.7;
+    pair(
+        c,
+        "self_helper",
+        [model.self_helper(w, &xs), model.self_helper_twin(w, &xs)],
+        || model.self_helper_grad(black_box(w), black_box(&xs)),
+        || model.self_helper_twin_grad(black_box(w), black_box(&xs)),
+    );
+}
+
 criterion_group!(
     benches,
     continue_case,
@@ -625,6 +682,7 @@ criterion_group!(
     loop_cases,
     return_case,
     helper_rows_case,
-    layer_cases
+    layer_cases,
+    self_helper_case
 );
 criterion_main!(benches);

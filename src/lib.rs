@@ -206,28 +206,31 @@ pub mod parallel;
 /// is checked once after the loop; a value that a condition or other plain code reads is
 /// checked at once, so plain code never sees a number the tape would have refused.
 ///
-/// The sweeps cover straight-line code, `let`/`let mut` and compound assignments, `if` /
-/// `else if` / `else` as statements and values, `return` from such branches (what follows
-/// the `if` becomes its `else`), `for` loops over ranges, data slices and
-/// tracked arrays (with `.iter()`, `.zip` of data or of another tracked array,
-/// `.enumerate`, `.rev`, `.skip`, `.take`), folds (`.sum()` and `.product()` of an
-/// iterator, with `.map`), `f64`, array and `#[param]` parameters (structs with
-/// `#[derive(Parameters)]`, their fields, `Vec` fields and slices walked by their
-/// length), local arrays indexed by loop variables, `.detach()`, and calls of other
-/// `#[differentiable]` functions, returning `f64` or arrays (layers), with tracked
-/// values, arrays, fields, whole parameter structs or array literals of new values as
-/// arguments. Such a call stays compiled: the caller's sweeps call the callee's own
-/// compiled halves (through its hidden body, so a call of a function that is not
-/// differentiable is still one compile error), which add the callee's contributions
-/// straight into the caller's adjoints, in the trace's order; a callee outside the
-/// sweeps' forms (a method with `self`, one with a slice parameter or returning a
-/// parameter as it is) makes its callers' warm calls take the checked path. Methods and
-/// associated functions are compiled like free functions (`self` is data). Other bodies
-/// (`return` inside a loop, `break`, `continue`, `while`, `loop`, `match`, `.fold(..)`, a
-/// call of a method through `self`, an assignment `a[i] = y;` or `v = y;` of a tracked
-/// `y` read again later, a `let v = y;` of a local `y` assigned again while `v` is still
-/// its copy, bodies of more than 128 operations as written, where sweeps would double the
-/// compile time) run on the checked path alone: same results, at the speed of the tape.
+/// The sweeps cover straight-line code, `let`/`let mut` and compound assignments, blocks,
+/// `if` / `else if` / `else` as statements and values, `if let` and `match` on data (arms
+/// that bind names too), `return` from branches (what follows the `if` becomes its `else`)
+/// and from inside loops, `for` loops over ranges, data slices and tracked arrays (with
+/// `.iter()`, `.zip` of data or of another tracked array, `.enumerate`, `.rev`, `.skip`,
+/// `.take`), `while` and `loop`, `break` and `continue` at a loop body's own level
+/// (labelled `break` out of a nested loop too: the forward sweep keeps the flags and trip
+/// counts the reverse sweep needs), folds (`.sum()`, `.product()`, `.fold(..)`, with or
+/// without `.map`), `f64`, array and `#[param]` parameters (structs with
+/// `#[derive(Parameters)]`, their fields, `Vec` fields and slices walked by their length),
+/// `mut` scalar parameters, local arrays indexed by loop variables, `.detach()`, and calls
+/// of other `#[differentiable]` functions and methods (`self.helper(x)`,
+/// `Self::helper(self, x)`), returning `f64` or arrays (layers), with tracked values,
+/// arrays, rows and fields of parameter structs, whole parameter structs or array literals
+/// of new values as arguments. Such a call stays compiled: the caller's sweeps call the
+/// callee's own compiled halves (through its hidden body, so a call of a function that is
+/// not differentiable is still one compile error), which add the callee's contributions
+/// straight into the caller's adjoints, in the trace's order; a callee outside the sweeps'
+/// forms (one with a slice parameter, or returning a parameter as it is) makes its
+/// callers' warm calls take the checked path. Other bodies (a `break`, `continue` or
+/// `return` nested deeper than the loop body's own `if`, a `mut` parameter that is not a
+/// scalar, an assignment `a[i] = y;` or `v = y;` of a tracked `y` read again later, a
+/// `let v = y;` of a local `y` assigned again while `v` is still its copy, bodies of more
+/// than 128 operations as written, where sweeps would double the compile time) run on the
+/// checked path alone: same results, at the speed of the tape.
 ///
 /// # What the body may contain
 ///

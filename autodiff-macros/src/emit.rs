@@ -296,10 +296,9 @@ pub(crate) fn functions(
             }
         }
     };
-    // What the hidden body answers another function's compiled sweep (a method's
-    // halves would need its receiver: it gives up).
+    // What the hidden body answers another function's compiled sweep.
     let dispatch = halves.unwrap_or_else(|| {
-        let compile = receiver.is_none() && !in_impl && !matches!(output, Output::Invalid);
+        let compile = !matches!(output, Output::Invalid);
         let empty = TokenStream::new();
         let array_output = match &output {
             Output::Array(_) => Some(output_type(output, &quote!(f64))),
@@ -310,6 +309,7 @@ pub(crate) fn functions(
             params,
             &sig.generics,
             array_output.as_ref(),
+            in_impl,
             (&backend, &kind, &lent),
         )
     });

@@ -1164,8 +1164,8 @@ fn if_values_get_compiled_sweeps() {
 #[test]
 fn bodies_outside_the_sweeps_keep_the_trace() {
     // A `return` inside a loop is compiled (as a flag and a result local); one nested
-    // deeper than the loop body's own level, and a method's call, still run on the trace
-    // alone (and give the same bits).
+    // deeper than the loop body's own level still runs on the trace alone (and gives the
+    // same bits).
     assert!(compiled(quote! {
         fn early(x: f64, n: usize) -> f64 {
             for k in 0..n { if x > k as f64 { return x * 2.0; } }
@@ -1188,8 +1188,10 @@ fn bodies_outside_the_sweeps_keep_the_trace() {
             return x.exp();
         }
     }));
-    assert!(!compiled(quote! {
-        fn method(x: f64) -> f64 { self.helper(x) * 2.0 }
+    // A method's call, as `self.helper(..)` or `Self::helper(self, ..)`, is compiled
+    // through the method's halves.
+    assert!(compiled(quote! {
+        fn method(&self, x: f64) -> f64 { self.helper(x) * 2.0 + Self::helper(self, x) }
     }));
     // A call of a helper returning `f64` or an array is compiled (through the helper's
     // halves), and so is a loop over an array result, whose length only the helper knows.

@@ -258,6 +258,7 @@ pub(crate) fn halves(
     params: &[Param],
     generics: &syn::Generics,
     array_output: Option<&TokenStream>,
+    method: bool,
     (backend, kind, lent): (&Ident, &Ident, &syn::Lifetime),
 ) -> TokenStream {
     let private = quote!(::scalar_autodiff::__private);
@@ -360,8 +361,31 @@ pub(crate) fn halves(
         #[allow(unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces,
             non_snake_case, clippy::all)]
     };
-    quote! {
-        if let ::core::option::Option::Some(#halves) = #private::Backend::halves(#backend) {
+    let primal_params: Vec<TokenStream> = primal_params.collect();
+    let adjoint_params: Vec<TokenStream> = adjoint_params.collect();
+    // A method's halves are closures, which see `self` and `Self` as the body does; a
+    // free function's are functions, which keep its const generics.
+    let functions = if method {
+        quote! {
+            #allow
+            let #forward_fn = |
+                #stack: &mut #private::Stack,
+                #(#primal_params,)*
+                #(#data_params),*
+            | -> ::core::option::Option<#output> {
+                #forward
+            };
+            #allow
+            let #reverse_fn = |
+                #stack: &mut #private::Stack,
+                #(#adjoint_params,)*
+                #(#data_params),*
+            | -> ::core::option::Option<()> {
+                #reverse
+            };
+        }
+    } else {
+        quote! {
             #allow
             #[inline]
             fn #forward_fn<#generic_params>(
@@ -380,6 +404,12 @@ pub(crate) fn halves(
             ) -> ::core::option::Option<()> {
                 #reverse
             }
+        }
+    };
+    let turbofish = if method { None } else { turbofish };
+    quote! {
+        if let ::core::option::Option::Some(#halves) = #private::Backend::halves(#backend) {
+            #functions
             let mut #borrowed = match #halves.stack() {
                 ::core::option::Option::Some(#borrowed) => #borrowed,
                 ::core::option::Option::None => return #error,

@@ -235,15 +235,70 @@ fn stops(stmt: &SynStmt) -> bool {
             [SynStmt::Expr(Expr::Break(exit), _)] if exit.label.is_none() && exit.expr.is_none())
 }
 
-/// `differentiable_g(__backend, ..)?`: the rewrite of a call of another
-/// `#[differentiable]` function.
-fn called(expr: &Expr) -> Option<&syn::ExprCall> {
+/// `differentiable_g(__backend, ..)?` or `self.differentiable_g(__backend, ..)?`: the
+/// rewrite of a call of another `#[differentiable]` function or method.
+fn called(expr: &Expr) -> Option<Called<'_>> {
     match expr {
-        Expr::Try(attempt) => match &*attempt.expr {
-            Expr::Call(call) if call.args.first().is_some_and(is_backend) => Some(call),
-            _ => None,
-        },
+        Expr::Try(attempt) => Called::of(&attempt.expr),
         _ => None,
+    }
+}
+
+/// A call of another `#[differentiable]` function's hidden body, as the rewrite writes it.
+struct Called<'e> {
+    /// What is called: `differentiable_g`, `layers::differentiable_g`, or for a method
+    /// the receiver, `self.differentiable_g`.
+    func: &'e Expr,
+    /// A method's receiver, which must be steady data.
+    receiver: Option<&'e Expr>,
+    method: Option<&'e Ident>,
+    /// The arguments after the backend.
+    args: Vec<&'e Expr>,
+}
+
+impl<'e> Called<'e> {
+    /// The call `expr` (without its `?`), if it is one.
+    fn of(expr: &'e Expr) -> Option<Called<'e>> {
+        match expr {
+            Expr::Call(call) if call.args.first().is_some_and(is_backend) => Some(Called {
+                func: &call.func,
+                receiver: None,
+                method: None,
+                args: call.args.iter().skip(1).collect(),
+            }),
+            // `Self::differentiable_g(self, __backend, ..)`: the method called as a path.
+            Expr::Call(call) if call.args.iter().nth(1).is_some_and(is_backend) => {
+                let Expr::Path(func) = &*call.func else {
+                    return None;
+                };
+                let segments = &func.path.segments;
+                let method = &segments.last()?.ident;
+                let by_self_type = func.qself.is_none()
+                    && segments.len() == 2
+                    && segments[0].ident == "Self"
+                    && method.to_string().starts_with("differentiable_");
+                by_self_type.then(|| Called {
+                    func: &call.func,
+                    receiver: Some(&call.args[0]),
+                    method: Some(method),
+                    args: call.args.iter().skip(2).collect(),
+                })
+            }
+            Expr::MethodCall(call)
+                if call.args.first().is_some_and(is_backend)
+                    && !is_backend(&call.receiver)
+                    && call.turbofish.is_none()
+                    && call.method.to_string().starts_with("differentiable_") =>
+            {
+                Some(Called {
+                    func: &call.receiver,
+                    receiver: Some(&call.receiver),
+                    method: Some(&call.method),
+                    args: call.args.iter().skip(1).collect(),
+                })
+            }
+            _ => None,
+        }
     }
 }
 
@@ -810,7 +865,7 @@ impl Lower {
                 }
                 let steady = place.indices.iter().all(|index| self.names.steady(index));
                 let call = called(&assign.right)?;
-                let result = self.hoisted(|lower| lower.call(call))?;
+                let result = self.hoisted(|lower| lower.call(&call))?;
                 let Some(Stmt::Call { var, store, .. }) = self.pending.last_mut() else {
                     return None;
                 };
@@ -1211,8 +1266,9 @@ impl Lower {
                 Some(Value::new(Vec::new(), data))
             }
             // A call of another `#[differentiable]` function, its result returned.
-            Expr::Call(call) if call.args.first().is_some_and(is_backend) => {
-                let called = self.hoisted(|lower| lower.call(call))?;
+            Expr::Call(_) | Expr::MethodCall(_) if Called::of(tail).is_some() => {
+                let call = Called::of(tail)?;
+                let called = self.hoisted(|lower| lower.call(&call))?;
                 Some(Value::new(Vec::new(), called))
             }
             _ => None,
@@ -1243,11 +1299,11 @@ impl Lower {
                 Expr::Call(call) if path_ends(&call.func, "constant") => self.constant(call),
                 // A call of another `#[differentiable]` function runs first, as a
                 // statement, like an `if` value.
-                Expr::Call(call) if call.args.first().is_some_and(is_backend) => {
+                inner => {
+                    let call = Called::of(inner)?;
                     self.spill(ops)?;
-                    self.hoisted(|lower| lower.call(call))
+                    self.hoisted(|lower| lower.call(&call))
                 }
-                _ => None,
             },
             Expr::Call(call) if path_ends(&call.func, "clone") && call.args.len() == 1 => {
                 match self.operand(&call.args[0], ops)? {
@@ -1343,15 +1399,24 @@ impl Lower {
 
     /// `differentiable_g(__backend, args..)?`, the rewrite of a call of another
     /// `#[differentiable]` function: a call of its halves into a new scalar variable.
-    fn call(&mut self, call: &syn::ExprCall) -> Option<Operand> {
-        let Expr::Path(func) = &*call.func else {
-            return None;
+    fn call(&mut self, call: &Called<'_>) -> Option<Operand> {
+        let path = match (call.receiver, call.method) {
+            // A method of steady data (`self.g(..)`), called on the same receiver going
+            // back.
+            (Some(receiver), Some(method)) => {
+                let receiver = self.plain(&receiver.to_token_stream())?;
+                if !self.names.steady(&receiver) || self.mentions_tracked(&receiver) {
+                    return None;
+                }
+                quote!(#receiver.#method)
+            }
+            _ => match call.func {
+                Expr::Path(func) if func.qself.is_none() => func.to_token_stream(),
+                _ => return None,
+            },
         };
-        if func.qself.is_some() {
-            return None;
-        }
         let mut args = Vec::new();
-        for arg in call.args.iter().skip(1) {
+        for &arg in &call.args {
             match arg {
                 Expr::Call(lend) if path_ends(&lend.func, "Tracked") && lend.args.len() == 1 => {
                     let lent = strip_reference(&lend.args[0]);
@@ -1398,17 +1463,12 @@ impl Lower {
             }
         }
         let name = Ident::new("__called", Span::mixed_site());
-        let var = self.declare(
-            &name,
-            false,
-            UNKNOWN,
-            zero_of(&func.to_token_stream(), &args),
-        );
+        let var = self.declare(&name, false, UNKNOWN, zero_of(&path, &args));
         self.vars[var].call = true;
         self.called.push(var);
         self.pending.push(Stmt::Call {
             var,
-            path: func.to_token_stream(),
+            path,
             args,
             store: None,
         });
