@@ -635,7 +635,7 @@ pub struct Outlined<'b, B>(pub &'b B);
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Primal<const CHECKED: bool = true>;
 
-use crate::halves::Halves;
+use crate::halves::{Halves, Run};
 
 /// Builds graphs of [`Scalar`]s: the backend of `name_graph`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -671,7 +671,7 @@ macro_rules! backend {
             /// `Some` when the call comes from another function's compiled sweep, which
             /// wants this body's compiled halves rather than a recording.
             #[inline(always)]
-            fn halves(&self) -> Option<&Halves> {
+            fn halves(&self) -> Option<&dyn Run> {
                 None
             }
             /// A generated body begins: a mark for [`leave`](Self::leave).
@@ -856,7 +856,7 @@ macro_rules! backend {
             )*
         }
 
-        impl Backend for Halves {
+        impl Backend for Halves<'_> {
             type Value = f64;
             #[inline]
             fn constant(&self, value: f64) -> Result<f64> {
@@ -870,7 +870,7 @@ macro_rules! backend {
                 *value
             }
             #[inline(always)]
-            fn halves(&self) -> Option<&Halves> {
+            fn halves(&self) -> Option<&dyn Run> {
                 Some(self)
             }
             fn powi(&self, value: &f64, n: i32) -> Result<f64> {
@@ -967,7 +967,7 @@ macro_rules! backend {
                 self.0.leave(mark, function)
             }
             #[inline]
-            fn halves(&self) -> Option<&Halves> {
+            fn halves(&self) -> Option<&dyn Run> {
                 self.0.halves()
             }
             #[inline]

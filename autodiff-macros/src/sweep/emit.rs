@@ -660,9 +660,8 @@ fn call_halves(path: &TokenStream, args: &[TokenStream], which: TokenStream) -> 
     let halves = Ident::new("__halves", Span::mixed_site());
     let result = Ident::new("__result", Span::mixed_site());
     quote! {{
-        let #halves = #private::Halves::#which(::core::mem::take(#stack));
+        let #halves = #private::Halves::#which(&mut *#stack);
         let #result = #path(&#halves, #(#args),*);
-        *#stack = #halves.into_stack();
         #result
     }}
 }

@@ -2149,7 +2149,7 @@ fn zero_of(path: &TokenStream, args: &[Arg]) -> TokenStream {
     });
     quote! {
         #private::zero_of(|| #path(
-            &#private::Halves::forward(::core::default::Default::default()),
+            &#private::Halves::forward(loop {}),
             #(#args),*
         ))
     }
