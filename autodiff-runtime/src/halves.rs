@@ -172,6 +172,13 @@ pub fn zeros_of<T: Parameters<Gradient = T>>(like: &T) -> T {
     like.gradient_from(&mut || 0.0)
 }
 
+/// Zero adjoints for an argument given as data where a parameter is differentiated (the
+/// halves' spare, which must stay finite): in its gradient's shape, a `Vec` for a slice.
+#[inline]
+pub fn spare_of<T: Parameters + ?Sized>(like: &T) -> T::Gradient {
+    like.gradient_from(&mut || 0.0)
+}
+
 /// Adds `0.0` to every adjoint (as a pass stores its gradients: never -0.0); false if
 /// one is not finite.
 #[inline]

@@ -314,8 +314,9 @@ pub(crate) fn halves(
         |((name, shape), (adjoint, spare))| {
             let argument = argument(shape);
             quote! {
-                let mut #spare = #argument::primal(&#name).map(#private::zeros_of);
-                let #adjoint: &mut #shape = match #argument::adjoints(#name) {
+                let mut #spare = #argument::primal(&#name).map(#private::spare_of);
+                let #adjoint: &mut <#shape as ::scalar_autodiff::Parameters>::Gradient =
+                    match #argument::adjoints(#name) {
                     ::core::option::Option::Some(#adjoint) => #adjoint,
                     ::core::option::Option::None => match #spare.as_mut() {
                         ::core::option::Option::Some(#spare) => #spare,
@@ -351,12 +352,14 @@ pub(crate) fn halves(
         .map(|((_, shape), (primal, steady))| {
             quote!(#primal: &#shape, #steady: ::core::option::Option<&#shape>)
         });
-    let adjoint_params = tracked
-        .iter()
-        .zip(adjoint_names.iter().zip(&steadies))
-        .map(|((_, shape), (adjoint, steady))| {
-            quote!(#adjoint: &mut #shape, #steady: ::core::option::Option<&#shape>)
-        });
+    let adjoint_params = tracked.iter().zip(adjoint_names.iter().zip(&steadies)).map(
+        |((_, shape), (adjoint, steady))| {
+            quote! {
+                #adjoint: &mut <#shape as ::scalar_autodiff::Parameters>::Gradient,
+                #steady: ::core::option::Option<&#shape>
+            }
+        },
+    );
     let allow = quote! {
         #[allow(unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces,
             non_snake_case, clippy::all)]
@@ -462,13 +465,9 @@ fn compiled_halves(
         .params
         .iter()
         .all(|param| matches!(param, syn::GenericParam::Const(_)));
-    // A slice parameter cannot be taken back into a local of its own.
-    let slice = |param: &Param| {
-        matches!(param.kind, Kind::Declared { .. }) && matches!(param.shape(), syn::Type::Slice(_))
-    };
     if params
         .iter()
-        .any(|param| param.mutability.is_some() || param.ident.is_none() || slice(param))
+        .any(|param| param.mutability.is_some() || param.ident.is_none())
         || !only_consts
         || generics.where_clause.is_some()
         || crate::rewrite::operations(graph_body) > COMPILED_UP_TO
@@ -521,6 +520,15 @@ fn compiled_halves(
             Kind::Scalar => quote!(&#primal),
             _ => quote!(#primal),
         };
+        // A slice cannot be taken back into a local of its own: only the caller's own
+        // (steady) slice is compiled, anything else gives up.
+        if is_slice(param) {
+            return quote! {
+                if #steady.is_none() {
+                    return ::core::option::Option::None;
+                }
+            };
+        }
         quote! {
             if #steady.is_none() {
                 #stack.keep(#kept);
@@ -541,6 +549,12 @@ fn compiled_halves(
                     let #primal: f64 = match #steady {
                         ::core::option::Option::Some(#given) => *#given,
                         ::core::option::Option::None => #stack.pop(),
+                    };
+                },
+                _ if is_slice(param) => quote! {
+                    let #primal: &#shape = match #steady {
+                        ::core::option::Option::Some(#given) => #given,
+                        ::core::option::Option::None => return ::core::option::Option::None,
                     };
                 },
                 _ => {
@@ -664,6 +678,11 @@ fn call_halves(path: &TokenStream, args: &[TokenStream], which: TokenStream) -> 
         let #result = #path(&#halves, #(#args),*);
         #result
     }}
+}
+
+/// Whether `param` is a `#[param]` slice (`&[f64]`).
+fn is_slice(param: &Param) -> bool {
+    matches!(param.kind, Kind::Declared { .. }) && matches!(param.shape(), syn::Type::Slice(_))
 }
 
 /// `__{name}_0` .. `__{name}_{count - 1}`: the per-parameter names that the hidden body's

@@ -1551,6 +1551,12 @@ impl Lower {
     fn yields_copies(&self, iter: &Expr) -> bool {
         match strip_parens(iter) {
             Expr::Range(_) => true,
+            // A `Copy` name iterated is a reference (`rows: &[Vec<f64>]`) or an array of
+            // numbers: either yields copies.
+            Expr::Path(path) => path
+                .path
+                .get_ident()
+                .is_some_and(|name| self.copies.contains(&name.to_string())),
             Expr::MethodCall(call) => match call.method.to_string().as_str() {
                 "iter" | "chunks" | "chunks_exact" | "windows" => true,
                 "enumerate" | "rev" | "copied" | "cloned" | "skip" | "take" | "step_by" => {
