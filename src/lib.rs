@@ -223,8 +223,9 @@ pub mod parallel;
 /// of new values as arguments. Such a call stays compiled: the caller's sweeps call the
 /// callee's own compiled halves (through its hidden body, so a call of a function that is
 /// not differentiable is still one compile error), which add the callee's contributions
-/// straight into the caller's adjoints, in the trace's order; a callee outside the sweeps'
-/// forms (one with a slice parameter, or returning a parameter as it is) makes its
+/// straight into the caller's adjoints, in the trace's order (a `#[param]` slice is read in
+/// place, when the caller lends its own); a callee outside the sweeps' forms (one
+/// returning a parameter as it is, one given a slice the caller computed) makes its
 /// callers' warm calls take the checked path. Other bodies (a `break`, `continue` or
 /// `return` nested deeper than the loop body's own `if`, a `mut` parameter that is not a
 /// scalar, an assignment `a[i] = y;` or `v = y;` of a tracked `y` read again later, a
