@@ -219,8 +219,9 @@ pub mod parallel;
 /// `mut` scalar parameters, local arrays indexed by loop variables, `.detach()`, and calls
 /// of other `#[differentiable]` functions and methods (`self.helper(x)`,
 /// `Self::helper(self, x)`), returning `f64` or arrays (layers), with tracked values,
-/// arrays, rows and fields of parameter structs, whole parameter structs or array literals
-/// of new values as arguments. Such a call stays compiled: the caller's sweeps call the
+/// arrays, rows and fields of parameter structs, whole parameter structs, a `Vec` field
+/// lent to a slice parameter (`dot(&p.w, xs)`) or array literals of new values as
+/// arguments. Such a call stays compiled: the caller's sweeps call the
 /// callee's own compiled halves (through its hidden body, so a call of a function that is
 /// not differentiable is still one compile error), which add the callee's contributions
 /// straight into the caller's adjoints, in the trace's order (a `#[param]` slice is read in

@@ -99,6 +99,16 @@ impl Rewriter<'_> {
         let mut out = Vec::new();
         let mut valid = true;
         for arg in args {
+            // `&p.w`: a tracked value lent by reference, as plain Rust passes a `Vec` field
+            // where a helper takes a slice; it is lent as it is.
+            let arg = match arg {
+                Expr::Reference(reference)
+                    if reference.mutability.is_none() && self.scan(&reference.expr).tracked =>
+                {
+                    &*reference.expr
+                }
+                _ => arg,
+            };
             let value = self.expr(arg);
             if value.is_tracked() {
                 let operand = value.operand();

@@ -122,6 +122,28 @@ impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for Steady<'a, T
     }
 }
 
+/// A `Vec` (a parameter struct's field) lent where a helper takes a slice (`&p.w` for
+/// `w: &[f64]`), as plain Rust derefs it.
+impl<'a, B: Backend, T: Parameters> Argument<'a, B, [T]> for Steady<'a, Vec<T>> {
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
+        Err(gave_up())
+    }
+
+    #[inline]
+    fn primal(&self) -> Option<&[T]> {
+        Some(self.0)
+    }
+
+    #[inline]
+    fn steady(&self) -> Option<&'a [T]>
+    where
+        [T]: 'a,
+    {
+        Some(self.0)
+    }
+}
+
 /// Where a reverse half adds the adjoints of a parameter passed as [`Steady`], with its
 /// value again.
 #[derive(Debug)]
@@ -143,6 +165,29 @@ impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for AdjointsOf<'
 
     #[inline]
     fn adjoints(self) -> Option<&'a mut T::Gradient> {
+        Some(self.0)
+    }
+}
+
+/// The adjoints of a `Vec` lent where a helper takes a slice (see [`Steady`]).
+impl<'a, B: Backend, T: Parameters> Argument<'a, B, [T]>
+    for AdjointsOf<'a, Vec<T::Gradient>, Vec<T>>
+{
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
+        Err(gave_up())
+    }
+
+    #[inline]
+    fn steady(&self) -> Option<&'a [T]>
+    where
+        [T]: 'a,
+    {
+        Some(self.1)
+    }
+
+    #[inline]
+    fn adjoints(self) -> Option<&'a mut Vec<T::Gradient>> {
         Some(self.0)
     }
 }

@@ -491,6 +491,13 @@ fn sliced_through(#[param] w: &[f64], xs: &[f64]) -> f64 {
     sliced(w, xs) * 2.0
 }
 
+/// The slice helper lent a `Vec` field of a parameter struct (`&p.scale`), as plain Rust
+/// passes it where a slice is taken.
+#[differentiable]
+fn scaled(#[param] p: &Net, xs: &[f64]) -> f64 {
+    sliced(&p.scale, xs) * p.b2 + sliced(&p.scale, &xs[1..])
+}
+
 /// The slice helper once per row of data, the loop over the rows by name.
 #[differentiable]
 fn sliced_rows(#[param] w: &[f64], rows: &[[f64; 2]]) -> f64 {
@@ -633,6 +640,7 @@ fn warm_calls_run_the_compiled_sweeps_alone() {
             "net_loss"
         );
         assert_eq!(traces(|| drop(mixed_grad(&net, 0.7, &ROWS))), 0, "mixed");
+        assert_eq!(traces(|| drop(scaled_grad(&net, &xs))), 0, "scaled");
         assert_eq!(traces(|| drop(sliced_grad(&xs[..4], &xs))), 0, "sliced");
         assert_eq!(
             traces(|| drop(copies_caller_grad([0.3, -0.2, 0.6], 0.7, 5))),
@@ -833,6 +841,13 @@ fn sweeps_and_the_graph_agree_bit_for_bit() {
                     graph_of(&net, |tracked| {
                         net_loss_graph(tracked, &ROWS[..steps], &ys[..steps])
                     }),
+                )
+            },
+            {
+                let net = net(&p);
+                (
+                    outcome(scaled_grad(&net, &xs[..steps]).map(|(v, g)| (v, g.to_flat()))),
+                    graph_of(&net, |tracked| scaled_graph(tracked, &xs[..steps])),
                 )
             },
             {
