@@ -1223,9 +1223,13 @@ fn bodies_outside_the_sweeps_keep_the_trace() {
             total
         }
     }));
-    // A call's result copied as a scalar that nothing proves is one keeps the trace.
+    // A call's result copied as a scalar that nothing proves is one keeps the trace; a
+    // copy read as a scalar (here the output, and `g = x`) proves its source one.
     assert!(!compiled(quote! {
-        fn unproven(x: f64) -> f64 { let h = layer(x); let mut g = h; g = x; g }
+        fn unproven(x: f64) -> f64 { let h = layer(x); let mut g = h; other(g) }
+    }));
+    assert!(compiled(quote! {
+        fn proven(x: f64) -> f64 { let h = layer(x); let mut g = h; g = x; g }
     }));
     // A call's result changed in place is the call's result itself: compiled.
     assert!(compiled(quote! {

@@ -491,6 +491,23 @@ fn sliced_through(#[param] w: &[f64], xs: &[f64]) -> f64 {
     sliced(w, xs) * 2.0
 }
 
+/// A field's element copied into a running sum (`let mut s = p.b1[j];`): the field's
+/// shape only rustc knows, and the sum read as a scalar proves the element one.
+#[differentiable]
+fn net_rows(#[param] p: &Net, rows: &[[f64; 2]]) -> f64 {
+    let mut total = 0.0;
+    for x in rows {
+        for (j, row) in p.w1.iter().enumerate() {
+            let mut s = p.b1[j];
+            for (a, v) in row.iter().zip(x) {
+                s += a * v;
+            }
+            total += s.tanh() * p.w2[j];
+        }
+    }
+    total
+}
+
 /// The slice helper lent a `Vec` field of a parameter struct (`&p.scale`), as plain Rust
 /// passes it where a slice is taken.
 #[differentiable]
@@ -641,6 +658,7 @@ fn warm_calls_run_the_compiled_sweeps_alone() {
         );
         assert_eq!(traces(|| drop(mixed_grad(&net, 0.7, &ROWS))), 0, "mixed");
         assert_eq!(traces(|| drop(scaled_grad(&net, &xs))), 0, "scaled");
+        assert_eq!(traces(|| drop(net_rows_grad(&net, &ROWS))), 0, "net_rows");
         assert_eq!(traces(|| drop(sliced_grad(&xs[..4], &xs))), 0, "sliced");
         assert_eq!(
             traces(|| drop(copies_caller_grad([0.3, -0.2, 0.6], 0.7, 5))),
@@ -841,6 +859,13 @@ fn sweeps_and_the_graph_agree_bit_for_bit() {
                     graph_of(&net, |tracked| {
                         net_loss_graph(tracked, &ROWS[..steps], &ys[..steps])
                     }),
+                )
+            },
+            {
+                let net = net(&p);
+                (
+                    outcome(net_rows_grad(&net, &ROWS[..steps]).map(|(v, g)| (v, g.to_flat()))),
+                    graph_of(&net, |tracked| net_rows_graph(tracked, &ROWS[..steps])),
                 )
             },
             {

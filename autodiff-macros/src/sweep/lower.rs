@@ -45,6 +45,7 @@ pub(crate) fn lower(
         shaped: Vec::new(),
         proven: std::collections::HashSet::new(),
         needs: Vec::new(),
+        copied_from: Vec::new(),
         copies: std::collections::HashSet::new(),
         copies_of_params: Vec::new(),
     };
@@ -177,6 +178,12 @@ impl Lower {
         }
         // Where a call's result is copied as a scalar, the trace's types must say it is one:
         // it is read as an operand at that depth somewhere.
+        // A copy read as a scalar proves its source one.
+        for (var, source) in std::mem::take(&mut self.copied_from) {
+            if self.proven.contains(&(var, String::new(), 0)) {
+                self.proven.insert(source);
+            }
+        }
         if !self.needs.iter().all(|need| self.proven.contains(need)) {
             return None;
         }
@@ -399,6 +406,9 @@ struct Lower {
     proven: std::collections::HashSet<(VarId, String, usize)>,
     /// Reads of such variables that the sweeps write as scalars: each must be proven.
     needs: Vec<(VarId, String, usize)>,
+    /// Scalar locals started as copies of such places, with the place: a copy read as a
+    /// scalar proves its source one.
+    copied_from: Vec<(VarId, (VarId, String, usize))>,
     /// Data names whose values are `Copy`: parameters of such types and the patterns of
     /// loops over references and numbers (names the reverse re-reads are bound once).
     copies: std::collections::HashSet<String>,
@@ -770,10 +780,22 @@ impl Lower {
                 return Some(Vec::new());
             }
         }
+        // A copy of a place whose shape only rustc knows (`let mut s = p.b[k];` of a
+        // parameter struct's field) is a scalar if the copy is read as one later: the
+        // trace's `s` has the type of `p.b[k]`.
+        let unknown_copy = match &value.result {
+            Operand::Place(place) if value.ops.is_empty() => {
+                (self.vars[place.var].depth == UNKNOWN).then(|| place.key())
+            }
+            _ => None,
+        };
         if self.place_depth(&value.result) != Some(0) {
             return None;
         }
         let var = self.declare(&name, false, 0, quote!(0.0f64));
+        if let Some(source) = unknown_copy {
+            self.copied_from.push((var, source));
+        }
         self.vars[var].mutable = mutable;
         self.bind(
             &name,
@@ -1797,6 +1819,9 @@ impl Lower {
                     self.read_as_scalar(place);
                 } else if self.place_depth(&operand) != Some(0) {
                     return None;
+                } else {
+                    // (For a copy of a place of unknown shape, see `copied_from`.)
+                    self.read_as_scalar(place);
                 }
             }
             operands.push(operand);
