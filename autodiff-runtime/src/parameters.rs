@@ -56,6 +56,37 @@ pub trait Parameters {
     /// Calls `f` on every value of a tracked copy, in order.
     fn visit_tracked<V>(tracked: &Self::Tracked<V>, f: &mut impl FnMut(&V));
 
+    /// Its scalars as one slice, in order, when they lie side by side (arrays of `f64`,
+    /// nested or not); `None` otherwise. A compiled sweep copies such a shape onto its
+    /// value stack and back in one go.
+    fn as_flat(&self) -> Option<&[f64]> {
+        None
+    }
+
+    /// [`Parameters::as_flat`], writable.
+    fn as_flat_mut(&mut self) -> Option<&mut [f64]> {
+        None
+    }
+
+    /// The scalars of a slice of `Self`s as one slice, when they lie side by side (what
+    /// an array's [`Parameters::as_flat`] asks of its items).
+    fn flat_items(items: &[Self]) -> Option<&[f64]>
+    where
+        Self: Sized,
+    {
+        let _ = items;
+        None
+    }
+
+    /// [`Parameters::flat_items`], writable.
+    fn flat_items_mut(items: &mut [Self]) -> Option<&mut [f64]>
+    where
+        Self: Sized,
+    {
+        let _ = items;
+        None
+    }
+
     /// Fresh graph variables with these values, for a `name_graph` function.
     ///
     /// # Errors
@@ -236,6 +267,18 @@ impl Parameters for f64 {
         f(tracked);
     }
 
+    // (A single number keeps `as_flat`'s `None`: a push is cheaper than a copy of one.)
+
+    #[inline]
+    fn flat_items(items: &[f64]) -> Option<&[f64]> {
+        Some(items)
+    }
+
+    #[inline]
+    fn flat_items_mut(items: &mut [f64]) -> Option<&mut [f64]> {
+        Some(items)
+    }
+
     fn can_zip_in_place(&self, _gradient: &f64) -> bool {
         true
     }
@@ -292,6 +335,26 @@ impl<T: Parameters, const K: usize> Parameters for [T; K] {
 
     fn visit_tracked<V>(tracked: &[T::Tracked<V>; K], f: &mut impl FnMut(&V)) {
         tracked.iter().for_each(|item| T::visit_tracked(item, f));
+    }
+
+    #[inline]
+    fn as_flat(&self) -> Option<&[f64]> {
+        T::flat_items(self.as_slice())
+    }
+
+    #[inline]
+    fn as_flat_mut(&mut self) -> Option<&mut [f64]> {
+        T::flat_items_mut(self.as_mut_slice())
+    }
+
+    #[inline]
+    fn flat_items(items: &[[T; K]]) -> Option<&[f64]> {
+        T::flat_items(items.as_flattened())
+    }
+
+    #[inline]
+    fn flat_items_mut(items: &mut [[T; K]]) -> Option<&mut [f64]> {
+        T::flat_items_mut(items.as_flattened_mut())
     }
 
     fn can_zip_in_place(&self, gradient: &[T::Gradient; K]) -> bool {

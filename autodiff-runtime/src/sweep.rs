@@ -127,7 +127,20 @@ impl Stack {
     /// parameters this way for its reverse half.
     #[inline]
     pub fn keep<P: Parameters + ?Sized>(&mut self, value: &P) {
-        value.visit(&mut |scalar| self.push(scalar));
+        match value.as_flat() {
+            // An array of numbers: one copy.
+            Some(flat) => {
+                let end = self.top + flat.len();
+                if end > self.words.len() {
+                    grow(&mut self.words, end);
+                }
+                if let Some(slots) = self.words.get_mut(self.top..end) {
+                    slots.copy_from_slice(flat);
+                    self.top = end;
+                }
+            }
+            None => value.visit(&mut |scalar| self.push(scalar)),
+        }
     }
 
     /// Fills `value` (of the same shape) with what [`Stack::keep`] kept last, and drops
@@ -135,12 +148,21 @@ impl Stack {
     #[inline]
     pub fn take<P: Parameters + ?Sized>(&mut self, value: &mut P) {
         let start = self.top.saturating_sub(value.parameter_count());
-        let mut at = start;
         let words = &self.words;
-        value.visit_mut(&mut |scalar| {
-            *scalar = words.get(at).copied().unwrap_or(0.0);
-            at += 1;
-        });
+        match value.as_flat_mut() {
+            // An array of numbers: one copy.
+            Some(flat) => match words.get(start..start + flat.len()) {
+                Some(kept) => flat.copy_from_slice(kept),
+                None => flat.fill(0.0),
+            },
+            None => {
+                let mut at = start;
+                value.visit_mut(&mut |scalar| {
+                    *scalar = words.get(at).copied().unwrap_or(0.0);
+                    at += 1;
+                });
+            }
+        }
         self.top = start;
     }
 
@@ -626,6 +648,25 @@ mod tests {
 
     /// The table of what each slope reads is the truth: replacing everything it says is
     /// not read by NaN changes no slope.
+    #[test]
+    fn arrays_keep_and_take_in_one_copy_as_a_walk_would() {
+        let nested = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+        let mut walked = Vec::new();
+        nested.visit(&mut |x| walked.push(x));
+        assert_eq!(nested.as_flat(), Some(walked.as_slice()));
+        assert_eq!([2.5].as_flat(), Some([2.5].as_slice()));
+        assert_eq!(vec![1.0, 2.0].as_flat(), None);
+        let mut stack = Stack::default();
+        stack.push(-1.0);
+        stack.keep(&nested);
+        stack.keep(&vec![7.0, 8.0]);
+        let (mut back, mut tail) = ([[0.0; 3]; 2], vec![0.0; 2]);
+        stack.take(&mut tail);
+        stack.take(&mut back);
+        assert_eq!((back, tail), (nested, vec![7.0, 8.0]));
+        assert_eq!(stack.pop(), -1.0);
+    }
+
     #[test]
     fn finite_finds_one_bad_number_in_any_place() {
         let bad = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY];
