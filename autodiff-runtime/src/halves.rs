@@ -209,18 +209,11 @@ impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for Adjoints<'a,
     }
 }
 
-/// Zeros shaped like `like`, for a shape that is its own gradient's (every shape but a
-/// slice): where a reverse half takes its parameters back, and a data argument's spare
-/// adjoints.
+/// Zeros in the gradient shape of `like` (its own shape, a `Vec` for a slice): where a
+/// reverse half takes its parameters back, and a data argument's spare adjoints, which
+/// must stay finite.
 #[inline]
-pub fn zeros_of<T: Parameters<Gradient = T>>(like: &T) -> T {
-    like.gradient_from(&mut || 0.0)
-}
-
-/// Zero adjoints for an argument given as data where a parameter is differentiated (the
-/// halves' spare, which must stay finite): in its gradient's shape, a `Vec` for a slice.
-#[inline]
-pub fn spare_of<T: Parameters + ?Sized>(like: &T) -> T::Gradient {
+pub fn zeros_of<T: Parameters + ?Sized>(like: &T) -> T::Gradient {
     like.gradient_from(&mut || 0.0)
 }
 

@@ -314,7 +314,7 @@ pub(crate) fn halves(
         |((name, shape), (adjoint, spare))| {
             let argument = argument(shape);
             quote! {
-                let mut #spare = #argument::primal(&#name).map(#private::spare_of);
+                let mut #spare = #argument::primal(&#name).map(#private::zeros_of);
                 let #adjoint: &mut <#shape as ::scalar_autodiff::Parameters>::Gradient =
                     match #argument::adjoints(#name) {
                     ::core::option::Option::Some(#adjoint) => #adjoint,

@@ -176,14 +176,14 @@ impl Lower {
         if let (false, Operand::Place(place)) = (self.array_output, &output.result) {
             self.read_as_scalar(place);
         }
-        // Where a call's result is copied as a scalar, the trace's types must say it is one:
-        // it is read as an operand at that depth somewhere.
         // A copy read as a scalar proves its source one.
         for (var, source) in std::mem::take(&mut self.copied_from) {
             if self.proven.contains(&(var, String::new(), 0)) {
                 self.proven.insert(source);
             }
         }
+        // Where a call's result is copied as a scalar, the trace's types must say it is one:
+        // it is read as an operand at that depth somewhere.
         if !self.needs.iter().all(|need| self.proven.contains(need)) {
             return None;
         }
@@ -253,26 +253,32 @@ fn called(expr: &Expr) -> Option<Called<'_>> {
 
 /// A call of another `#[differentiable]` function's hidden body, as the rewrite writes it.
 struct Called<'e> {
-    /// What is called: `differentiable_g`, `layers::differentiable_g`, or for a method
-    /// the receiver, `self.differentiable_g`.
-    func: &'e Expr,
-    /// A method's receiver, which must be steady data.
-    receiver: Option<&'e Expr>,
-    method: Option<&'e Ident>,
+    callee: Callee<'e>,
     /// The arguments after the backend.
     args: Vec<&'e Expr>,
+}
+
+/// What a [`Called`] calls.
+enum Callee<'e> {
+    /// `differentiable_g` or `layers::differentiable_g`.
+    Function(&'e syn::ExprPath),
+    /// `self.differentiable_g`, or `Self::differentiable_g(self, ..)`: a method of its
+    /// receiver, which must be steady data.
+    Method(&'e Expr, &'e Ident),
 }
 
 impl<'e> Called<'e> {
     /// The call `expr` (without its `?`), if it is one.
     fn of(expr: &'e Expr) -> Option<Called<'e>> {
+        let hidden = |name: &Ident| name.to_string().starts_with("differentiable_");
         match expr {
-            Expr::Call(call) if call.args.first().is_some_and(is_backend) => Some(Called {
-                func: &call.func,
-                receiver: None,
-                method: None,
-                args: call.args.iter().skip(1).collect(),
-            }),
+            Expr::Call(call) if call.args.first().is_some_and(is_backend) => match &*call.func {
+                Expr::Path(func) if func.qself.is_none() => Some(Called {
+                    callee: Callee::Function(func),
+                    args: call.args.iter().skip(1).collect(),
+                }),
+                _ => None,
+            },
             // `Self::differentiable_g(self, __backend, ..)`: the method called as a path.
             Expr::Call(call) if call.args.iter().nth(1).is_some_and(is_backend) => {
                 let Expr::Path(func) = &*call.func else {
@@ -283,11 +289,9 @@ impl<'e> Called<'e> {
                 let by_self_type = func.qself.is_none()
                     && segments.len() == 2
                     && segments[0].ident == "Self"
-                    && method.to_string().starts_with("differentiable_");
+                    && hidden(method);
                 by_self_type.then(|| Called {
-                    func: &call.func,
-                    receiver: Some(&call.args[0]),
-                    method: Some(method),
+                    callee: Callee::Method(&call.args[0], method),
                     args: call.args.iter().skip(2).collect(),
                 })
             }
@@ -295,12 +299,10 @@ impl<'e> Called<'e> {
                 if call.args.first().is_some_and(is_backend)
                     && !is_backend(&call.receiver)
                     && call.turbofish.is_none()
-                    && call.method.to_string().starts_with("differentiable_") =>
+                    && hidden(&call.method) =>
             {
                 Some(Called {
-                    func: &call.receiver,
-                    receiver: Some(&call.receiver),
-                    method: Some(&call.method),
+                    callee: Callee::Method(&call.receiver, &call.method),
                     args: call.args.iter().skip(1).collect(),
                 })
             }
@@ -1288,12 +1290,11 @@ impl Lower {
                 Some(Value::new(Vec::new(), data))
             }
             // A call of another `#[differentiable]` function, its result returned.
-            Expr::Call(_) | Expr::MethodCall(_) if Called::of(tail).is_some() => {
+            _ => {
                 let call = Called::of(tail)?;
                 let called = self.hoisted(|lower| lower.call(&call))?;
                 Some(Value::new(Vec::new(), called))
             }
-            _ => None,
         }
     }
 
@@ -1422,20 +1423,17 @@ impl Lower {
     /// `differentiable_g(__backend, args..)?`, the rewrite of a call of another
     /// `#[differentiable]` function: a call of its halves into a new scalar variable.
     fn call(&mut self, call: &Called<'_>) -> Option<Operand> {
-        let path = match (call.receiver, call.method) {
+        let path = match call.callee {
+            Callee::Function(func) => func.to_token_stream(),
             // A method of steady data (`self.g(..)`), called on the same receiver going
             // back.
-            (Some(receiver), Some(method)) => {
+            Callee::Method(receiver, method) => {
                 let receiver = self.plain(&receiver.to_token_stream())?;
                 if !self.names.steady(&receiver) || self.mentions_tracked(&receiver) {
                     return None;
                 }
                 quote!(#receiver.#method)
             }
-            _ => match call.func {
-                Expr::Path(func) if func.qself.is_none() => func.to_token_stream(),
-                _ => return None,
-            },
         };
         let mut args = Vec::new();
         for &arg in &call.args {
@@ -1815,14 +1813,11 @@ impl Lower {
         for arg in args {
             let operand = self.operand(arg, ops)?;
             if let Operand::Place(place) = &operand {
-                if self.vars[place.var].depth == UNKNOWN {
-                    self.read_as_scalar(place);
-                } else if self.place_depth(&operand) != Some(0) {
+                if self.vars[place.var].depth != UNKNOWN && self.place_depth(&operand) != Some(0) {
                     return None;
-                } else {
-                    // (For a copy of a place of unknown shape, see `copied_from`.)
-                    self.read_as_scalar(place);
                 }
+                // (Also for a copy of a place of unknown shape, see `copied_from`.)
+                self.read_as_scalar(place);
             }
             operands.push(operand);
         }
