@@ -184,6 +184,15 @@ pub mod parallel;
 /// 256 operations must mention `Self` or take `self`, for the generated code to know it is
 /// in an `impl`.)
 ///
+/// Sizes may be generic (`fn dense<const I: usize, const O: usize>(w: [[f64; I]; O], x:
+/// [f64; I]) -> [f64; O]`): each call from another body infers them from its arguments, as
+/// does a direct call (or give them: `dense_graph::<3, 2>(..)`), and the compiled sweeps
+/// cover such helpers at every size. A generic function's `name_grad` gives each
+/// parameter's gradient in its own shape, since stable Rust cannot write a flat
+/// `[f64; I * O + I]`; for the same reason it has no `name_hvp`, `name_hessian`,
+/// `name_jvp` or `name_jacobian` (a function with concrete sizes that calls it has them).
+/// Type parameters (`T: Float`, `f32`) are a compile error.
+///
 /// The plain function and the graph compute the same value bit for bit: the rewrite keeps
 /// every operation, its operands' order and its association as written. (One exception:
 /// `max` and `min` of two equal zeros, where `f64::max` may return either zero and the

@@ -405,6 +405,25 @@ fn emit(input: &DeriveInput, fields: &[Field<'_>], v: Ident) -> TokenStream {
         );
 
         quote! {
+            // Its shape, and its mirror's, so that a const generic function infers its
+            // sizes from either (see `__private::Untracked`).
+            #[automatically_derived]
+            impl #impl_generics ::scalar_autodiff::__private::Untracked for #name #ty_generics
+            #where_clause
+            {
+                type Shape = Self;
+            }
+
+            #[automatically_derived]
+            impl #mirror_impl_generics ::scalar_autodiff::__private::Untracked
+                for #mirror #mirror_ty_generics
+            where
+                #(#user_predicates,)*
+                #(#shape_bounds,)*
+            {
+                type Shape = #name #ty_generics;
+            }
+
             #[automatically_derived]
             impl #impl_generics #trait_path for #name #ty_generics
             where

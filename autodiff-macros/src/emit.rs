@@ -29,6 +29,8 @@ pub(crate) fn functions(
     let ident = &sig.ident;
     let graph = format_ident!("{}_graph", ident, span = ident.span());
     let grad = format_ident!("{}_grad", ident, span = ident.span());
+    let (generics, turbofish) = const_generics(&sig.generics);
+    let generic_list = (!generics.is_empty()).then(|| quote!(<#(#generics),*>));
     let forwarded: Vec<&Attribute> = attrs.iter().filter(|attr| is_forwarded(attr)).collect();
     let plain_sig = signature::without_constant(&sig);
     // The hidden body's name is spanned on the user's body: rustc then never offers it as a
@@ -123,7 +125,7 @@ pub(crate) fn functions(
         #body_inline
         #[allow(dead_code, non_snake_case, non_camel_case_types, unused_mut)]
         #(#forwarded)*
-        #vis fn #body<#lent, #kind: #private::Backend>(
+        #vis fn #body<#lent, #kind: #private::Backend #(, #generics)*>(
             #body_receiver
             #backend: &#kind,
             #(#body_params),*
@@ -287,12 +289,12 @@ pub(crate) fn functions(
                 #[cold]
                 #[inline(never)]
                 #[allow(unused_mut, unused_variables, non_snake_case, clippy::all)]
-                fn #inner(#(#grad_params),*)
+                fn #inner #generic_list(#(#grad_params),*)
                     -> ::core::result::Result<(#float, #gradient_type), #error>
                 {
                     #trace_call
                 }
-                #inner(#(#names),*)
+                #inner #turbofish(#(#names),*)
             }
         }
     };
@@ -331,7 +333,7 @@ pub(crate) fn functions(
                 #[doc(hidden)]
                 #[allow(dead_code, unused_variables, unused_mut)]
                 #(#forwarded)*
-                #vis fn #grad(#receiver #first #(, #grad_params)*) -> ::core::convert::Infallible {
+                #vis fn #grad #generic_list(#receiver #first #(, #grad_params)*) -> ::core::convert::Infallible {
                     match ::scalar_autodiff::ArrayOutputHasNoGrad::never(#first_name) {}
                 }
             }
@@ -341,7 +343,7 @@ pub(crate) fn functions(
             #lints
             #inline
             #(#forwarded)*
-            #vis fn #grad(#receiver #(#grad_params),*)
+            #vis fn #grad #generic_list(#receiver #(#grad_params),*)
                 -> ::core::result::Result<(#float, #gradient_type), #error>
             {
                 #checked
@@ -362,7 +364,11 @@ pub(crate) fn functions(
         tape: &tape,
         list: &list,
     };
+    // Their flat results (`[f64; N]`, `[[f64; N]; N]`) count a generic function's inputs,
+    // which stable Rust cannot write in a type: a function with concrete sizes that calls
+    // this one has them.
     let higher = match output {
+        _ if !generics.is_empty() => None,
         Output::Scalar => Some(crate::higher::functions(&context)),
         Output::Array(ty) => Some(crate::higher::jacobian(&context, ty)),
         _ => None,
@@ -379,7 +385,7 @@ pub(crate) fn functions(
         #(#[doc = #graph_doc])*
         #[allow(dead_code, unused_mut, non_snake_case, clippy::ptr_arg)]
         #(#forwarded)*
-        #vis fn #graph(#receiver #(#graph_params),*)
+        #vis fn #graph #generic_list(#receiver #(#graph_params),*)
             -> ::core::result::Result<#graph_output, #error>
         {
             #graph_run
@@ -389,6 +395,24 @@ pub(crate) fn functions(
 
         #higher
     }
+}
+
+/// The function's const generic parameters (`const N: usize`, the only generics it may
+/// have), and the turbofish that passes them on (`::<N>`), if any.
+pub(crate) fn const_generics(
+    generics: &syn::Generics,
+) -> (Vec<&syn::ConstParam>, Option<TokenStream>) {
+    let consts: Vec<&syn::ConstParam> = generics
+        .params
+        .iter()
+        .filter_map(|param| match param {
+            syn::GenericParam::Const(constant) => Some(constant),
+            _ => None,
+        })
+        .collect();
+    let names = consts.iter().map(|constant| &constant.ident);
+    let turbofish = (!consts.is_empty()).then(|| quote!(::<#(#names),*>));
+    (consts, turbofish)
 }
 
 /// Whether the signature or the body names `Self` or `self`: then the function is inside
@@ -440,9 +464,11 @@ enum Form {
 }
 
 fn gradient_form(tracked: &[&Param]) -> Form {
+    // A length of a const generic (`[f64; N]`) cannot be added up in a type on stable Rust:
+    // the gradient then comes in each parameter's shape.
     let declared = tracked
         .iter()
-        .any(|param| matches!(param.kind, Kind::Declared { .. }));
+        .any(|param| matches!(param.kind, Kind::Declared { .. }) || param.generic);
     match (declared, tracked.len()) {
         (false, _) => Form::Flat,
         (true, 1) => Form::Single,
@@ -595,15 +621,36 @@ fn body_params(params: &[Param], stub: Option<()>) -> Vec<TokenStream> {
         .map(|(index, param)| {
             // A rejected function's stand-in takes whatever its callers' bodies pass, so
             // that a caller gets no second error for the callee's.
+            // (One whose type names a size still fixes it, or rustc could not infer it.)
             if stub.is_some() {
                 let name = Ident::new(&format!("_arg{index}"), Span::mixed_site());
-                return quote!(#name: impl ::core::marker::Sized);
+                return match &param.kind {
+                    _ if !param.generic => quote!(#name: impl ::core::marker::Sized),
+                    Kind::Data => {
+                        let ty = &param.ty;
+                        quote!(#name: #ty)
+                    }
+                    _ => {
+                        let shape = param.shape();
+                        quote!(#name: impl #private::Shaped<Shape = #shape>)
+                    }
+                };
             }
             let name = param_name(param, index);
             match &param.kind {
                 Kind::Data => {
                     let (mutability, ty) = (param.mutability, &param.ty);
                     quote!(#mutability #name: #ty)
+                }
+                // A shape naming a const generic (`[f64; N]`) is inferred from the
+                // argument's type (see `__private::Untracked`).
+                _ if param.generic => {
+                    let shape = param.shape();
+                    let lent = lent_lifetime();
+                    quote! {
+                        #name: impl #private::Argument<#lent, #kind, #shape>
+                            + #private::Shaped<Shape = #shape>
+                    }
                 }
                 _ => {
                     let shape = param.shape();
@@ -729,7 +776,10 @@ pub(crate) fn stubs(
     let body_output = output_type(output, &quote!(#kind::Value));
     let graph_output = output_type(output, &quote!(::scalar_autodiff::Scalar));
     let receiver = signature::receiver(sig).map(|receiver| quote!(#receiver,));
-    let higher = matches!(output, Output::Scalar).then(|| {
+    // (A type parameter is an error of its own: the stand-ins keep only the sizes.)
+    let (generics, _) = const_generics(&sig.generics);
+    let generic_list = (!generics.is_empty()).then(|| quote!(<#(#generics),*>));
+    let higher = (matches!(output, Output::Scalar) && generics.is_empty()).then(|| {
         crate::higher::stubs(&crate::higher::StubContext {
             ident,
             vis,
@@ -749,7 +799,7 @@ pub(crate) fn stubs(
 
         #[doc(hidden)]
         #[allow(dead_code, non_snake_case, unused_variables)]
-        #vis fn #body<#lent, #kind: ::scalar_autodiff::__private::Backend>(
+        #vis fn #body<#lent, #kind: ::scalar_autodiff::__private::Backend #(, #generics)*>(
             #receiver
             _backend: &#kind,
             #(#body_params),*
@@ -761,12 +811,12 @@ pub(crate) fn stubs(
         }
 
         #[allow(dead_code, unused_variables, unused_mut, clippy::ptr_arg)]
-        #vis fn #graph(#receiver #(#graph_params),*) -> ::core::result::Result<#graph_output, #error> {
+        #vis fn #graph #generic_list(#receiver #(#graph_params),*) -> ::core::result::Result<#graph_output, #error> {
             ::core::panic!(#rejected)
         }
 
         #[allow(dead_code, unused_variables, unused_mut)]
-        #vis fn #grad(#receiver #(#grad_params),*)
+        #vis fn #grad #generic_list(#receiver #(#grad_params),*)
             -> ::core::result::Result<(#float, #gradient_type), #error>
         {
             ::core::panic!(#rejected)

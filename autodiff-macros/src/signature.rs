@@ -2,10 +2,11 @@
 //! differentiated, every other parameter (and any marked `#[constant]`) is data.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, ToTokens};
 use syn::visit::Visit;
 use syn::{
-    Attribute, Expr, FnArg, Ident, ItemFn, Meta, Pat, ReturnType, Safety, Signature, Token, Type,
+    Attribute, Expr, FnArg, GenericParam, Ident, ItemFn, Meta, Pat, ReturnType, Safety, Signature,
+    Token, Type,
 };
 
 use crate::errors::Errors;
@@ -38,6 +39,9 @@ pub(crate) struct Param {
     pub(crate) ty: Type,
     /// How the parameter takes part in the gradient.
     pub(crate) kind: Kind,
+    /// Whether its type names one of the function's const generic parameters (`[f64; N]`):
+    /// then no flat gradient can count its entries on stable Rust.
+    pub(crate) generic: bool,
 }
 
 impl Param {
@@ -83,13 +87,28 @@ pub(crate) fn check(item: &ItemFn, errors: &mut Errors) -> (Vec<Param>, Output) 
         errors.push(stray_constant(attr));
     }
     qualifiers(sig, errors);
-    if !sig.generics.params.is_empty() {
-        errors.push(lesson(
-            &sig.generics,
-            "generic functions cannot be #[differentiable]",
-            "the gradient is computed on concrete `f64` values, one per parameter",
-            "remove the generic parameters and write concrete types for every parameter",
-        ));
+    for param in &sig.generics.params {
+        match param {
+            // `const N: usize`: one function per size, as plain Rust has.
+            GenericParam::Const(constant) if constant.default.is_none() => {}
+            GenericParam::Const(constant) => errors.push(lesson(
+                constant,
+                "a const parameter of a #[differentiable] function cannot have a default",
+                "the sizes come from the arguments, or from a turbofish such as \
+                 `linear_graph::<16, 64>(..)`",
+                "remove the default",
+            )),
+            _ => errors.push(lesson(
+                param,
+                "only const generic parameters, such as `const N: usize`, can appear on a \
+                 #[differentiable] function",
+                "the gradient is computed on `f64` values; array sizes may be generic \
+                 (`fn dense<const I: usize, const O: usize>(w: [[f64; I]; O], x: [f64; I]) \
+                 -> [f64; O]`), but a type (`T: Float`, `f32`) or a lifetime may not",
+                "write `f64` and concrete reference types; keep `const N: usize` parameters \
+                 for sizes",
+            )),
+        }
     }
     if let Some(where_clause) = &sig.generics.where_clause {
         errors.push(lesson(
@@ -177,6 +196,15 @@ fn parameters(sig: &Signature, errors: &mut Errors) -> Vec<Param> {
     let mut params = Vec::new();
     // Whether a parameter's role was reported: then "nothing to differentiate" is not news.
     let mut unclear = false;
+    let consts: Vec<&Ident> = sig
+        .generics
+        .params
+        .iter()
+        .filter_map(|param| match param {
+            GenericParam::Const(constant) => Some(&constant.ident),
+            _ => None,
+        })
+        .collect();
     for input in &sig.inputs {
         let typed = match input {
             FnArg::Receiver(receiver) => {
@@ -248,6 +276,7 @@ fn parameters(sig: &Signature, errors: &mut Errors) -> Vec<Param> {
             mutability,
             ty,
             kind,
+            generic: names_any(&typed.ty, &consts),
         });
     }
     if sig.inputs.is_empty() {
@@ -543,4 +572,16 @@ pub(crate) fn receiver(sig: &Signature) -> Option<&syn::Receiver> {
         Some(FnArg::Receiver(receiver)) => Some(receiver),
         _ => None,
     }
+}
+
+/// Whether `ty` names any of `consts` (as an array length, say).
+fn names_any(ty: &Type, consts: &[&Ident]) -> bool {
+    fn walk(tokens: proc_macro2::TokenStream, consts: &[&Ident]) -> bool {
+        tokens.into_iter().any(|token| match token {
+            proc_macro2::TokenTree::Ident(ident) => consts.iter().any(|name| **name == ident),
+            proc_macro2::TokenTree::Group(group) => walk(group.stream(), consts),
+            _ => false,
+        })
+    }
+    !consts.is_empty() && walk(ty.to_token_stream(), consts)
 }

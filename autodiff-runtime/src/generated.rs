@@ -101,6 +101,71 @@ pub fn lend_data<'a, B: Backend, T: Parameters + ?Sized>(
     Ok(Lent::Owned(constants))
 }
 
+/// The shape of a value a body computes with, tracked or not: `[[f64; 3]; 2]` for
+/// `[[Scalar; 3]; 2]`, `[[Id; 3]; 2]` or `[[f64; 3]; 2]`. Through [`Shaped`] it lets rustc
+/// infer a const generic function's sizes from its arguments (`linear(w, x)` for
+/// `fn linear<const I: usize, const O: usize>(w: [[f64; I]; O], ..)`), which the
+/// `Parameters::Tracked` projection alone cannot.
+pub trait Untracked {
+    /// The value's shape, made of `f64`.
+    type Shape: ?Sized;
+}
+
+macro_rules! scalar_untracked {
+    ($([$($generics:tt)*] $value:ty;)*) => {$(
+        impl<$($generics)*> Untracked for $value {
+            type Shape = f64;
+        }
+    )*};
+}
+
+scalar_untracked! {
+    [] f64;
+    [] crate::scalar::Scalar;
+    ['t] Id<'t>;
+    [] Dual;
+}
+
+impl<T: Untracked, const N: usize> Untracked for [T; N]
+where
+    T::Shape: Sized,
+{
+    type Shape = [T::Shape; N];
+}
+
+impl<T: Untracked> Untracked for [T]
+where
+    T::Shape: Sized,
+{
+    type Shape = [T::Shape];
+}
+
+impl<T: Untracked> Untracked for Vec<T>
+where
+    T::Shape: Sized,
+{
+    type Shape = Vec<T::Shape>;
+}
+
+/// The parameter shape an argument of a composed call stands for (see [`Untracked`]): a
+/// const generic function's hidden body bounds each parameter whose type names a size on
+/// it.
+pub trait Shaped {
+    /// The shape of the differentiated parameter the argument is passed for.
+    type Shape: ?Sized;
+}
+
+impl<T: Untracked + ?Sized> Shaped for Tracked<'_, T> {
+    type Shape = T::Shape;
+}
+
+/// A value of `T` for rustc's inference only, in code that never runs (it takes a
+/// value that cannot exist).
+#[inline(always)]
+pub fn witness<T: ?Sized + 'static>(never: core::convert::Infallible) -> &'static T {
+    match never {}
+}
+
 /// `Argument` for data of shape `$shape` passed as `$data`: its scalars become constants.
 /// (One impl per type rather than a blanket impl, which would overlap the `Tracked` one.)
 /// (`$view` makes `&$shape` of `$value: &$data`.)
@@ -125,6 +190,25 @@ macro_rules! data_argument {
             }
         }
     )*};
+}
+
+/// `Shaped` for data passed as `$data`: the shape it is lent as where that is one.
+macro_rules! data_shaped {
+    ($([$($generics:tt)*] $data:ty => $shape:ty;)*) => {$(
+        impl<$($generics)*> Shaped for $data {
+            type Shape = $shape;
+        }
+    )*};
+}
+
+data_shaped! {
+    [] f64 => f64;
+    [] &f64 => f64;
+    [T: Parameters, const K: usize] [T; K] => [T; K];
+    [T: Parameters, const K: usize] &[T; K] => [T; K];
+    [T: Parameters] &[T] => [T];
+    [T: Parameters] Vec<T> => Vec<T>;
+    [T: Parameters] &Vec<T> => Vec<T>;
 }
 
 data_argument! {

@@ -16,7 +16,7 @@
 use std::cell::{RefCell, RefMut};
 
 use crate::error::ScalarAutodiffError;
-use crate::generated::{Argument, Lent};
+use crate::generated::{Argument, Lent, Shaped, Untracked};
 use crate::parameters::Parameters;
 use crate::sweep::Stack;
 use crate::trace::Backend;
@@ -85,6 +85,10 @@ impl Run for Halves<'_> {
 #[derive(Debug)]
 pub struct Whole<'a, T: ?Sized>(pub &'a T);
 
+impl<T: ?Sized> Shaped for Whole<'_, T> {
+    type Shape = T;
+}
+
 impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for Whole<'a, T> {
     #[inline]
     fn lend(self, _backend: &B) -> Result<Lent<'a, T::Tracked<B::Value>>> {
@@ -101,6 +105,10 @@ impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for Whole<'a, T>
 /// (with [`AdjointsOf`]): a value that does not change, such as the caller's parameter.
 #[derive(Debug)]
 pub struct Steady<'a, T: ?Sized>(pub &'a T);
+
+impl<T: ?Sized> Shaped for Steady<'_, T> {
+    type Shape = T;
+}
 
 impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for Steady<'a, T> {
     #[inline]
@@ -149,6 +157,10 @@ impl<'a, B: Backend, T: Parameters> Argument<'a, B, [T]> for Steady<'a, Vec<T>> 
 #[derive(Debug)]
 pub struct AdjointsOf<'a, G: ?Sized, T: ?Sized>(pub &'a mut G, pub &'a T);
 
+impl<G: ?Sized, T: ?Sized> Shaped for AdjointsOf<'_, G, T> {
+    type Shape = T;
+}
+
 impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for AdjointsOf<'a, T::Gradient, T> {
     #[inline]
     fn lend(self, _backend: &B) -> Result<Lent<'a, T::Tracked<B::Value>>> {
@@ -196,6 +208,11 @@ impl<'a, B: Backend, T: Parameters> Argument<'a, B, [T]>
 /// (in the parameter's gradient shape), passed where the forward call passed [`Whole`].
 #[derive(Debug)]
 pub struct Adjoints<'a, T: ?Sized>(pub &'a mut T);
+
+/// (A gradient of `f64`s has its parameter's shape, an array's or a derived struct's.)
+impl<G: Untracked + ?Sized> Shaped for Adjoints<'_, G> {
+    type Shape = G::Shape;
+}
 
 impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for Adjoints<'a, T::Gradient> {
     #[inline]

@@ -649,8 +649,8 @@ macro_rules! backend {
         /// What generated code needs from a graph: one method per operation, with the
         /// same operand order, values and errors as [`Scalar`]'s own methods.
         pub trait Backend {
-            /// A node of this backend's graph.
-            type Value: Clone;
+            /// A node of this backend's graph (a scalar: its shape is `f64`).
+            type Value: Clone + crate::generated::Untracked<Shape = f64>;
             /// An untracked leaf.
             #[track_caller]
             fn constant(&self, value: f64) -> Result<Self::Value>;

@@ -34,6 +34,7 @@ programs! {
     any_module_and_visibility = "../../ui-tests/pass/any-module-and-visibility.rs",
     branches = "../../ui-tests/pass/branches.rs",
     composition = "../../ui-tests/pass/composition.rs",
+    const_generic_helpers = "../../ui-tests/pass/const-generic-helpers.rs",
     data_parameters = "../../ui-tests/pass/data-parameters.rs",
     detached_constants = "../../ui-tests/pass/detached-constants.rs",
     early_return_and_blocks = "../../ui-tests/pass/early-return-and-blocks.rs",

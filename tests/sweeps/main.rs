@@ -8,6 +8,7 @@ mod support;
 
 mod cases;
 mod control;
+mod generic;
 mod guard;
 mod helpers;
 mod hvp;

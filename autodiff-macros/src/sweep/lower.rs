@@ -48,6 +48,7 @@ pub(crate) fn lower(
         copied_from: Vec::new(),
         copies: std::collections::HashSet::new(),
         copies_of_params: Vec::new(),
+        witnesses: std::collections::HashMap::new(),
     };
     for param in params {
         let name = param.ident.clone()?;
@@ -62,6 +63,9 @@ pub(crate) fn lower(
                 let lengths = signature::array_lengths(&param.ty);
                 let var = lower.declare(&name, true, lengths.len(), quote!());
                 lower.vars[var].lengths = lengths.iter().map(|len| len.to_token_stream()).collect();
+                lower
+                    .witnesses
+                    .insert(var, crate::emit::f64_shape(&param.ty));
                 lower.bind(
                     &name,
                     Some(Place {
@@ -76,6 +80,7 @@ pub(crate) fn lower(
             // parameter's adjoint receives the copy's at its start.
             Kind::Scalar if !half => {
                 let var = lower.declare(&name, true, 0, quote!());
+                lower.witnesses.insert(var, quote!(f64));
                 let local = lower.declare(&name, false, 0, quote!(0.0f64));
                 lower.vars[local].mutable = true;
                 let whole = |var| Place {
@@ -90,8 +95,9 @@ pub(crate) fn lower(
                 lower.bind(&name, Some(whole(local)));
             }
             // A parameter struct (or a slice, a `Vec`): places are its fields' elements.
-            Kind::Declared { .. } if param.mutability.is_none() => {
+            Kind::Declared { ref shape } if param.mutability.is_none() => {
                 let var = lower.declare(&name, true, UNKNOWN, quote!());
+                lower.witnesses.insert(var, shape.to_token_stream());
                 lower.bind(
                     &name,
                     Some(Place {
@@ -416,6 +422,8 @@ struct Lower {
     copies: std::collections::HashSet<String>,
     /// `let mut y = y;` of each `mut` scalar parameter: the body's first statements.
     copies_of_params: Vec<Stmt>,
+    /// Each differentiated parameter's shape, by its variable (see [`Lower::witness`]).
+    witnesses: std::collections::HashMap<VarId, TokenStream>,
 }
 
 /// A loop over a tracked array, as [`Lower::tracked_iter`] rewrites it.
@@ -458,6 +466,24 @@ impl Lower {
             lengths: Vec::new(),
         });
         id
+    }
+
+    /// An expression of `place`'s type that rustc types without running it: a
+    /// parameter's from its declared shape, a local's from its zeros, then the place's
+    /// fields and (first) elements. It lets a call's result adjoints be typed, and a const
+    /// generic callee's sizes inferred, where the argument's value is out of scope.
+    fn witness(&self, place: &Place) -> TokenStream {
+        let private = quote!(::scalar_autodiff::__private);
+        let base = match self.witnesses.get(&place.var) {
+            Some(shape) => quote!((*#private::witness::<#shape>(loop {}))),
+            None => {
+                let zero = &self.vars[place.var].zero;
+                quote!((#zero))
+            }
+        };
+        let fields = &place.fields;
+        let indices = place.indices.iter().map(|_| quote!([0usize]));
+        quote!(#base #fields #(#indices)*)
     }
 
     fn bind(&mut self, name: &Ident, place: Option<Place>) {
@@ -1483,7 +1509,20 @@ impl Lower {
             }
         }
         let name = Ident::new("__called", Span::mixed_site());
-        let var = self.declare(&name, false, UNKNOWN, zero_of(&path, &args));
+        // Each tracked argument's type, for rustc to infer the result's (and a const
+        // generic callee's sizes) from.
+        let private = quote!(::scalar_autodiff::__private);
+        let witnesses: Vec<TokenStream> = args
+            .iter()
+            .map(|arg| match arg {
+                Arg::Tracked(place) => {
+                    let witness = self.witness(place);
+                    quote!(#private::Whole(&#witness))
+                }
+                Arg::Data(tokens) => tokens.clone(),
+            })
+            .collect();
+        let var = self.declare(&name, false, UNKNOWN, zero_of(&path, &witnesses));
         self.vars[var].call = true;
         self.called.push(var);
         self.pending.push(Stmt::Call {
@@ -2165,14 +2204,10 @@ fn lengths(zero: &TokenStream) -> Vec<TokenStream> {
 
 /// The adjoints of a call's result: zeros of the type the callee's hidden body returns
 /// on the `Halves` backend, which rustc infers from a call that never runs (in a closure
-/// never called, with diverging tracked arguments; the data, steady, are in scope
-/// wherever the reverse sweep declares its adjoints).
-fn zero_of(path: &TokenStream, args: &[Arg]) -> TokenStream {
+/// never called, with each tracked argument's [`Lower::witness`]; the data, steady, are
+/// in scope wherever the reverse sweep declares its adjoints).
+fn zero_of(path: &TokenStream, args: &[TokenStream]) -> TokenStream {
     let private = quote!(::scalar_autodiff::__private);
-    let args = args.iter().map(|arg| match arg {
-        Arg::Tracked(_) => quote!(#private::Adjoints(loop {})),
-        Arg::Data(tokens) => tokens.clone(),
-    });
     quote! {
         #private::zero_of(|| #path(
             &#private::Halves::forward(loop {}),
