@@ -10,6 +10,8 @@
 //!   fold or loop is `{ let items = g(..); items.iter()... }`: the rewrite iterates over a
 //!   named array.
 //!
+//! - `g(..)[i]` is `{ let items = g(..); items[i] }`, for the same reason.
+//!
 //! - In a loop body, `if c { s; continue; } rest` is `if c { s } else { rest }`: the rest
 //!   of the iteration is what the `continue` skips. (Only at the body's own level, for a
 //!   `continue` of this loop, and when `s` holds no other `break` or `continue`.)
@@ -80,6 +82,28 @@ impl VisitMut for Desugar {
         drop_unused_label(&mut lp.label, &lp.body);
     }
 
+    // An assignment's target, and what `&mut` borrows, stay places: `g(..)[i] = v` is
+    // not `indexed_call`'s.
+    fn visit_expr_assign_mut(&mut self, assign: &mut syn::ExprAssign) {
+        self.visit_place_mut(&mut assign.left);
+        self.visit_expr_mut(&mut assign.right);
+    }
+
+    fn visit_expr_binary_mut(&mut self, binary: &mut syn::ExprBinary) {
+        if !is_compound(&binary.op) {
+            return visit_mut::visit_expr_binary_mut(self, binary);
+        }
+        self.visit_place_mut(&mut binary.left);
+        self.visit_expr_mut(&mut binary.right);
+    }
+
+    fn visit_expr_reference_mut(&mut self, reference: &mut syn::ExprReference) {
+        match reference.mutability {
+            Some(_) => self.visit_place_mut(&mut reference.expr),
+            None => visit_mut::visit_expr_reference_mut(self, reference),
+        }
+    }
+
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
         visit_mut::visit_expr_mut(self, expr);
         if let Expr::Match(branch) = expr {
@@ -97,7 +121,60 @@ impl VisitMut for Desugar {
                 *expr = named;
             }
         }
+        if let Expr::Index(index) = expr {
+            if let Some(named) = indexed_call(index) {
+                *expr = named;
+            }
+        }
     }
+}
+
+impl Desugar {
+    /// A place's indices and its root, but not the place itself.
+    fn visit_place_mut(&mut self, place: &mut Expr) {
+        match place {
+            Expr::Index(index) => {
+                self.visit_expr_mut(&mut index.index);
+                self.visit_place_mut(&mut index.expr);
+            }
+            Expr::Field(field) => self.visit_place_mut(&mut field.base),
+            Expr::Paren(paren) => self.visit_place_mut(&mut paren.expr),
+            other => self.visit_expr_mut(other),
+        }
+    }
+}
+
+/// Whether `op` is a compound assignment (`+=`, `*=`, ...).
+fn is_compound(op: &syn::BinOp) -> bool {
+    use syn::BinOp::*;
+    matches!(
+        op,
+        AddAssign(_)
+            | SubAssign(_)
+            | MulAssign(_)
+            | DivAssign(_)
+            | RemAssign(_)
+            | BitXorAssign(_)
+            | BitAndAssign(_)
+            | BitOrAssign(_)
+            | ShlAssign(_)
+            | ShrAssign(_)
+    )
+}
+
+/// `g(..)[i]` (or a method call's `[i]`) is `{ let items = g(..); items[i] }`: the rewrite
+/// indexes named arrays.
+fn indexed_call(index: &syn::ExprIndex) -> Option<Expr> {
+    let source = unparenthesized(&index.expr);
+    if !matches!(source, Expr::Call(_) | Expr::MethodCall(_)) {
+        return None;
+    }
+    let items = Ident::new(crate::hoist::ITEMS, Span::call_site());
+    let (source, at) = (source.clone(), &index.index);
+    Some(parse_quote!({
+        let #items = #source;
+        #items[#at]
+    }))
 }
 
 /// The macro a desugared `match` tests each arm's pattern with: `::core::matches!`.

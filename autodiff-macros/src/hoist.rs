@@ -106,7 +106,7 @@ fn hoist(expr: &mut Expr, out: &mut Vec<Stmt>, count: &mut usize) {
 }
 
 /// `{ let __autodiff_items = src; tail }`: its `let` moved into `out` under a name of its
-/// own, and the tail reading that name.
+/// own, and the tail reading that name (a chain from its `.iter()`, or an index).
 fn named_items(block: &syn::ExprBlock, out: &mut Vec<Stmt>, count: &mut usize) -> Option<Expr> {
     if block.label.is_some() || !block.attrs.is_empty() {
         return None;
@@ -127,7 +127,11 @@ fn named_items(block: &syn::ExprBlock, out: &mut Vec<Stmt>, count: &mut usize) -
     hoist(&mut src, out, count);
     out.push(parse_quote!(let #renamed = #src;));
     let mut tail = tail.clone();
-    crate::desugar::replace_head(&mut tail, &renamed);
+    match &mut tail {
+        // `items[i]` (see `desugar::indexed_call`).
+        Expr::Index(index) => *index.expr = parse_quote!(#renamed),
+        _ => crate::desugar::replace_head(&mut tail, &renamed),
+    }
     Some(tail)
 }
 

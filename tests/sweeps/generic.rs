@@ -85,7 +85,11 @@ fn loss(#[param] p: &Model, tokens: &[usize]) -> f64 {
     let mut total = 0.0;
     for pos in 0..tokens.len().saturating_sub(1) {
         let x = block(p.fc1, p.fc2, p.wte[tokens[pos]]);
-        total += nll(linear(p.head, x), tokens[pos + 1]);
+        // A helper's result indexed as it is; data indexed through a method, assigned to.
+        let mut scale = vec![0.0; 2];
+        scale.as_mut_slice()[1] = 0.125;
+        total +=
+            nll(linear(p.head, x), tokens[pos + 1]) + scale[1] * linear(p.head, x)[pos % VOCAB];
     }
     total
 }

@@ -1,7 +1,7 @@
 // Sizes can be generic: one `dense` layer serves every shape (`const I: usize, const O:
 // usize`), each call infers them from its arguments, and a direct call takes them from
 // the arguments or a turbofish. A generic function's `name_grad` gives each parameter's
-// gradient in its own shape.
+// gradient in its own shape. A helper's result can be indexed as it is (`dense(w, h)[0]`).
 #![deny(warnings)]
 
 use scalar_autodiff::differentiable;
@@ -32,8 +32,7 @@ pub fn sum_sq<const N: usize>(x: [f64; N]) -> f64 {
 #[differentiable]
 fn net(w1: [[f64; 3]; 2], w2: [[f64; 2]; 1], x: [f64; 3]) -> f64 {
     let h = dense(w1, x);
-    let y = dense(w2, h);
-    y[0] + 0.5 * sum_sq(h)
+    dense(w2, h)[0] + 0.5 * sum_sq(h)
 }
 
 /// Checks the gradients (`pub` so that `tests/sweeps/guard.rs` can run it too).
