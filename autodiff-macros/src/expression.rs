@@ -70,6 +70,7 @@ impl Rewriter<'_> {
                 }
             }
             Expr::Call(call) if scan.tracked && self.composable(call) => self.compose(call),
+            Expr::MethodCall(call) if self.pushes(call) => self.push(call),
             Expr::MethodCall(call) if self.composable_method(call) => self.compose_method(call),
             Expr::Block(block) if block.label.is_none() && block.attrs.is_empty() => {
                 self.block_value(&block.block)

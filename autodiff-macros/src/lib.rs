@@ -32,6 +32,7 @@ mod emit;
 mod errors;
 mod expand;
 mod expression;
+mod growable;
 mod higher;
 mod hoist;
 mod lesson;

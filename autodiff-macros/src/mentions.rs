@@ -105,7 +105,10 @@ pub(crate) fn macro_mentions(
     tokens: &TokenStream,
     lookup: &dyn Fn(&str) -> Option<Tracked>,
 ) -> bool {
-    tokens.clone().into_iter().any(|token| match token {
+    let tokens: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    tokens.iter().enumerate().any(|(at, token)| match token {
+        // `name.len()` is data, as outside a macro (`vec![0.0; keys.len()]`).
+        TokenTree::Ident(_) if is_length(&tokens[at + 1..]) => false,
         TokenTree::Ident(ident) => lookup(&ident.to_string()).is_some(),
         TokenTree::Group(group) => macro_mentions(&group.stream(), lookup),
         TokenTree::Literal(literal) => {
@@ -114,6 +117,19 @@ pub(crate) fn macro_mentions(
         }
         TokenTree::Punct(_) => false,
     })
+}
+
+/// Whether `rest` starts with `.len()` or `.is_empty()`.
+fn is_length(rest: &[TokenTree]) -> bool {
+    match rest {
+        [TokenTree::Punct(dot), TokenTree::Ident(method), TokenTree::Group(args), ..] => {
+            dot.as_char() == '.'
+                && (method == "len" || method == "is_empty")
+                && args.delimiter() == proc_macro2::Delimiter::Parenthesis
+                && args.stream().is_empty()
+        }
+        _ => false,
+    }
 }
 
 /// The names captured by a format string: `{name}` and `{name:...}`.
@@ -244,7 +260,10 @@ impl<'ast> Visit<'ast> for Scanner<'_> {
             self.detached -= 1;
             return;
         }
-        if call.method == "len" && call.args.is_empty() && self.is_place(&call.receiver) {
+        if (call.method == "len" || call.method == "is_empty")
+            && call.args.is_empty()
+            && self.is_place(&call.receiver)
+        {
             // The length of an array, slice or vector is data, tracked elements or not (an
             // `f64` has no `len`); only its indices are scanned.
             self.visit_indices(&call.receiver);

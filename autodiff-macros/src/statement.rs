@@ -6,6 +6,7 @@ use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{Block, Expr, ExprAssign, ExprBinary, ExprReturn, Item, Local, Pat, Stmt, Token};
 
+use crate::growable;
 use crate::mentions::{macro_mentions, Tracked};
 use crate::plain::strip_detach_expr;
 use crate::rewrite::{backend, compound, is_assign_op, unparenthesized, Binding, Rewriter};
@@ -238,6 +239,22 @@ impl Rewriter<'_> {
             return quote!(#(#attrs)* #let_token #full_pat #eq #value #else_token #diverge;);
         }
         if let Some(single) = single {
+            // `let mut keys = Vec::new();` that a tracked value is pushed into (see
+            // `growable`).
+            if let (Some(start), true) = (growable::new_vec(&init.expr), self.is_promoted(key)) {
+                let ident = &single.ident;
+                let shape = ty.and_then(growable::element_shape);
+                if ty.is_some() && shape.is_none() {
+                    self.errors.push(unsupported::binding(local));
+                    self.declare(ident, Binding::Rejected);
+                    return TokenStream::new();
+                }
+                self.declare(ident, Binding::Local);
+                let (mutability, start) = (&single.mutability, growable::declaration(&start, shape));
+                return quote_spanned!(local.let_token.span=>
+                    #(#attrs)* let #mutability #ident = #start;
+                );
+            }
             let value = self.expr(&init.expr);
             let (mutability, ident) = (&single.mutability, &single.ident);
             let tracked = value.is_tracked() || (self.is_promoted(key) && value.is_valid());
@@ -256,7 +273,9 @@ impl Rewriter<'_> {
                             || matches!(
                                 unparenthesized(&init.expr),
                                 Expr::Array(_) | Expr::Repeat(_) | Expr::Path(_)
-                            ) =>
+                            )
+                            || matches!(unparenthesized(&init.expr),
+                                Expr::Macro(mac) if mac.mac.path.is_ident("vec")) =>
                     {
                         let backend = backend();
                         Value::Node(

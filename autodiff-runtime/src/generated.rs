@@ -404,11 +404,28 @@ impl<T: Parameters, const K: usize> PlainShape for [T; K] {
     }
 }
 
+impl<T: Parameters> PlainShape for Vec<T> {
+    type Shape = Vec<T>;
+    fn shape(&self) -> &Vec<T> {
+        self
+    }
+}
+
 impl<P: PlainShape> PlainShape for &P {
     type Shape = P::Shape;
     fn shape(&self) -> &P::Shape {
         (**self).shape()
     }
+}
+
+/// A growable local of tracked values in `S`'s shape (`let mut keys: Vec<[f64; D]> =
+/// Vec::new();`), typed by its shape so that it can be read before the first `push`.
+#[inline(always)]
+pub fn growable<S: Parameters, B: Backend>(
+    _backend: &B,
+    start: Vec<S::Tracked<B::Value>>,
+) -> Vec<S::Tracked<B::Value>> {
+    start
 }
 
 /// `value` as constants of `backend`, in its shape.
