@@ -250,7 +250,8 @@ impl Rewriter<'_> {
                     return TokenStream::new();
                 }
                 self.declare(ident, Binding::Local);
-                let (mutability, start) = (&single.mutability, growable::declaration(&start, shape));
+                let (mutability, start) =
+                    (&single.mutability, growable::declaration(&start, shape));
                 return quote_spanned!(local.let_token.span=>
                     #(#attrs)* let #mutability #ident = #start;
                 );

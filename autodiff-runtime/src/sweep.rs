@@ -444,6 +444,21 @@ impl<T: Numbers, const K: usize> Numbers for [T; K] {
     }
 }
 
+impl<T: Numbers> Numbers for Vec<T> {
+    #[inline]
+    fn all_finite(&self) -> bool {
+        self.iter().all(Numbers::all_finite)
+    }
+    #[inline]
+    fn keep(&self, stack: &mut Stack) {
+        self.iter().for_each(|number| number.keep(stack));
+    }
+    #[inline]
+    fn take(&mut self, stack: &mut Stack) {
+        self.iter_mut().rev().for_each(|number| number.take(stack));
+    }
+}
+
 /// `f64` constants as duals, in any array shape: a local array of constants in
 /// `name_hvp`'s sweeps.
 pub trait Lift {
@@ -466,6 +481,14 @@ impl<T: Lift, const K: usize> Lift for [T; K] {
     #[inline]
     fn lift(self) -> [T::Dual; K] {
         self.map(T::lift)
+    }
+}
+
+impl<T: Lift> Lift for Vec<T> {
+    type Dual = Vec<T::Dual>;
+    #[inline]
+    fn lift(self) -> Vec<T::Dual> {
+        self.into_iter().map(T::lift).collect()
     }
 }
 

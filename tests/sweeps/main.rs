@@ -9,6 +9,7 @@ mod support;
 mod cases;
 mod control;
 mod generic;
+mod growable;
 mod guard;
 mod helpers;
 mod hvp;

@@ -770,6 +770,14 @@ impl Lower {
                 return self.constant_local(&name, mutable, &array, expr);
             };
             let depth = array_depth(&array);
+            // A run-time length is read again going back: it must not change.
+            if let Some((_, len)) = vec_repeat(&array) {
+                let len = len.to_token_stream();
+                if !self.names.steady(&len) || self.mentions_tracked(&len) {
+                    why("local vector's length", &len);
+                    return None;
+                }
+            }
             let init = self.plain(&array.to_token_stream())?;
             let lengths = lengths(&zero);
             let var = self.declare(&name, false, depth, zero);
@@ -2134,9 +2142,34 @@ fn zeros(array: &Expr) -> Option<TokenStream> {
             Some(quote!([#inner; #len]))
         }
         Expr::Paren(paren) => zeros(&paren.expr),
+        // `vec![e; n]`: a local sized at run time (`n` steady data, see `Lower::local`).
+        Expr::Macro(_) => {
+            let (elem, len) = vec_repeat(array)?;
+            let inner = zeros(&elem).unwrap_or_else(|| quote!(0.0f64));
+            Some(quote!(::std::vec![#inner; #len]))
+        }
         _ => None,
     }
     .filter(|_| array_depth(array) > 0)
+}
+
+/// `vec![e; n]` as `(e, n)`.
+fn vec_repeat(expr: &Expr) -> Option<(Expr, Expr)> {
+    let Expr::Macro(mac) = expr else {
+        return None;
+    };
+    let last = mac.mac.path.segments.last()?;
+    if last.ident != "vec" {
+        return None;
+    }
+    mac.mac
+        .parse_body_with(|input: syn::parse::ParseStream| {
+            let elem: Expr = input.parse()?;
+            input.parse::<syn::Token![;]>()?;
+            let len: Expr = input.parse()?;
+            Ok((elem, len))
+        })
+        .ok()
 }
 
 fn array_depth(array: &Expr) -> usize {
@@ -2144,6 +2177,7 @@ fn array_depth(array: &Expr) -> usize {
         Expr::Repeat(repeat) => 1 + array_depth(&repeat.expr),
         Expr::Array(array) => 1 + array.elems.first().map_or(0, array_depth),
         Expr::Paren(paren) => array_depth(&paren.expr),
+        Expr::Macro(_) => vec_repeat(array).map_or(0, |(elem, _)| 1 + array_depth(&elem)),
         _ => 0,
     }
 }
@@ -2195,11 +2229,22 @@ fn disjoint_fields(a: &Place, b: &Place) -> bool {
 fn lengths(zero: &TokenStream) -> Vec<TokenStream> {
     let mut out = Vec::new();
     let mut expr = syn::parse2::<Expr>(zero.clone()).ok();
-    while let Some(Expr::Repeat(repeat)) = expr {
-        out.push(repeat.len.to_token_stream());
-        expr = Some(*repeat.expr);
+    loop {
+        match expr {
+            Some(Expr::Repeat(repeat)) => {
+                out.push(repeat.len.to_token_stream());
+                expr = Some(*repeat.expr);
+            }
+            Some(ref vec @ Expr::Macro(_)) => match vec_repeat(vec) {
+                Some((elem, len)) => {
+                    out.push(len.to_token_stream());
+                    expr = Some(elem);
+                }
+                None => return out,
+            },
+            _ => return out,
+        }
     }
-    out
 }
 
 /// The adjoints of a call's result: zeros of the type the callee's hidden body returns

@@ -1,0 +1,163 @@
+//! A KV cache built position by position, as attention is written: a local vector sized
+//! at run time (`vec![[0.0; D]; n]`, rows stored as `keys[pos] = linear(..)`), which the
+//! compiled sweeps cover, and a growable one (`Vec::new()` and `keys.push(..)`), which
+//! runs on the checked path. Both agree with `name_graph` + `backward` bit for bit, with
+//! each other, and with central differences of the plain function.
+#![allow(clippy::needless_range_loop)]
+
+use scalar_autodiff::{differentiable, Parameters};
+
+use crate::cases::{graph_of, outcome, traces, Outcome};
+use crate::support::{central, XorShift};
+
+const D: usize = 3;
+const VOCAB: usize = 4;
+
+#[derive(Parameters, Clone, Debug)]
+struct Attention {
+    wte: [[f64; D]; VOCAB],
+    wq: [[f64; D]; D],
+    wk: [[f64; D]; D],
+    wv: [[f64; D]; D],
+}
+
+#[differentiable]
+fn linear<const I: usize, const O: usize>(w: [[f64; I]; O], x: [f64; I]) -> [f64; O] {
+    let mut out = [0.0; O];
+    for o in 0..O {
+        for i in 0..I {
+            out[o] += w[o][i] * x[i];
+        }
+    }
+    out
+}
+
+/// The cache as a vector of the sequence's length, its rows stored as they are computed.
+#[differentiable]
+fn sized(#[param] p: &Attention, tokens: &[usize]) -> f64 {
+    let mut keys = vec![[0.0; D]; tokens.len()];
+    let mut values = vec![[0.0; D]; tokens.len()];
+    let mut total = 0.0;
+    for (pos, &tok) in tokens.iter().enumerate() {
+        let x = p.wte[tok];
+        let q = linear(p.wq, x);
+        keys[pos] = linear(p.wk, x);
+        values[pos] = linear(p.wv, x);
+        let mut weights = vec![0.0; pos + 1];
+        let mut sum = 0.0;
+        for t in 0..=pos {
+            let mut s = 0.0;
+            for j in 0..D {
+                s += q[j] * keys[t][j];
+            }
+            weights[t] = s.exp();
+            sum += weights[t];
+        }
+        for t in 0..=pos {
+            for j in 0..D {
+                total += weights[t] / sum * values[t][j];
+            }
+        }
+    }
+    total
+}
+
+/// The same cache grown by `push`, read by its length (one vector typed, one inferred).
+#[differentiable]
+fn pushed(#[param] p: &Attention, tokens: &[usize]) -> f64 {
+    let mut keys: Vec<[f64; D]> = Vec::new();
+    let mut values = Vec::with_capacity(tokens.len());
+    let mut total = 0.0;
+    for &tok in tokens {
+        let x = p.wte[tok];
+        let q = linear(p.wq, x);
+        keys.push(linear(p.wk, x));
+        values.push(linear(p.wv, x));
+        let mut weights = vec![0.0; keys.len()];
+        let mut sum = 0.0;
+        for t in 0..keys.len() {
+            let mut s = 0.0;
+            for j in 0..D {
+                s += q[j] * keys[t][j];
+            }
+            weights[t] = s.exp();
+            sum += weights[t];
+        }
+        for t in 0..values.len() {
+            for j in 0..D {
+                total += weights[t] / sum * values[t][j];
+            }
+        }
+    }
+    total
+}
+
+fn attention(next: &mut impl FnMut() -> f64) -> Attention {
+    let mut matrix = || std::array::from_fn(|_| std::array::from_fn(|_| next()));
+    Attention {
+        wte: std::array::from_fn(|_| std::array::from_fn(|_| 0.0)),
+        wq: matrix(),
+        wk: matrix(),
+        wv: matrix(),
+    }
+}
+
+const SEQUENCES: [&[usize]; 4] = [&[2], &[0, 3], &[3, 1, 3], &[1, 0, 2, 2, 3]];
+
+#[test]
+fn a_cache_sized_at_run_time_runs_compiled_and_agrees_with_the_graph() {
+    let mut rng = XorShift::new(0x2545_f491_4f6c_dd1d);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..24 {
+        let mut p = attention(&mut next);
+        p.wte = std::array::from_fn(|_| std::array::from_fn(|_| next()));
+        let tokens = SEQUENCES[case % SEQUENCES.len()];
+        let fast = outcome(sized_grad(&p, tokens).map(|(v, g)| (v, g.to_flat())));
+        assert_eq!(
+            fast,
+            graph_of(&p, |t| sized_graph(t, tokens)),
+            "case {case}"
+        );
+        assert!(matches!(fast, Outcome::Bits(_)));
+        assert_eq!(traces(|| drop(sized_grad(&p, tokens))), 0, "case {case}");
+        // The growable cache: the same numbers, on the checked path.
+        let grown = outcome(pushed_grad(&p, tokens).map(|(v, g)| (v, g.to_flat())));
+        assert_eq!(
+            grown,
+            graph_of(&p, |t| pushed_graph(t, tokens)),
+            "case {case}"
+        );
+        assert_eq!(grown, fast, "case {case}");
+    }
+}
+
+#[test]
+fn both_caches_have_the_plain_functions_derivatives() {
+    let mut rng = XorShift::new(11);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    let mut p = attention(&mut next);
+    p.wte = std::array::from_fn(|_| std::array::from_fn(|_| next()));
+    let tokens = [3, 0, 1, 3];
+    let (value, gradient) = sized_grad(&p, &tokens).unwrap();
+    assert_eq!(value, sized(&p, &tokens));
+    assert_eq!(value, pushed(&p, &tokens));
+    let flat = p.to_flat();
+    let gradient = gradient.to_flat();
+    for k in 0..flat.len() {
+        let numeric = central(
+            |v| {
+                let mut moved = flat.clone();
+                moved[k] = v;
+                let mut q = p.clone();
+                q.read_flat(&moved).unwrap();
+                pushed(&q, &tokens)
+            },
+            flat[k],
+        );
+        assert!(
+            (gradient[k] - numeric).abs() < 1e-6 * (1.0 + numeric.abs()),
+            "parameter {k}: {} against {numeric}",
+            gradient[k]
+        );
+    }
+}
