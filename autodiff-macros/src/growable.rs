@@ -73,14 +73,15 @@ pub(crate) fn element_shape(ty: &Type) -> Option<&Type> {
 }
 
 /// A growable local's declaration: empty, of the backend's values in `shape` where the
-/// type names it (so that reads before the first `push` in the text type-check).
+/// type names it (so that reads before the first `push` in the text type-check), marked
+/// for the sweeps either way.
 pub(crate) fn declaration(start: &TokenStream, shape: Option<&Type>) -> TokenStream {
+    let backend = backend();
     match shape {
         Some(shape) => {
-            let backend = backend();
             quote!(::scalar_autodiff::__private::growable::<#shape, _>(#backend, #start))
         }
-        None => start.clone(),
+        None => quote!(::scalar_autodiff::__private::grown(#backend, #start)),
     }
 }
 

@@ -428,6 +428,13 @@ pub fn growable<S: Parameters, B: Backend>(
     start
 }
 
+/// A growable local of tracked values whose type is inferred from its pushes (`let mut
+/// keys = Vec::new();`): the vector as it is, marked for the compiled sweeps.
+#[inline(always)]
+pub fn grown<B: Backend, T>(_backend: &B, start: Vec<T>) -> Vec<T> {
+    start
+}
+
 /// `value` as constants of `backend`, in its shape.
 #[inline]
 pub fn constants<B: Backend, P: PlainShape>(

@@ -1,8 +1,8 @@
 //! A KV cache built position by position, as attention is written: a local vector sized
-//! at run time (`vec![[0.0; D]; n]`, rows stored as `keys[pos] = linear(..)`), which the
-//! compiled sweeps cover, and a growable one (`Vec::new()` and `keys.push(..)`), which
-//! runs on the checked path. Both agree with `name_graph` + `backward` bit for bit, with
-//! each other, and with central differences of the plain function.
+//! at run time (`vec![[0.0; D]; n]`, rows stored as `keys[pos] = linear(..)`), and a
+//! growable one (`Vec::new()` and `keys.push(linear(..))`, read by `keys.len()`, with a
+//! local sized by it). Both run compiled, and agree with `name_graph` + `backward` bit for
+//! bit, with each other, and with central differences of the plain function.
 #![allow(clippy::needless_range_loop)]
 
 use scalar_autodiff::{differentiable, Parameters};
@@ -105,7 +105,7 @@ fn attention(next: &mut impl FnMut() -> f64) -> Attention {
 const SEQUENCES: [&[usize]; 4] = [&[2], &[0, 3], &[3, 1, 3], &[1, 0, 2, 2, 3]];
 
 #[test]
-fn a_cache_sized_at_run_time_runs_compiled_and_agrees_with_the_graph() {
+fn both_caches_run_compiled_and_agree_with_the_graph() {
     let mut rng = XorShift::new(0x2545_f491_4f6c_dd1d);
     let mut next = move || rng.unit() * 2.0 - 1.0;
     for case in 0..24 {
@@ -160,4 +160,69 @@ fn both_caches_have_the_plain_functions_derivatives() {
             gradient[k]
         );
     }
+}
+
+/// Pushes the compiled sweeps do not follow (a push inside a loop over the vector's own
+/// length, a local sized by the vector and then outgrown, a vector declared in a loop, a
+/// pushed local rather than a call's result) and a vector of data beside a tracked one.
+#[differentiable]
+fn unusual(#[param] p: &Attention, tokens: &[usize]) -> f64 {
+    let mut keys = Vec::new();
+    let mut seen = Vec::new();
+    let mut total = 0.0;
+    for &tok in tokens {
+        seen.push(tok);
+        keys.push(linear(p.wk, p.wte[tok]));
+        let mut scores = vec![0.0; keys.len()];
+        for t in 0..keys.len() {
+            scores[t] = keys[t][0] * keys[keys.len() - 1][1];
+        }
+        if tok == 3 {
+            // Outgrows `scores` and pushes inside a loop over its own length.
+            for _ in 0..keys.len() {
+                keys.push(linear(p.wq, p.wte[tok]));
+            }
+        }
+        let mut rows = Vec::new();
+        let k = linear(p.wv, p.wte[tok]);
+        rows.push(k);
+        total += rows[0][2] * scores[0] + seen.len() as f64 * 0.01;
+    }
+    total
+}
+
+/// A vector of data in a body that runs compiled.
+#[differentiable]
+fn data_vector(w: [f64; D], tokens: &[usize]) -> f64 {
+    let mut seen = Vec::new();
+    let mut total = 0.0;
+    for &tok in tokens {
+        seen.push(tok);
+        total += w[tok % D] * seen.len() as f64;
+    }
+    total
+}
+
+#[test]
+fn pushes_outside_the_sweeps_agree_with_the_graph() {
+    let mut rng = XorShift::new(5);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..12 {
+        let mut p = attention(&mut next);
+        p.wte = std::array::from_fn(|_| std::array::from_fn(|_| next()));
+        let tokens = SEQUENCES[case % SEQUENCES.len()];
+        let fast = outcome(unusual_grad(&p, tokens).map(|(v, g)| (v, g.to_flat())));
+        assert_eq!(
+            fast,
+            graph_of(&p, |t| unusual_graph(t, tokens)),
+            "case {case}"
+        );
+        assert!(matches!(fast, Outcome::Bits(_)));
+        assert_eq!(unusual_grad(&p, tokens).unwrap().0, unusual(&p, tokens));
+    }
+    let w = [0.5, -1.5, 2.0];
+    let (value, gradient) = data_vector_grad(w, &[0, 2, 2, 1]).unwrap();
+    assert_eq!(value, data_vector(w, &[0, 2, 2, 1]));
+    assert_eq!(gradient, [1.0, 4.0, 5.0]);
+    assert_eq!(traces(|| drop(data_vector_grad(w, &[0, 2, 2, 1]))), 0);
 }

@@ -1165,6 +1165,7 @@ impl<'a> Emit<'a> {
                 path,
                 args,
                 store,
+                push,
             } => {
                 self.loops = true;
                 let primal = &self.program.vars[*var].primal;
@@ -1195,6 +1196,15 @@ impl<'a> Emit<'a> {
                 });
                 let mutability = var.mutable.then(|| quote!(mut));
                 let store = match store {
+                    // The vector's adjoints grow with it, a row of zeros for each row.
+                    Some(place) if *push => {
+                        let target = self.place_primal(place, in_loop)?;
+                        let rows = self.place_adjoint(place, in_loop)?;
+                        quote! {
+                            #rows.push(#private::zeros_like(&#primal));
+                            #target.push(#primal);
+                        }
+                    }
                     Some(place) => {
                         let target = self.place_primal(place, in_loop)?;
                         quote!(#target = #primal;)
@@ -1569,12 +1579,25 @@ impl<'a> Emit<'a> {
                 path,
                 args,
                 store,
+                push,
             } => {
                 let private = quote!(::scalar_autodiff::__private);
                 let adjoint = &self.program.vars[*var].adjoint;
                 // The row's adjoints are the result's; the row before the store
                 // receives nothing from after it.
                 let handed = match store {
+                    // A pushed row's adjoints leave the vector's with it.
+                    Some(place) if *push => {
+                        let rows = self.place_adjoint(place, in_loop)?;
+                        quote! {
+                            #adjoint = match #rows.pop() {
+                                ::core::option::Option::Some(__row) => __row,
+                                ::core::option::Option::None => {
+                                    return ::core::option::Option::None;
+                                }
+                            };
+                        }
+                    }
                     Some(place) => {
                         let row = self.place_adjoint(place, in_loop)?;
                         quote! {

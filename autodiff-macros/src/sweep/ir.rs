@@ -30,6 +30,10 @@ pub(crate) struct Var {
     /// An array's length at each level, outermost first, where the macro knows them
     /// (from a parameter's type or a local's `[0.0; N]`).
     pub(crate) lengths: Vec<TokenStream>,
+    /// A growable `Vec` (`keys.push(..)`): its adjoints grow with it going forward, a row
+    /// for each row, and give each row back going back, so that their length is the
+    /// vector's wherever the sweeps read it.
+    pub(crate) growable: bool,
 }
 
 /// The depth of a variable whose shape the macro cannot see (see [`Var::depth`]).
@@ -149,6 +153,9 @@ pub(crate) enum Stmt {
         /// `place = g(args..)`: the result is then stored into this row of a local array
         /// (`var` is read nowhere else, so its adjoints are the row's, handed over whole).
         store: Option<Place>,
+        /// `place.push(g(args..))` of a growable vector (`store` is the vector): the
+        /// result is its new last row.
+        push: bool,
     },
     /// `for pat in iter { .. }` over data.
     For {

@@ -49,6 +49,8 @@ pub(crate) fn lower(
         copies: std::collections::HashSet::new(),
         copies_of_params: Vec::new(),
         witnesses: std::collections::HashMap::new(),
+        rows: std::collections::HashMap::new(),
+        sized_by: Vec::new(),
     };
     for param in params {
         let name = param.ident.clone()?;
@@ -424,6 +426,11 @@ struct Lower {
     copies_of_params: Vec<Stmt>,
     /// Each differentiated parameter's shape, by its variable (see [`Lower::witness`]).
     witnesses: std::collections::HashMap<VarId, TokenStream>,
+    /// A row of each growable vector, for rustc's inference (see [`Lower::witness`]): from
+    /// its type, or from the first row pushed.
+    rows: std::collections::HashMap<VarId, TokenStream>,
+    /// Local vectors sized by a growable vector's length, with that vector.
+    sized_by: Vec<(VarId, VarId)>,
 }
 
 /// A loop over a tracked array, as [`Lower::tracked_iter`] rewrites it.
@@ -464,6 +471,7 @@ impl Lower {
             mutable: false,
             call: false,
             lengths: Vec::new(),
+            growable: false,
         });
         id
     }
@@ -472,10 +480,15 @@ impl Lower {
     /// parameter's from its declared shape, a local's from its zeros, then the place's
     /// fields and (first) elements. It lets a call's result adjoints be typed, and a const
     /// generic callee's sizes inferred, where the argument's value is out of scope.
-    fn witness(&self, place: &Place) -> TokenStream {
+    fn witness(&self, place: &Place) -> Option<TokenStream> {
         let private = quote!(::scalar_autodiff::__private);
         let base = match self.witnesses.get(&place.var) {
             Some(shape) => quote!((*#private::witness::<#shape>(loop {}))),
+            // A growable vector: one row (none known yet: the sweeps give up).
+            None if self.vars[place.var].growable => {
+                let row = self.rows.get(&place.var)?;
+                quote!((::std::vec![#row]))
+            }
             None => {
                 let zero = &self.vars[place.var].zero;
                 quote!((#zero))
@@ -483,7 +496,7 @@ impl Lower {
         };
         let fields = &place.fields;
         let indices = place.indices.iter().map(|_| quote!([0usize]));
-        quote!(#base #fields #(#indices)*)
+        Some(quote!(#base #fields #(#indices)*))
     }
 
     fn bind(&mut self, name: &Ident, place: Option<Place>) {
@@ -606,6 +619,21 @@ impl Lower {
             // An `if` value inside the statement's first operand runs before it.
             out.append(&mut self.pending);
             out.extend(lowered);
+        }
+        // A local sized by a growable vector's length must see no push after it in its
+        // block: its reverse reads that length at the block's end.
+        for (at, stmt) in out.iter().enumerate() {
+            if let Stmt::LetArray { var, .. } = stmt {
+                let later = &out[at + 1..];
+                let grows = self
+                    .sized_by
+                    .iter()
+                    .any(|&(sized, growable)| sized == *var && pushes(later, growable));
+                if grows {
+                    why("local sized by a vector pushed to after it", &quote!());
+                    return None;
+                }
+            }
         }
         Some(out)
     }
@@ -764,18 +792,62 @@ impl Lower {
             }
             return Some(stmts);
         }
+        // `growable::<[f64; D], _>(__backend, Vec::new())` or `grown(..)`: a growable
+        // vector, at the top level of `name_grad`'s body (its adjoints are declared before
+        // the forward sweep, empty, and grow with it).
+        if let Some(shape) = growable_call(expr) {
+            if self.half || self.dual || self.depth > 0 || self.loops > 0 || !mutable {
+                why("growable vector here", &expr.to_token_stream());
+                return None;
+            }
+            let depth = match &shape {
+                Some(shape) => 1 + signature::array_lengths(shape).len(),
+                None => UNKNOWN,
+            };
+            let var = self.declare(&name, false, depth, quote!(::std::vec::Vec::new()));
+            self.vars[var].mutable = true;
+            self.vars[var].growable = true;
+            if let Some(shape) = shape {
+                let row = crate::emit::f64_shape(&shape);
+                self.rows.insert(
+                    var,
+                    quote!(*::scalar_autodiff::__private::witness::<#row>(loop {})),
+                );
+            }
+            self.bind(
+                &name,
+                Some(Place {
+                    var,
+                    fields: TokenStream::new(),
+                    indices: Vec::new(),
+                }),
+            );
+            let init = quote!(::std::vec::Vec::new());
+            return Some(vec![Stmt::LetArray { var, init }]);
+        }
         // `constants(__backend, [0.0; N])?`: a tracked array of constants.
         if let Some(array) = constants_call(expr) {
             let Some(zero) = zeros(&array) else {
                 return self.constant_local(&name, mutable, &array, expr);
             };
             let depth = array_depth(&array);
-            // A run-time length is read again going back: it must not change.
-            if let Some((_, len)) = vec_repeat(&array) {
-                let len = len.to_token_stream();
-                if !self.names.steady(&len) || self.mentions_tracked(&len) {
+            // A run-time length is read again going back: it must not change. A growable
+            // vector's (`vec![0.0; keys.len()]`) is read from its adjoints, which have as
+            // many rows wherever no push follows in the block (see `Lower::stmts`).
+            let (mut array, mut zero, mut sized_by) = (array, zero, Vec::new());
+            if let Some((elem, len)) = vec_repeat(&array) {
+                let (_, stand_in, grown) = self.growable_lengths(&len);
+                let tokens = stand_in.to_token_stream();
+                if !self.names.steady(&tokens) || self.mentions_tracked(&tokens) {
                     why("local vector's length", &len);
                     return None;
+                }
+                if !grown.is_empty() {
+                    let len = self.adjoint_lengths(&len);
+                    let inner = zeros(&elem).unwrap_or_else(|| quote!(0.0f64));
+                    zero = quote!(::std::vec![#inner; #len]);
+                    array = syn::parse_quote!(::std::vec![#elem; #len]);
+                    sized_by = grown.into_iter().map(|(_, place)| place.var).collect();
                 }
             }
             let init = self.plain(&array.to_token_stream())?;
@@ -783,6 +855,8 @@ impl Lower {
             let var = self.declare(&name, false, depth, zero);
             self.vars[var].mutable = mutable;
             self.vars[var].lengths = lengths;
+            self.sized_by
+                .extend(sized_by.into_iter().map(|growable| (var, growable)));
             let place = Place {
                 var,
                 fields: TokenStream::new(),
@@ -909,6 +983,34 @@ impl Lower {
                 self.vars[place.var].mutable = true;
                 self.if_value(branch, &place)
             }
+            // `keys.push(g(..))` on a growable vector: the call's result is its new row.
+            Expr::MethodCall(push) if self.growable_push(push).is_some() => {
+                let (place, call) = self.growable_push(push)?;
+                let result = self.hoisted(|lower| lower.call(&call))?;
+                let Some(Stmt::Call {
+                    var,
+                    store,
+                    push: pushed,
+                    ..
+                }) = self.pending.last_mut()
+                else {
+                    return None;
+                };
+                let Operand::Place(result) = result else {
+                    return None;
+                };
+                if *var != result.var {
+                    return None;
+                }
+                let (call_var, target) = (*var, place.var);
+                *store = Some(place);
+                *pushed = true;
+                if !self.rows.contains_key(&target) {
+                    let zero = self.vars[call_var].zero.clone();
+                    self.rows.insert(target, zero);
+                }
+                self.pending.pop()
+            }
             Expr::Assign(assign) if called(&assign.right).is_some() => {
                 let place = self.place(&assign.left)?;
                 let var = &self.vars[place.var];
@@ -971,11 +1073,14 @@ impl Lower {
         // Over a tracked array: the same chain over its indices.
         // `0..w.len()` over a parameter array: its length, as its type gives it.
         let expr = self.known_lengths(&lp.expr);
+        // `0..keys.len()` of a growable vector: its length before the loop, read from its
+        // adjoints going back (which then have as many rows), unless the loop pushes.
+        let (expr, stand_in, grown) = self.growable_lengths(&expr);
         let Some(over) = self.tracked_iter(&expr, &lp.pat) else {
             why("loop's iterator chain", &lp.expr);
             return None;
         };
-        let (iter, pat, elements, length) = match over {
+        let (iter, pat, elements, mut length) = match over {
             Some(over) => {
                 let steady = self.names.steady(&over.checked);
                 (
@@ -987,7 +1092,7 @@ impl Lower {
             }
             None => {
                 let iter = expr.to_token_stream();
-                let steady = self.names.steady(&iter);
+                let steady = self.names.steady(&stand_in.to_token_stream());
                 if !steady {
                     why("loop's unsteady iterator", &iter);
                 }
@@ -1003,6 +1108,7 @@ impl Lower {
             why("loop's iterator", &lp.expr);
             return None;
         }
+        length.extend(grown.iter().cloned());
         let mut bound = Vec::new();
         pattern_names(&lp.pat, &mut bound);
         // `for &x in xs`: a name bound through `&` is a copy, whatever the iterator.
@@ -1036,6 +1142,13 @@ impl Lower {
         self.loops -= 1;
         self.scopes.pop();
         let mut body = body?;
+        if grown.iter().any(|(_, place)| pushes(&body, place.var)) {
+            why(
+                "loop over a growable vector's length that pushes to it",
+                &lp.expr,
+            );
+            return None;
+        }
         let counted = stop.is_some();
         if let Some(tokens) = stop {
             body.push(Stmt::Data {
@@ -1524,12 +1637,12 @@ impl Lower {
             .iter()
             .map(|arg| match arg {
                 Arg::Tracked(place) => {
-                    let witness = self.witness(place);
-                    quote!(#private::Whole(&#witness))
+                    let witness = self.witness(place)?;
+                    Some(quote!(#private::Whole(&#witness)))
                 }
-                Arg::Data(tokens) => tokens.clone(),
+                Arg::Data(tokens) => Some(tokens.clone()),
             })
-            .collect();
+            .collect::<Option<_>>()?;
         let var = self.declare(&name, false, UNKNOWN, zero_of(&path, &witnesses));
         self.vars[var].call = true;
         self.called.push(var);
@@ -1538,6 +1651,7 @@ impl Lower {
             path,
             args,
             store: None,
+            push: false,
         });
         Some(Operand::Place(Place {
             var,
@@ -1653,6 +1767,24 @@ impl Lower {
         let new = std::mem::replace(&mut self.pending, before);
         self.pending.extend(new);
         result
+    }
+
+    /// `keys.push(g(..)?)` of a growable vector: the vector's place and the call.
+    fn growable_push<'e>(&self, push: &'e syn::ExprMethodCall) -> Option<(Place, Called<'e>)> {
+        if push.method != "push" || push.args.len() != 1 {
+            return None;
+        }
+        let Expr::Path(path) = strip_parens(&push.receiver) else {
+            return None;
+        };
+        let Some(Some(place)) = self.lookup(path.path.get_ident()?) else {
+            return None;
+        };
+        let whole = place.fields.is_empty() && place.indices.is_empty();
+        if !whole || !self.vars[place.var].growable {
+            return None;
+        }
+        Some((place.clone(), called(&push.args[0])?))
     }
 
     /// An operand, read from its spilled local if it was moved into one.
@@ -1942,6 +2074,83 @@ impl Lower {
 
     /// `expr` with each `a.len()` of a tracked array whose length the macro knows (from
     /// its type: `0..w.len()` over `w: [f64; N]`) written as that length, data.
+    /// `expr` with each `keys.len()` of a growable vector written as a length name, the
+    /// same with `0` there (to check the rest is steady), and the names with the vectors.
+    fn growable_lengths(&mut self, expr: &Expr) -> (Expr, Expr, Vec<(Ident, Place)>) {
+        struct Lengths<'a> {
+            lower: &'a Lower,
+            zero: bool,
+            found: Vec<(Ident, Place)>,
+        }
+        impl VisitMut for Lengths<'_> {
+            fn visit_expr_mut(&mut self, expr: &mut Expr) {
+                if let Expr::MethodCall(call) = expr {
+                    if let (true, Expr::Path(path)) = (
+                        call.method == "len" && call.args.is_empty(),
+                        strip_parens(&call.receiver),
+                    ) {
+                        let place = path
+                            .path
+                            .get_ident()
+                            .and_then(|ident| self.lower.lookup(ident))
+                            .and_then(Option::as_ref);
+                        if let Some(place) = place.filter(|place| {
+                            self.lower.vars[place.var].growable && place.indices.is_empty()
+                        }) {
+                            let (at, nth) = (self.lower.ops, self.found.len());
+                            let name =
+                                Ident::new(&format!("__rows_{at}_{nth}"), Span::mixed_site());
+                            *expr = match self.zero {
+                                true => syn::parse_quote!(0usize),
+                                false => syn::parse_quote!(#name),
+                            };
+                            self.found.push((name, place.clone()));
+                            return;
+                        }
+                    }
+                }
+                syn::visit_mut::visit_expr_mut(self, expr);
+            }
+        }
+        let mut named = expr.clone();
+        let mut lengths = Lengths {
+            lower: self,
+            zero: false,
+            found: Vec::new(),
+        };
+        lengths.visit_expr_mut(&mut named);
+        let found = std::mem::take(&mut lengths.found);
+        let mut stand_in = expr.clone();
+        lengths.zero = true;
+        lengths.visit_expr_mut(&mut stand_in);
+        (named, stand_in, found)
+    }
+
+    /// `expr` with each `keys.len()` of a growable vector read from its adjoints, which
+    /// have its length going forward and wherever its reverse reads it.
+    fn adjoint_lengths(&mut self, expr: &Expr) -> Expr {
+        let (mut named, _, grown) = self.growable_lengths(expr);
+        struct Adjoints<'a>(&'a [(Ident, Ident)]);
+        impl VisitMut for Adjoints<'_> {
+            fn visit_expr_mut(&mut self, expr: &mut Expr) {
+                if let Expr::Path(path) = expr {
+                    let found = self.0.iter().find(|(name, _)| path.path.is_ident(name));
+                    if let Some((_, adjoint)) = found {
+                        *expr = syn::parse_quote!(#adjoint.len());
+                        return;
+                    }
+                }
+                syn::visit_mut::visit_expr_mut(self, expr);
+            }
+        }
+        let pairs: Vec<(Ident, Ident)> = grown
+            .into_iter()
+            .map(|(name, place)| (name, self.vars[place.var].adjoint.clone()))
+            .collect();
+        Adjoints(&pairs).visit_expr_mut(&mut named);
+        named
+    }
+
     fn known_lengths(&mut self, expr: &Expr) -> Expr {
         struct Lengths<'a> {
             lower: &'a mut Lower,
@@ -2151,6 +2360,45 @@ fn zeros(array: &Expr) -> Option<TokenStream> {
         _ => None,
     }
     .filter(|_| array_depth(array) > 0)
+}
+
+/// The element shape of a growable vector's start, `growable::<S, _>(__backend, ..)`
+/// (`Some(S)`) or `grown(__backend, ..)` (`None`), as the rewrite writes them.
+fn growable_call(expr: &Expr) -> Option<Option<syn::Type>> {
+    let Expr::Call(call) = expr else {
+        return None;
+    };
+    let Expr::Path(path) = &*call.func else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    match last.ident.to_string().as_str() {
+        "grown" => Some(None),
+        "growable" => match &last.arguments {
+            syn::PathArguments::AngleBracketed(args) => match args.args.first() {
+                Some(syn::GenericArgument::Type(shape)) => Some(Some(shape.clone())),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether `stmts` (nested ones too) push to the growable vector `var`.
+fn pushes(stmts: &[Stmt], var: VarId) -> bool {
+    stmts.iter().any(|stmt| match stmt {
+        Stmt::Call {
+            store: Some(place),
+            push: true,
+            ..
+        } => place.var == var,
+        Stmt::If {
+            then, otherwise, ..
+        } => pushes(then, var) || pushes(otherwise, var),
+        Stmt::For { body, .. } => pushes(body, var),
+        _ => false,
+    })
 }
 
 /// `vec![e; n]` as `(e, n)`.
