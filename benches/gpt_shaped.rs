@@ -4,8 +4,10 @@
 //! layer helpers (`linear`, `rmsnorm`, `add`, `nll`) and a KV cache built position by
 //! position in fixed arrays; the loss over one 7-step sequence. The group times the plain
 //! function (`plain`) and `loss_grad` (`grad`): their ratio is what a gradient costs over a
-//! forward pass. Before timing, `loss_grad` is checked against `loss_graph` + `backward`
-//! bit for bit and a warm call must start no trace.
+//! forward pass; and `grad_natural`, the same loss with one const generic `linear` for
+//! every shape and a KV cache grown by `push`. Before timing, `loss_grad` is checked
+//! against `loss_graph` + `backward` bit for bit, the natural form against it, and warm
+//! calls must start no trace.
 //!
 //! Run with `cargo bench --bench gpt_shaped`.
 
@@ -155,6 +157,64 @@ fn loss(#[param] p: &Gpt, tokens: &[usize]) -> f64 {
     total / n as f64
 }
 
+/// `w x` at any size: the one layer helper the natural form needs.
+#[differentiable]
+fn linear<const I: usize, const O: usize>(w: [[f64; I]; O], x: [f64; I]) -> [f64; O] {
+    let mut out = [0.0; O];
+    for o in 0..O {
+        out[o] = w[o].iter().zip(x.iter()).map(|(a, b)| a * b).sum();
+    }
+    out
+}
+
+/// The same loss as the blog writes it: one generic `linear` for every shape, and the KV
+/// cache grown by `push` (`keys.append(k)`), its scores sized by its length.
+#[differentiable]
+fn loss_natural(#[param] p: &Gpt, tokens: &[usize]) -> f64 {
+    let n = tokens.len() - 1;
+    let mut keys: Vec<[f64; E]> = Vec::new();
+    let mut values: Vec<[f64; E]> = Vec::new();
+    let mut total = 0.0;
+    for pos in 0..n {
+        let x = rmsnorm(add(p.wte[tokens[pos]], p.wpe[pos]));
+        let xn = rmsnorm(x);
+        let q = linear(p.wq, xn);
+        keys.push(linear(p.wk, xn));
+        values.push(linear(p.wv, xn));
+        let mut att = [0.0; E];
+        for h in 0..H {
+            let mut scores = vec![0.0; keys.len()];
+            let mut m = f64::NEG_INFINITY;
+            for t in 0..keys.len() {
+                let mut s = 0.0;
+                for j in 0..HD {
+                    s += q[h * HD + j] * keys[t][h * HD + j];
+                }
+                scores[t] = s / (HD as f64).sqrt();
+                m = m.max(scores[t].detach());
+            }
+            let mut z = 0.0;
+            for t in 0..keys.len() {
+                scores[t] = (scores[t] - m).exp();
+                z += scores[t];
+            }
+            for t in 0..values.len() {
+                for j in 0..HD {
+                    att[h * HD + j] += scores[t] / z * values[t][h * HD + j];
+                }
+            }
+        }
+        let x = add(x, linear(p.wo, att));
+        let mut hidden = linear(p.fc1, rmsnorm(x));
+        for i in 0..F {
+            hidden[i] = hidden[i].max(0.0);
+        }
+        let x = add(x, linear(p.fc2, hidden));
+        total += nll(linear(p.head, x), tokens[pos + 1]);
+    }
+    total / n as f64
+}
+
 /// A deterministic generator for the weights (std 0.08-ish, like the reference's).
 fn lcg(s: &mut u64) -> f64 {
     *s = s
@@ -202,16 +262,27 @@ fn gpt_shaped(c: &mut Criterion) {
     for (k, (a, b)) in want.iter().zip(&got).enumerate() {
         assert_eq!(a.to_bits(), b.to_bits(), "gradient {k}: {a} against {b}");
     }
+    // The natural form: the same bits.
+    let (natural, natural_gradient) = loss_natural_grad(&p, &TOKENS).expect("a finite loss");
+    assert_eq!(natural.to_bits(), value.to_bits(), "the natural form's value");
+    for (k, (a, b)) in got.iter().zip(natural_gradient.to_flat()).enumerate() {
+        assert_eq!(a.to_bits(), b.to_bits(), "natural gradient {k}: {a} against {b}");
+    }
     let before = scalar_autodiff::__private::traces();
     let _ = loss_grad(&p, &TOKENS);
+    let _ = loss_natural_grad(&p, &TOKENS);
     let traces = scalar_autodiff::__private::traces() - before;
-    println!("gpt_shaped: a warm loss_grad starts {traces} traces");
+    println!("gpt_shaped: warm calls of both forms start {traces} traces");
+    assert_eq!(traces, 0, "both forms run compiled");
     let mut group = c.benchmark_group("gpt_shaped");
     group.bench_function("plain", |b| {
         b.iter(|| loss(black_box(&p), black_box(&TOKENS)))
     });
     group.bench_function("grad", |b| {
         b.iter(|| loss_grad(black_box(&p), black_box(&TOKENS)))
+    });
+    group.bench_function("grad_natural", |b| {
+        b.iter(|| loss_natural_grad(black_box(&p), black_box(&TOKENS)))
     });
     group.finish();
 }

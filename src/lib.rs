@@ -225,8 +225,13 @@ pub mod parallel;
 /// counts the reverse sweep needs), folds (`.sum()`, `.product()`, `.fold(..)`, with or
 /// without `.map`), `f64`, array and `#[param]` parameters (structs with
 /// `#[derive(Parameters)]`, their fields, `Vec` fields and slices walked by their length),
-/// `mut` scalar parameters, local arrays indexed by loop variables, `.detach()`, and calls
-/// of other `#[differentiable]` functions and methods (`self.helper(x)`,
+/// `mut` scalar parameters, local arrays indexed by loop variables (and local vectors
+/// sized at run time, `vec![[0.0; D]; n]`), a KV cache grown by `push` at the body's top
+/// level (`keys.push(linear(p.wk, x))`, read by `keys[t][j]` and `keys.len()`; its
+/// adjoints grow with it going forward and give each row back going back), `.detach()`,
+/// and calls
+/// of other `#[differentiable]` functions and methods, const generic ones too
+/// (`self.helper(x)`,
 /// `Self::helper(self, x)`), returning `f64` or arrays (layers), with tracked values,
 /// arrays, rows and fields of parameter structs, whole parameter structs, a `Vec` field
 /// lent to a slice parameter (`dot(&p.w, xs)`) or array literals of new values as
@@ -238,7 +243,8 @@ pub mod parallel;
 /// returning a parameter as it is, one given a slice the caller computed) makes its
 /// callers' warm calls take the checked path. Other bodies (a `break`, `continue` or
 /// `return` nested deeper than the loop body's own `if`, a `mut` parameter that is not a
-/// scalar, an assignment `a[i] = y;` or `v = y;` of a tracked `y` read again later, a
+/// scalar, a `push` of anything but a helper's result or onto a vector declared inside a
+/// loop or a helper, a loop over a vector's length that pushes to it, an assignment `a[i] = y;` or `v = y;` of a tracked `y` read again later, a
 /// `let v = y;` of a local `y` assigned again while `v` is still its copy, bodies of more
 /// than 128 operations as written, where sweeps would double the compile time) run on the
 /// checked path alone: same results, at the speed of the tape.
