@@ -264,9 +264,17 @@ fn gpt_shaped(c: &mut Criterion) {
     }
     // The natural form: the same bits.
     let (natural, natural_gradient) = loss_natural_grad(&p, &TOKENS).expect("a finite loss");
-    assert_eq!(natural.to_bits(), value.to_bits(), "the natural form's value");
+    assert_eq!(
+        natural.to_bits(),
+        value.to_bits(),
+        "the natural form's value"
+    );
     for (k, (a, b)) in got.iter().zip(natural_gradient.to_flat()).enumerate() {
-        assert_eq!(a.to_bits(), b.to_bits(), "natural gradient {k}: {a} against {b}");
+        assert_eq!(
+            a.to_bits(),
+            b.to_bits(),
+            "natural gradient {k}: {a} against {b}"
+        );
     }
     let before = scalar_autodiff::__private::traces();
     let _ = loss_grad(&p, &TOKENS);

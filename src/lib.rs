@@ -244,10 +244,53 @@ pub mod parallel;
 /// callers' warm calls take the checked path. Other bodies (a `break`, `continue` or
 /// `return` nested deeper than the loop body's own `if`, a `mut` parameter that is not a
 /// scalar, a `push` of anything but a helper's result or onto a vector declared inside a
-/// loop or a helper, a loop over a vector's length that pushes to it, an assignment `a[i] = y;` or `v = y;` of a tracked `y` read again later, a
-/// `let v = y;` of a local `y` assigned again while `v` is still its copy, bodies of more
-/// than 128 operations as written, where sweeps would double the compile time) run on the
-/// checked path alone: same results, at the speed of the tape.
+/// loop or a helper, a loop over a vector's length that pushes to it, `.flatten()`, an
+/// assignment `a[i] = y;` or `v = y;` of a tracked `y` read again later, a `let v = y;`
+/// of a local `y` assigned again while `v` is still its copy, an array literal lending a
+/// tracked value as it is, bodies of more than 128 operations as written, where sweeps
+/// would double the compile time) are a compile error that points at the first thing the
+/// sweeps do not follow: a slow path is never silent. Rewrite that part, move it into a
+/// helper, or write `#[differentiable(tape)]` to run `name_grad` on the checked path
+/// alone knowingly: same results, at the speed of the tape.
+///
+/// ```compile_fail
+/// use scalar_autodiff::differentiable;
+///
+/// #[differentiable] // error: `nested_grad` would run on the tape (at the `break`)
+/// fn nested(x: f64, n: usize) -> f64 {
+///     let mut s = x;
+///     for k in 0..n {
+///         if k > 2 {
+///             if s > 10.0 {
+///                 break;
+///             }
+///         }
+///         s = s * x;
+///     }
+///     s
+/// }
+/// ```
+///
+/// ```
+/// use scalar_autodiff::differentiable;
+///
+/// #[differentiable(tape)] // chosen: every call is recorded on the tape
+/// fn nested(x: f64, n: usize) -> f64 {
+///     let mut s = x;
+///     for k in 0..n {
+///         if k > 2 {
+///             if s > 10.0 {
+///                 break;
+///             }
+///         }
+///         s = s * x;
+///     }
+///     s
+/// }
+///
+/// assert_eq!(nested_grad(2.0, 3)?, (16.0, [32.0]));
+/// # Ok::<(), scalar_autodiff::ScalarAutodiffError>(())
+/// ```
 ///
 /// # What the body may contain
 ///

@@ -21,7 +21,7 @@ struct Net {
 #[differentiable]
 fn loss(w: [f64; 2], x: f64) -> f64 {
     let y = dense(w, x * 2.0);
-    y * y + dense([x, 1.0], 0.5)
+    y * y + dense([x * 3.0, 1.0], 0.5)
 }
 
 #[differentiable]

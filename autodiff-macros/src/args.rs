@@ -1,4 +1,5 @@
-//! The attribute's arguments: none, or `derivative = path` for a custom derivative rule.
+//! The attribute's arguments: none, `derivative = path` for a custom derivative rule, or
+//! `tape` to run `name_grad` on the tape where the compiled sweeps do not cover the body.
 
 use proc_macro2::TokenStream;
 use syn::parse::Parser;
@@ -10,14 +11,18 @@ use crate::lesson::lesson;
 
 const NOTE: &str = "an argument it does not know is an error rather than silently ignored, so \
      a typo never changes what gets differentiated";
-const HELP: &str = "write the attribute alone, `#[differentiable]`, or give the derivative of \
-     an operation it cannot see through: `#[differentiable(derivative = erf_slope)]`";
+const HELP: &str = "write the attribute alone, `#[differentiable]`, give the derivative of \
+     an operation it cannot see through, `#[differentiable(derivative = erf_slope)]`, or \
+     accept the tape for a body the compiled sweeps do not cover, `#[differentiable(tape)]`";
 
 /// What the attribute was given.
 #[derive(Default)]
 pub(crate) struct Args {
     /// `derivative = path`: the function's local derivatives come from `path`.
     pub(crate) derivative: Option<Path>,
+    /// `tape`: a body the compiled sweeps do not cover runs `name_grad` on the tape, as
+    /// the user chose, rather than being an error.
+    pub(crate) tape: bool,
 }
 
 /// Reads the tokens between the attribute's parentheses, reporting each unknown or
@@ -30,7 +35,7 @@ pub(crate) fn parse(args: TokenStream, errors: &mut Errors) -> Args {
     let Ok(metas) = Punctuated::<Meta, Token![,]>::parse_terminated.parse2(args.clone()) else {
         errors.push(lesson(
             &args,
-            "#[differentiable] takes no arguments but `derivative = slope_function`",
+            "#[differentiable] takes no arguments but `derivative = slope_function` and `tape`",
             NOTE,
             HELP,
         ));
@@ -38,6 +43,17 @@ pub(crate) fn parse(args: TokenStream, errors: &mut Errors) -> Args {
     };
     for meta in metas {
         match &meta {
+            Meta::Path(path) if path.is_ident("tape") => {
+                if parsed.tape {
+                    errors.push(lesson(
+                        &meta,
+                        "`tape` is given twice",
+                        "it says once that `name_grad` may run on the tape",
+                        "keep one `tape`",
+                    ));
+                }
+                parsed.tape = true;
+            }
             Meta::NameValue(pair) if pair.path.is_ident("derivative") => {
                 let path = match &pair.value {
                     Expr::Path(path) if path.qself.is_none() => Some(path.path.clone()),
@@ -69,7 +85,7 @@ pub(crate) fn parse(args: TokenStream, errors: &mut Errors) -> Args {
                     &meta,
                     &format!(
                         "unknown argument `{name}`: #[differentiable] takes no arguments but \
-                         `derivative = slope_function`"
+                         `derivative = slope_function` and `tape`"
                     ),
                     NOTE,
                     HELP,

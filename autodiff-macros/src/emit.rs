@@ -18,6 +18,7 @@ pub(crate) fn functions(
     output: &Output,
     graph_body: TokenStream,
     halves: Option<TokenStream>,
+    on_tape: bool,
 ) -> TokenStream {
     let ItemFn {
         attrs,
@@ -234,11 +235,18 @@ pub(crate) fn functions(
     let gradient_type = gradient_type(&tracked);
     // The compiled sweeps first; the trace decides every call they give up on.
     let flat = matches!(gradient_form(&tracked), Form::Flat).then(|| gradient_len(&tracked));
+    crate::sweep::take_reason();
     let compiled: Option<(TokenStream, bool)> = ((call_path.is_none() || in_impl)
         && matches!(output, Output::Scalar))
     .then(|| crate::sweep::sweeps(&graph_body, params, flat.as_ref()))
-    .flatten()
-    .map(|(sweeps, straight)| {
+    .flatten();
+    // A body the sweeps do not cover is an error, unless the user chose the tape (a custom
+    // rule's body is one operation, which its callers' sweeps inline).
+    let reason = crate::sweep::take_reason();
+    let uncovered =
+        (compiled.is_none() && matches!(output, Output::Scalar) && halves.is_none() && !on_tape)
+            .then(|| uncovered(ident, reason, call_path.is_some() && !in_impl));
+    let compiled = compiled.map(|(sweeps, straight)| {
         let done = Ident::new("done", Span::mixed_site());
         // (see `checked` below)
         let code = quote! {
@@ -373,7 +381,10 @@ pub(crate) fn functions(
         Output::Array(ty) => Some(crate::higher::jacobian(&context, ty)),
         _ => None,
     };
+    let uncovered = uncovered.map(|error| error.to_compile_error());
     quote! {
+        #uncovered
+
         // Calling only `name_grad` or `name_graph` uses the function: no dead-code warning.
         #[allow(dead_code)]
         #(#attrs)*
@@ -413,6 +424,53 @@ pub(crate) fn const_generics(
     let names = consts.iter().map(|constant| &constant.ident);
     let turbofish = (!consts.is_empty()).then(|| quote!(::<#(#names),*>));
     (consts, turbofish)
+}
+
+/// The error for a body whose `name_grad` the compiled sweeps do not cover: where they
+/// stop (`reason`, from `sweep::why`), or its length.
+fn uncovered(ident: &Ident, reason: Option<(String, Span)>, long: bool) -> syn::Error {
+    let headline = format!(
+        "#[differentiable] cannot compile the gradient of `{ident}` yet: `{ident}_grad` would \
+         run on the tape"
+    );
+    let help = format!(
+        "write this part in a form the sweeps cover (the crate's documentation, \"How \
+         `name_grad` computes\", lists them), move it into a helper function, or write \
+         `#[differentiable(tape)]` on `{ident}` to record every call on the tape knowingly"
+    );
+    match reason {
+        _ if long => crate::lesson::lesson(
+            ident,
+            &headline,
+            &format!(
+                "its body has more than {} operations as written: the sweeps of a body that \
+                 long would multiply its compile time, and the tape records every call \
+                 instead, many times slower than the sweeps",
+                crate::sweep::COMPILED_UP_TO
+            ),
+            &format!(
+                "split the body into helper functions (each compiles on its own), or write \
+                 `#[differentiable(tape)]` on `{ident}` to record every call on the tape \
+                 knowingly"
+            ),
+        ),
+        Some((what, span)) => crate::lesson::lesson_at(
+            span,
+            &headline,
+            &format!(
+                "the compiled sweeps do not follow this {what} yet; without them every call \
+                 is recorded on the tape, many times slower"
+            ),
+            &help,
+        ),
+        None => crate::lesson::lesson(
+            ident,
+            &headline,
+            "the compiled sweeps do not follow this body yet; without them every call is \
+             recorded on the tape, many times slower",
+            &help,
+        ),
+    }
 }
 
 /// Whether the signature or the body names `Self` or `self`: then the function is inside

@@ -77,7 +77,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             .derivative
             .as_ref()
             .map(|_| rule::halves(&item.sig.ident, &params));
-        let functions = emit::functions(item, &params, &output, graph_body, halves);
+        let functions = emit::functions(item, &params, &output, graph_body, halves, args.tape);
         quote!(#rule #functions)
     } else {
         emit::stubs(&item, &params, &output, errors.into_compile_errors())

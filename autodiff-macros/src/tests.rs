@@ -55,10 +55,46 @@ fn graph_body(output: &TokenStream) -> String {
         .expect("a generic body function")
 }
 
+/// The expansion of an accepted function, with `tape` so that a body the compiled sweeps
+/// do not cover is accepted too (see `a_body_the_sweeps_do_not_cover_needs_the_tape`).
 fn accepted(item: TokenStream) -> TokenStream {
-    let output = expand(TokenStream::new(), item);
+    let output = expand(quote!(tape), item);
     assert_eq!(errors(&output), Vec::<String>::new());
     output
+}
+
+#[test]
+fn a_body_the_sweeps_do_not_cover_needs_the_tape() {
+    // A `break` nested deeper than the loop body's own `if`.
+    let item = quote! {
+        fn nested(x: f64, n: usize) -> f64 {
+            let mut s = x;
+            for k in 0..n { if k > 2 { if s > 10.0 { break; } } s = s * x; }
+            s
+        }
+    };
+    let messages = errors(&expand(TokenStream::new(), item.clone()));
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert!(messages[0].starts_with(
+        "#[differentiable] cannot compile the gradient of `nested` yet: `nested_grad` would run \
+         on the tape\nnote: the compiled sweeps do not follow this statement yet"
+    ));
+    assert!(messages[0].contains("`#[differentiable(tape)]`"));
+    // With `tape`, the same body is accepted and `nested_grad` runs on the tape.
+    assert_eq!(errors(&expand(quote!(tape), item)), Vec::<String>::new());
+    // A body the sweeps cover needs nothing.
+    let covered = quote! { fn f(x: f64) -> f64 { x * x } };
+    assert_eq!(
+        errors(&expand(TokenStream::new(), covered)),
+        Vec::<String>::new()
+    );
+    // `tape` twice is an error of its own.
+    let twice = errors(&expand(
+        quote!(tape, tape),
+        quote! { fn f(x: f64) -> f64 { x } },
+    ));
+    assert_eq!(twice.len(), 1);
+    assert!(twice[0].starts_with("`tape` is given twice"));
 }
 
 #[test]
@@ -304,7 +340,7 @@ fn every_error_of_a_function_is_reported_at_once() {
     assert_eq!(
         headlines,
         [
-            "unknown argument `order`: #[differentiable] takes no arguments but `derivative = slope_function`",
+            "unknown argument `order`: #[differentiable] takes no arguments but `derivative = slope_function` and `tape`",
             "an `async fn` cannot be #[differentiable]",
             "only const generic parameters, such as `const N: usize`, can appear on a #[differentiable] function",
             "parameter patterns are not supported by #[differentiable]",
@@ -491,7 +527,7 @@ fn on_compiler_stack<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'stati
 fn expand_on_compiler_stack(source: String) -> (Vec<String>, Vec<String>) {
     on_compiler_stack(move || {
         let item: TokenStream = source.parse().expect("the test writes valid Rust");
-        let output = expand(TokenStream::new(), item);
+        let output = expand(quote!(tape), item);
         let messages = errors(&output);
         let names = if messages.is_empty() {
             Vec::new()

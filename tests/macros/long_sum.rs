@@ -16,7 +16,8 @@ use scalar_autodiff::{differentiable, Scalar, ScalarAutodiffError};
 macro_rules! long_sum {
     ($x:ident; [] ($($sum:tt)*)) => {
         /// 100 times five terms, as one expression.
-        #[differentiable]
+        // (Longer than the sweeps compile: on the tape, as chosen.)
+        #[differentiable(tape)]
         fn long_sum($x: [f64; 8]) -> f64 {
             $($sum)*
         }

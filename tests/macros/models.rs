@@ -369,7 +369,8 @@ fn a_100_000_scalar_slice_runs_on_a_2_mib_stack() {
     assert_eq!(result, Ok(()));
 }
 
-#[differentiable]
+// (`.flatten()` is not followed by the compiled sweeps: on the tape, as chosen.)
+#[differentiable(tape)]
 fn squared_norm(w: [[f64; 2]; 2]) -> f64 {
     w.iter().flatten().map(|v| v * v).sum::<f64>() + w.iter().flatten().copied().product::<f64>()
 }

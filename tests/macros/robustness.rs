@@ -62,7 +62,8 @@ deep!(x [x]
 /// 5,000 operations: 2,500 statements `t = t * 1.0001 + 0.0001`.
 macro_rules! long {
     ($t:ident [$($stmts:tt)*]) => {
-        #[differentiable]
+        // (Longer than the sweeps compile: on the tape, as chosen.)
+        #[differentiable(tape)]
         fn long(x: f64) -> f64 {
             let mut $t = x;
             $($stmts)*
@@ -103,7 +104,7 @@ fn helper(t: f64) -> f64 {
 /// function it calls runs on that same out-of-line backend.
 macro_rules! long_then_call {
     ($t:ident [$($stmts:tt)*]) => {
-        #[differentiable]
+        #[differentiable(tape)]
         fn long_then_call(x: f64) -> f64 {
             let mut $t = x;
             $($stmts)*

@@ -48,7 +48,7 @@ pub struct Holder {
 /// The receiver the wrappers call the methods on.
 pub const HOLDER: Holder = Holder { scale: 0.75 };
 
-#[differentiable]
+#[differentiable(tape)]
 fn f000(x0: f64, x1: f64, n: usize) -> f64 {
     let mut acc1 = x1.sin().exp_m1();
     let mut t2 = ({ let b3 = (acc1.tanh() * 0.9).atanh(); b3 * acc1.acosh() + -2.0 });
@@ -98,7 +98,7 @@ fn f000(x0: f64, x1: f64, n: usize) -> f64 {
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f001(x0: f64, x1: f64) -> f64 {
     let a1 = [x1.log(x1); 4];
     if (x1 * 1e-3) <= 2.0 {
@@ -133,7 +133,7 @@ fn f001(x0: f64, x1: f64) -> f64 {
     return x1;
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f002(x0: f64, w: [f64; 2], n: usize, #[constant] c: f64) -> f64 {
     let mut acc1 = x0.sin().exp_m1();
     let a2: [f64; 2] = [acc1.log(x0), f64::log2((acc1.abs() + 1.0))];
@@ -155,7 +155,7 @@ fn f002(x0: f64, w: [f64; 2], n: usize, #[constant] c: f64) -> f64 {
     acc1 + c
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f003(x0: f64, w: [f64; 4]) -> f64 {
     if x0 <= -1.0 {
         if x0.asinh() < 0.0 {
@@ -215,7 +215,7 @@ fn f003(x0: f64, w: [f64; 4]) -> f64 {
     (v27 + x0 + v27).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f004(x1: f64, #[constant] c: f64, x0: f64, w: [f64; 3]) -> f64 {
     let mut acc1 = (w[1] * x1);
     let mut t2: f64 = 0.1;
@@ -236,7 +236,7 @@ fn f004(x1: f64, #[constant] c: f64, x0: f64, w: [f64; 3]) -> f64 {
     acc1 * t2 + ({ let b8 = w.iter().fold(c, |acc10, q9| acc10 * x0 + q9); b8 * x1 + c }) + t7
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f005(xs: &[f64], x0: f64, x2: f64, x1: f64) -> f64 {
     if x2.hypot(x2) <= 2.0 {
         for (i2, &d1) in xs.iter().enumerate() {
@@ -286,7 +286,7 @@ fn f005(xs: &[f64], x0: f64, x2: f64, x1: f64) -> f64 {
     t15 - x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f006(#[param] p: &Layer, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = p.w[0].atan2(p.b);
     let mut a3 = [0.0f64; 3];
@@ -321,7 +321,7 @@ fn f006(#[param] p: &Layer, xs: &[f64], n: usize) -> f64 {
     acc1 - acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f007(w: [f64; 3], x0: f64) -> f64 {
     let mut acc1 = x0;
     let t2 = x0.sin().exp2();
@@ -340,7 +340,7 @@ fn f007(w: [f64; 3], x0: f64) -> f64 {
     (acc1 + acc1).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f008(mut x0: f64, #[constant] c: f64) -> f64 {
     let mut acc1 = (if (x0 * x0 + 1.0).powi(-3) > 0.5 { x0 } else { c });
     acc1 /= (((c / (0.25 * 0.25 + 0.5)) - f003(acc1, [0.125, x0, 0.5, c])) * ((c / (0.25 * 0.25 + 0.5)) - f003(acc1, [0.125, x0, 0.5, c])) + 1.0);
@@ -379,7 +379,7 @@ fn f008(mut x0: f64, #[constant] c: f64) -> f64 {
     acc1 + x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f009(w: [f64; 2], xs: &[f64], #[constant] c: f64) -> f64 {
     for &d1 in xs {
         if xs.is_empty() {
@@ -423,7 +423,7 @@ fn f009(w: [f64; 2], xs: &[f64], #[constant] c: f64) -> f64 {
     return (t13).tanh();
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f010(x0: f64, x1: f64, x2: f64) -> f64 {
     let mut acc1 = (x0 * 2.0);
     {
@@ -478,7 +478,7 @@ fn f010(x0: f64, x1: f64, x2: f64) -> f64 {
     acc1 - x2 + acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f011(x0: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (w[1] + x0);
     let t2 = match n % 3 {
@@ -494,7 +494,7 @@ fn f011(x0: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
     (acc1 + acc1).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f012(mut x0: f64, xs: &[f64]) -> f64 {
     let mut acc1: f64 = (if (x0 + x0) < 1.0 { 3.0 } else { 10.0 });
     let t2 = (({ let b3 = x0; b3 * b3 + 1e-3 }) - ({ let b4 = (xs.len() as f64); b4 * x0 + acc1 }));
@@ -508,7 +508,7 @@ fn f012(mut x0: f64, xs: &[f64]) -> f64 {
     v7 + t2 - acc1 * t2 * v7
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f013(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut k1 = 0;
     loop {
@@ -570,7 +570,7 @@ fn f013(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     x0 + ((x0 * x0 + 0.5).sqrt() * (x1 / (x1 * x1 + 0.5))) + x1 + ((x0 * x0).ln_1p() + (x1 * 0.1).exp())
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f014(x0: f64, x1: f64, w: [f64; 3], #[param] p: &Layer) -> f64 {
     let t1 = ((w[1] * w[1] + 0.5).sqrt() * (w[1] * w[1] + 0.5).sqrt() + 0.5).recip();
     'l2: for (u3, &u4) in p.w.iter().zip(p.w.iter()) {
@@ -613,7 +613,7 @@ fn f014(x0: f64, x1: f64, w: [f64; 3], #[param] p: &Layer) -> f64 {
     (x1).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f015(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let t1 = (-(x1.log10()));
     let t2 = t1.tan();
@@ -626,7 +626,7 @@ fn f015(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     t3.detach().trunc().asin() + t3 + t2
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f016(x0: f64) -> f64 {
     let mut acc1 = (x0 * 1.5);
     acc1 = acc1 * ((x0 - 4.0) - acc1) + (-(x0));
@@ -635,7 +635,7 @@ fn f016(x0: f64) -> f64 {
     acc1 + x0 + x0 - x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f017(x0: f64, x1: f64) -> f64 {
     let mut a1 = [0.0f64; 3];
     for i2 in 0..3 {
@@ -661,7 +661,7 @@ fn f017(x0: f64, x1: f64) -> f64 {
     (f016(f64::exp_m1(x1.sin()))).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f018(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = f004(x0, 2.0, x0, [4.0, -2.0, x0]);
     let mut v2 = acc1;
@@ -702,7 +702,7 @@ fn f018(x0: f64, xs: &[f64], n: usize) -> f64 {
     acc1 + v2 * x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f020(x0: f64, xs: &[f64]) -> f64 {
     let mut acc1 = ({ let b3 = x0; b3 * x0 + b3 });
     let t4 = acc1;
@@ -721,7 +721,7 @@ fn f020(x0: f64, xs: &[f64]) -> f64 {
     acc1 + acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f021(x0: f64, n: usize, xs: &[f64]) -> f64 {
     let mut acc1 = f64::max(x0, 4.0);
     acc1 /= (0.125 * 0.125 + 1.0);
@@ -766,7 +766,7 @@ fn f021(x0: f64, n: usize, xs: &[f64]) -> f64 {
     acc1 + ((acc1 - -0.0) * (acc1 - -0.0) + 0.5).cbrt() + acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f022(mut x0: f64, x1: f64, w: [f64; 3], n: usize) -> f64 {
     let mut acc1 = (w[1] * 300.0).cosh();
     acc1 /= (x0 * x0 + 1.0);
@@ -810,7 +810,7 @@ fn f022(mut x0: f64, x1: f64, w: [f64; 3], n: usize) -> f64 {
     acc1 + t4 + x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f024(x0: f64, n: usize, w: [f64; 2]) -> f64 {
     let mut acc1 = (w[1] + x0);
     if ((x0 * x0 + 1.0).powf(0.5) < (-(-1.25)) || acc1 <= 1.0) {
@@ -837,7 +837,7 @@ fn f024(x0: f64, n: usize, w: [f64; 2]) -> f64 {
     acc1 - acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f025(x0: f64, mut x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = w[1].atan2(x1);
     let mut k2 = 0;
@@ -884,7 +884,7 @@ fn f025(x0: f64, mut x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     (acc1 + x1 + x1).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f027(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (x0 / (x0 * x0 + 0.5));
     acc1 = f016(0.0);
@@ -895,7 +895,7 @@ fn f027(x0: f64, xs: &[f64], n: usize) -> f64 {
     t2 - t3
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f028(x1: f64, x0: f64, n: usize, w: [f64; 2]) -> f64 {
     let mut acc1 = x0.min(x0);
     if !((x1 + 0.75) >= 2.0) {
@@ -909,7 +909,7 @@ fn f028(x1: f64, x0: f64, n: usize, w: [f64; 2]) -> f64 {
     v3 + x1 + acc1 + x0 + x0 - f64::atan2((-(x1)), x0)
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn arr029(x0: f64, x1: f64, w: [f64; 3], n: usize) -> [f64; 2] {
     let mut acc1 = (if n % 2 == 1 { x1 } else { x1 });
     let mut t2 = acc1;
@@ -940,7 +940,7 @@ fn arr029(x0: f64, x1: f64, w: [f64; 3], n: usize) -> [f64; 2] {
     [acc1 + x0, acc1 * acc1 * x1 + (f64::log10((x1.abs() + 1.0)) / (0.5 * 0.5 + 0.5))]
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f030(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc1 = ((xs.len() as f64) + x2);
     if (x1 * x1 + 0.5).cbrt() > x1.detach().ceil() {
@@ -956,7 +956,7 @@ fn f030(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     v4 - x1 + acc1 + x1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f031(x0: f64, mut x1: f64, w: [f64; 4], #[param] p: &Layer, xs: &[f64]) -> f64 {
     let mut acc1 = ({ let b2 = x1; b2 * 0.125 + b2 });
     acc1 = p.b;
@@ -986,7 +986,7 @@ fn f031(x0: f64, mut x1: f64, w: [f64; 4], #[param] p: &Layer, xs: &[f64]) -> f6
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f032(x0: f64, x1: f64) -> f64 {
     let mut acc1 = (x1 - x0);
     let mut a2 = [0.0f64; 3];
@@ -1070,7 +1070,7 @@ fn f032(x0: f64, x1: f64) -> f64 {
     v23 * x1 - acc1 - t10 + v23
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f034(x0: f64, w: [f64; 4], n: usize) -> f64 {
     let mut acc1 = w[3].mul_add(w[2], 3.0);
     let t2: f64 = 0.25;
@@ -1102,7 +1102,7 @@ fn f034(x0: f64, w: [f64; 4], n: usize) -> f64 {
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f035(#[param] ps: &[f64], x0: f64) -> f64 {
     let mut acc1 = x0;
     for (j3, &u2) in ps.iter().enumerate() {
@@ -1135,7 +1135,7 @@ fn f035(#[param] ps: &[f64], x0: f64) -> f64 {
     acc1 - acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f036(x0: f64, n: usize) -> f64 {
     let t1 = (x0.detach() * 3.0);
     for i2 in 0..n {
@@ -1159,7 +1159,7 @@ fn f036(x0: f64, n: usize) -> f64 {
     t1 - ((-0.0 - -1.25) * t1) - t1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f037(x0: f64, n: usize, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc1 = f64::ln_1p(x0);
     let a2 = [f036(-1.25, n); 4];
@@ -1206,7 +1206,7 @@ fn f037(x0: f64, n: usize, w: [f64; 3], xs: &[f64]) -> f64 {
     y20 + acc1 + t8 - t6
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn arr038(x0: f64) -> [f64; 3] {
     let mut acc1 = f64::min(x0, 0.125);
     let a2 = [(x0 * acc1); 4];
@@ -1215,7 +1215,7 @@ fn arr038(x0: f64) -> [f64; 3] {
     [acc1 + ({ let b6 = a2[2].tanh().tan(); b6 * -0.5 + x0 }) + acc1 + acc1, acc1 + t5 - acc1 * t3, acc1 - t3 * t3]
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f039(x0: f64, xs: &[f64]) -> f64 {
     let mut acc1 = (x0 * 0.1).exp();
     let mut k2 = 0;
@@ -1259,7 +1259,7 @@ fn f039(x0: f64, xs: &[f64]) -> f64 {
     v21 * acc1 - acc1 + x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f040(x0: f64, w: [f64; 2]) -> f64 {
     let mut acc1 = (x0 + -0.5);
     if acc1 < -1.0 {
@@ -1397,7 +1397,7 @@ fn f040(x0: f64, w: [f64; 2]) -> f64 {
     acc1 + t56 + t44 * t75
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f041(mut x0: f64, x1: f64, v: [f64; 2], n: usize) -> f64 {
     let mut acc1 = (-2.0 * x0);
     let t2 = match n % 3 {
@@ -1413,7 +1413,7 @@ fn f041(mut x0: f64, x1: f64, v: [f64; 2], n: usize) -> f64 {
     acc1 - x1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f042(x0: f64, w: [f64; 3]) -> f64 {
     let mut acc1 = w.iter().fold(-0.5, |acc3, q2| acc3 * 0.1 + q2);
     for i4 in 0..=0 {
@@ -1457,7 +1457,7 @@ fn f042(x0: f64, w: [f64; 3]) -> f64 {
     acc1 - v10 - v10
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f043(x0: f64, x1: f64, x2: f64, w: [f64; 4], #[constant] c: f64) -> f64 {
     let mut acc1 = (x2 * w[1]);
     let mut v2 = acc1;
@@ -1518,7 +1518,7 @@ fn f043(x0: f64, x1: f64, x2: f64, w: [f64; 4], #[constant] c: f64) -> f64 {
     (acc1 - c * x2).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f044(x0: f64, mut x1: f64, w: [f64; 4], n: usize) -> f64 {
     if x0 < 0.5 {
         x1 += x0.max(0.0).sqrt();
@@ -1556,7 +1556,7 @@ fn f044(x0: f64, mut x1: f64, w: [f64; 4], n: usize) -> f64 {
     t11
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f046(x0: f64, w: [f64; 4], xs: &[f64]) -> f64 {
     let mut acc1 = ({ let b2 = x0; b2 * x0 + x0 });
     let mut t3 = ((x0 + acc1) * (0.1 - -1.25));
@@ -1571,7 +1571,7 @@ fn f046(x0: f64, w: [f64; 4], xs: &[f64]) -> f64 {
     (x0 * acc1 + acc1 + t3 * acc1).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f049(x0: f64, x1: f64, w: [f64; 2], #[param] ps: &[f64], n: usize) -> f64 {
     let mut acc1 = x0.max(x0);
     let mut k2 = 0;
@@ -1621,7 +1621,7 @@ fn f049(x0: f64, x1: f64, w: [f64; 2], #[param] ps: &[f64], n: usize) -> f64 {
     t17 - acc1 - x0 - t13 + acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f050(x0: f64, x1: f64, x2: f64, #[param] ps: &[f64], xs: &[f64], n: usize, #[constant] c: f64) -> f64 {
     let mut acc1 = (if (-(x1)) < -0.5 { x0 } else { ps[1] });
     let mut t2 = f046((acc1 - x1), [-0.0, -0.5, 1.5, x1], xs);
@@ -1645,7 +1645,7 @@ fn f050(x0: f64, x1: f64, x2: f64, #[param] ps: &[f64], xs: &[f64], n: usize, #[
     x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f051(w: [f64; 3], #[param] p: &Layer, v: [f64; 2], xs: &[f64], x0: f64) -> f64 {
     let mut acc1 = ({ let b2 = w[2]; b2 * p.w[1] + w[2] });
     acc1 *= 1.0;
@@ -1658,7 +1658,7 @@ fn f051(w: [f64; 3], #[param] p: &Layer, v: [f64; 2], xs: &[f64], x0: f64) -> f6
     acc1 + t3 * x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f052(x1: f64, xs: &[f64], x0: f64, #[param] ps: &[f64], v: [f64; 3], x2: f64) -> f64 {
     let mut acc1 = x0;
     for (j3, &u2) in ps.iter().enumerate() {
@@ -1677,7 +1677,7 @@ fn f052(x1: f64, xs: &[f64], x0: f64, #[param] ps: &[f64], v: [f64; 3], x2: f64)
     acc1 + x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f053(x0: f64, x1: f64, n: usize) -> f64 {
     let mut acc1 = (-2.0 - x0);
     acc1 = ((x0 * 0.5).cosh() * (x0 * 0.5).cosh() + 1.0).powf(x0.sin());
@@ -1697,7 +1697,7 @@ fn f053(x0: f64, x1: f64, n: usize) -> f64 {
     (acc1 - acc1 + ((acc1.tanh() * 0.9).atanh() + t2)).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f054(x0: f64, x1: f64, x2: f64, w: [f64; 4]) -> f64 {
     let mut t1 = w.iter().fold(x1, |acc3, q2| acc3 * x1 + q2).sin().exp_m1();
     {
@@ -1719,7 +1719,7 @@ fn f054(x0: f64, x1: f64, x2: f64, w: [f64; 4]) -> f64 {
     y12 + t5 * t5
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f055(x0: f64, x1: f64, #[param] p: &Layer) -> f64 {
     for i1 in 0..3 {
         if i1 % 3 == 1 {
@@ -1738,7 +1738,7 @@ fn f055(x0: f64, x1: f64, #[param] p: &Layer) -> f64 {
     (f64::ln_1p((t6 * t6)) * p.b) + t7
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f056(x0: f64, x1: f64, x2: f64, #[param] ps: &[f64], xs: &[f64]) -> f64 {
     let mut acc1 = ps[2];
     let t2 = (if f64::max(x0, x0) >= -0.5 { (acc1 * acc1 + 2.0).log(2.0) } else { 0.5 });
@@ -1774,7 +1774,7 @@ fn f056(x0: f64, x1: f64, x2: f64, #[param] ps: &[f64], xs: &[f64]) -> f64 {
     acc1 - x2 * t2 + x2
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f057(mut x1: f64, #[constant] c: f64, w: [f64; 3], x0: f64, n: usize) -> f64 {
     let mut acc1 = x0.powf(x0);
     x1 = f020(acc1, &[0.5, -1.5, 2.0]);
@@ -1788,7 +1788,7 @@ fn f057(mut x1: f64, #[constant] c: f64, w: [f64; 3], x0: f64, n: usize) -> f64 
     acc1 + acc1 * (acc1 * 0.1).exp()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f058(x0: f64, x1: f64, w: [f64; 3]) -> f64 {
     if (-2.0 - x1) >= -1.0 {
         let t1 = ((x1 * x1) + (if (x1 * x1 + 1.0).powf(3.0) < (-(3.0)) { 0.75 } else { x0 }));
@@ -1813,7 +1813,7 @@ fn f058(x0: f64, x1: f64, w: [f64; 3]) -> f64 {
     v13 + t8
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f059(x0: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
     let mut acc1: f64 = 1e-3;
     let mut k3 = 0;
@@ -1834,7 +1834,7 @@ fn f059(x0: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
     t8 * acc1 - t10 - f64::hypot((if (xs.len() as f64).min(m6) <= 1.0 { x0 } else { m6 }), (t10 / (w[2] * w[2] + 0.5))) * t10
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f060(x0: f64, x1: f64, x2: f64, w: [f64; 3], v: [f64; 2], #[param] ps: &[f64], n: usize) -> f64 {
     let mut acc1 = ({ let b2 = ps[0]; b2 * x1 + b2 });
     for u3 in w.iter() {
@@ -1876,7 +1876,7 @@ fn f060(x0: f64, x1: f64, x2: f64, w: [f64; 3], v: [f64; 2], #[param] ps: &[f64]
     return acc1 - v[0];
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f061(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (x0 * x1);
     let mut t2 = f64::powf((xs.iter().product::<f64>() * xs.iter().product::<f64>() + 1.0), -0.5);
@@ -1921,7 +1921,7 @@ fn f061(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     v24 + acc1 * t13 - x1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f062(n: usize, x0: f64, x2: f64, x1: f64, #[param] ps: &[f64]) -> f64 {
     let mut acc1 = (10.0 / (x0 * x0 + 0.5));
     'l2: for (j4, &u3) in ps.iter().enumerate() {
@@ -1952,7 +1952,7 @@ fn f062(n: usize, x0: f64, x2: f64, x1: f64, #[param] ps: &[f64]) -> f64 {
     e17 + acc1 + acc1 + x1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f063(n: usize, x0: f64) -> f64 {
     let mut acc1 = (if (x0 * x0 + 1.0).powf(x0.sin()) > f016(0.0) { x0 } else { x0 });
     if (acc1 * acc1 + 0.5).sqrt() < -1.0 {
@@ -2031,7 +2031,7 @@ fn f063(n: usize, x0: f64) -> f64 {
     return (({ let b26 = acc1; b26 * 0.1 + b26 }).abs() + 1.0).log2() + acc1;
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f064(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     for i1 in 0..=0 {
         if (x1 > (if (xs.iter().sum::<f64>() >= 2.0 && x1.abs() < -0.5) { 1.5 } else { -2.0 }) || xs.len() > 2) {
@@ -2051,7 +2051,7 @@ fn f064(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     x0 - y10 * y10
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f065(mut x0: f64, x1: f64) -> f64 {
     let mut acc1 = (x1 * x1 + 0.5).recip();
     x0 = (if f64::asinh(acc1) > (acc1 - acc1) { 0.25 } else { (x1.abs() + 1.0).log2() });
@@ -2062,7 +2062,7 @@ fn f065(mut x0: f64, x1: f64) -> f64 {
     acc1 + acc1 * acc1 + x1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f066(x0: f64, x1: f64, mut x2: f64, w: [f64; 2]) -> f64 {
     let mut acc1 = x2;
     if acc1 < 1.0 {
@@ -2091,7 +2091,7 @@ fn f066(x0: f64, x1: f64, mut x2: f64, w: [f64; 2]) -> f64 {
     acc1 + x1 + x2
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f067(n: usize, #[param] p: &Layer) -> f64 {
     let mut acc1 = p.w[1];
     let y2 = acc1;
@@ -2126,7 +2126,7 @@ fn f067(n: usize, #[param] p: &Layer) -> f64 {
     acc1 - p.w.iter().enumerate().map(|(j15, q14)| q14 * acc1).sum::<f64>() * y2 + acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f068(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (x0 * x1);
     acc1 += ((w[0].abs() + 1.0).log2() + (xs.len() as f64));
@@ -2143,7 +2143,7 @@ fn f068(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     x1 * t8
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f069(x0: f64, x1: f64, w: [f64; 2]) -> f64 {
     let mut acc1 = (if f64::cos(w[1]) >= -1.0 { 3.0 } else { x0 });
     let h3 = arr038(({ let b2 = acc1; b2 * b2 + x0 }));
@@ -2154,7 +2154,7 @@ fn f069(x0: f64, x1: f64, w: [f64; 2]) -> f64 {
     acc1 - acc1 * h3[0]
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f070(x0: f64, x1: f64) -> f64 {
     let mut k1 = 0;
     loop {
@@ -2183,7 +2183,7 @@ fn f070(x0: f64, x1: f64) -> f64 {
     x0 + t14
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f071(x0: f64, x1: f64, w: [f64; 3], #[param] ps: &[f64], n: usize) -> f64 {
     let mut k1 = 0;
     loop {
@@ -2226,7 +2226,7 @@ fn f071(x0: f64, x1: f64, w: [f64; 3], #[param] ps: &[f64], n: usize) -> f64 {
     y14 * y14 + y14
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f072(mut x1: f64, x0: f64, w: [f64; 3]) -> f64 {
     let mut acc1 = ({ let b2 = x0; b2 * x0 + b2 });
     acc1 = (0.3 * f64::atan2(x1, 0.0));
@@ -2257,7 +2257,7 @@ fn f072(mut x1: f64, x0: f64, w: [f64; 3]) -> f64 {
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f073(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     for (&d1, d2) in xs.iter().zip(xs.iter().skip(1)) {
         for &d3 in xs {
@@ -2288,7 +2288,7 @@ fn f073(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     x1 * t13
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f074(mut x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     let mut acc1 = x1;
     for i2 in 0..xs.len() {
@@ -2301,7 +2301,7 @@ fn f074(mut x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     acc1 * ((-(x0)) * (-(x0)) + 1.0).powf(-0.5) + acc1 + x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f076(w: [f64; 3], x0: f64) -> f64 {
     let mut acc1 = ({ let b2 = x0; b2 * x0 + 1.0 });
     acc1 *= (0.1 + x0);
@@ -2356,7 +2356,7 @@ fn f076(w: [f64; 3], x0: f64) -> f64 {
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f077(xs: &[f64], x1: f64, mut x0: f64) -> f64 {
     let mut acc1 = x0;
     acc1 = x0;
@@ -2409,7 +2409,7 @@ fn f077(xs: &[f64], x1: f64, mut x0: f64) -> f64 {
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f078(x0: f64, mut x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (x0 * x1);
     x1 -= ((n as f64) + (-(SCALE)));
@@ -2454,7 +2454,7 @@ fn f078(x0: f64, mut x1: f64, xs: &[f64], n: usize) -> f64 {
     acc1 * acc1 + x1 + t9
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f079(x0: f64, x1: f64, w: [f64; 4], xs: &[f64]) -> f64 {
     let mut acc1 = x1;
     acc1 = acc1 * (x0.tan() * 0.5).sinh() + f64::powf((x1 * x1 + 1.0), x1.sin());
@@ -2472,7 +2472,7 @@ fn f079(x0: f64, x1: f64, w: [f64; 4], xs: &[f64]) -> f64 {
     return acc1 * acc1 - x0 * x1;
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f080(x0: f64, mut x1: f64, x2: f64, #[param] p: &Layer, xs: &[f64], n: usize, #[constant] c: f64) -> f64 {
     let mut acc1 = (-(p.w[1]));
     let mut t2 = x2.asinh();
@@ -2485,7 +2485,7 @@ fn f080(x0: f64, mut x1: f64, x2: f64, #[param] p: &Layer, xs: &[f64], n: usize,
     acc1 + x1 * x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f081(x0: f64, x1: f64, #[constant] c: f64, n: usize) -> f64 {
     let mut acc1 = (x0.abs() + 1.0).log10();
     let mut t2 = x0.abs();
@@ -2540,7 +2540,7 @@ fn f081(x0: f64, x1: f64, #[constant] c: f64, n: usize) -> f64 {
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f082(x0: f64, mut x1: f64, xs: &[f64]) -> f64 {
     x1 *= x0.tanh().min(x1);
     let _dead1 = ((x0 + x0).abs() + 1.0).log10();
@@ -2548,7 +2548,7 @@ fn f082(x0: f64, mut x1: f64, xs: &[f64]) -> f64 {
     x0 + x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f083(x0: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc1 = x0;
     let _dead2 = f053(acc1, 0.25, 2).ln_1p();
@@ -2563,7 +2563,7 @@ fn f083(x0: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f084(mut x0: f64, mut x1: f64, x2: f64, w: [f64; 3]) -> f64 {
     let mut acc1 = x0;
     for (u2, &u3) in w.iter().zip(w.iter()) {
@@ -2584,7 +2584,7 @@ fn f084(mut x0: f64, mut x1: f64, x2: f64, w: [f64; 3]) -> f64 {
     acc1 * acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f085(w: [f64; 4], xs: &[f64], mut x0: f64, n: usize) -> f64 {
     let mut acc1 = (x0 * x0);
     let mut t2 = (if (acc1 / (0.3 * 0.3 + 0.5)) < (w[2].tanh() * 0.9).atanh() { acc1 } else { x0 });
@@ -2637,7 +2637,7 @@ fn f085(w: [f64; 4], xs: &[f64], mut x0: f64, n: usize) -> f64 {
     acc1 - (-(x0)) + t2
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f086(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     let t1 = x1;
     {
@@ -2669,7 +2669,7 @@ fn f086(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     (y9 + (x1 * (t5 * t5 + 2.0).log(SCALE)) + f64::mul_add(t5.min(t5), (t5.tanh() * 0.9).atanh(), x0)).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f087(x0: f64, mut x1: f64, x2: f64, #[param] p: &Layer, xs: &[f64]) -> f64 {
     let mut acc1 = x1;
     let mut a2 = [0.0f64; 3];
@@ -2739,7 +2739,7 @@ fn f087(x0: f64, mut x1: f64, x2: f64, #[param] p: &Layer, xs: &[f64]) -> f64 {
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f088(x0: f64, x1: f64, v: [f64; 3], #[param] p: &Layer, xs: &[f64]) -> f64 {
     let mut acc1 = x0;
     {
@@ -2772,7 +2772,7 @@ fn f088(x0: f64, x1: f64, v: [f64; 3], #[param] p: &Layer, xs: &[f64]) -> f64 {
     acc1 + x1 + acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f089(x0: f64, #[constant] c: f64, xs: &[f64], x1: f64, mut x2: f64) -> f64 {
     let mut acc1 = x2;
     let t2 = ((-(x2)) / (1e-3 * 1e-3 + 0.5));
@@ -2789,7 +2789,7 @@ fn f089(x0: f64, #[constant] c: f64, xs: &[f64], x1: f64, mut x2: f64) -> f64 {
     acc1 + x1 * x0 - (f64::exp((x2 * 0.1)).tanh() * 0.9).atanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f090(x0: f64, x1: f64, w: [f64; 2], xs: &[f64]) -> f64 {
     let mut acc1 = w[1];
     let mut k2 = 0;
@@ -2842,7 +2842,7 @@ fn f090(x0: f64, x1: f64, w: [f64; 2], xs: &[f64]) -> f64 {
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f091(x0: f64, w: [f64; 2], n: usize) -> f64 {
     let mut acc1 = x0;
     let y2 = x0;
@@ -2879,7 +2879,7 @@ fn f091(x0: f64, w: [f64; 2], n: usize) -> f64 {
     acc1 + t3
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f092(x0: f64, w: [f64; 3], x1: f64, xs: &[f64]) -> f64 {
     let mut acc1 = w.iter().enumerate().map(|(j3, q2)| q2 * (x1 / (w[j3] * w[j3] + 0.5))).sum::<f64>();
     let mut t4 = x1;
@@ -2904,7 +2904,7 @@ fn f092(x0: f64, w: [f64; 3], x1: f64, xs: &[f64]) -> f64 {
     acc1 * x0 * t6
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f093(xs: &[f64], x0: f64, mut x2: f64, x1: f64) -> f64 {
     let mut acc1 = (x0.abs() + 1.0).log2();
     let t2 = x1;
@@ -2920,7 +2920,7 @@ fn f093(xs: &[f64], x0: f64, mut x2: f64, x1: f64) -> f64 {
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f094(x0: f64, x1: f64) -> f64 {
     let mut k1 = 0;
     while k1 < 3 && (x0 * x1) < 0.125 {
@@ -2941,7 +2941,7 @@ fn f094(x0: f64, x1: f64) -> f64 {
     (x0.tanh().tan() + (x0.abs() + 1.0).log2()) - x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f095(x0: f64, mut x1: f64, x2: f64, xs: &[f64]) -> f64 {
     {
         let t1 = ((x1.abs() + 1.0).log2() + (x2 * -0.5));
@@ -2986,7 +2986,7 @@ fn f095(x0: f64, mut x1: f64, x2: f64, xs: &[f64]) -> f64 {
     t7 + x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f097(x0: f64, mut x1: f64) -> f64 {
     let mut acc1 = (x1 / (x1 * x1 + 0.5));
     let y2 = x0;
@@ -3135,7 +3135,7 @@ fn f097(x0: f64, mut x1: f64) -> f64 {
     acc1 - t74 - y21 * t5
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f098(x0: f64, #[param] ps: &[f64], n: usize) -> f64 {
     let x0 = x0 * -0.5 + x0;
     for u1 in ps.iter() {
@@ -3170,7 +3170,7 @@ fn f098(x0: f64, #[param] ps: &[f64], n: usize) -> f64 {
     ps[0] * t7 * x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f099(x0: f64, v: [f64; 3], xs: &[f64], n: usize) -> f64 {
     for (j2, u1) in v.iter().enumerate() {
         let _dead3 = (x0 * x0 * 1e-200).sqrt();
@@ -3207,7 +3207,7 @@ fn f099(x0: f64, v: [f64; 3], xs: &[f64], n: usize) -> f64 {
     x0 * t6 * ((t15 / (t15 * t15 + 0.5)) / (t16 * t16 + 0.5))
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f100(#[constant] c: f64, x0: f64, n: usize, w: [f64; 4], xs: &[f64]) -> f64 {
     if (x0 - 10.0) < 3.0 {
         if c.detach().floor() >= 1.0 {
@@ -3224,7 +3224,7 @@ fn f100(#[constant] c: f64, x0: f64, n: usize, w: [f64; 4], xs: &[f64]) -> f64 {
     t7 - t7
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f101(x0: f64, v: [f64; 3], #[param] ps: &[f64], #[param] p: &Layer, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = p.w[0].max(p.b);
     for (i3, &d2) in xs.iter().enumerate() {
@@ -3237,7 +3237,7 @@ fn f101(x0: f64, v: [f64; 3], #[param] ps: &[f64], #[param] p: &Layer, xs: &[f64
     (acc1 * x0 + acc1).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f102(x0: f64, mut x1: f64, x2: f64, w: [f64; 4], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = w[1];
     let mut v2 = acc1;
@@ -3273,7 +3273,7 @@ fn f102(x0: f64, mut x1: f64, x2: f64, w: [f64; 4], xs: &[f64], n: usize) -> f64
     (acc1 + x0 - v2 - (-(t16.atan2(w[3])))).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f104(x0: f64, x1: f64) -> f64 {
     let mut acc1 = (1.5 * x1);
     let mut t2 = x1.max(1.5).atan();
@@ -3282,7 +3282,7 @@ fn f104(x0: f64, x1: f64) -> f64 {
     acc1 - t2 + x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f105(x0: f64, x1: f64, x2: f64, #[constant] c: f64) -> f64 {
     let _dead1 = (c * 1e-200).sqrt();
     let mut t2: f64 = 3.0;
@@ -3298,7 +3298,7 @@ fn f105(x0: f64, x1: f64, x2: f64, #[constant] c: f64) -> f64 {
     ((t2.tanh() * 0.9).atanh() * (t2 * x2))
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f106(x0: f64, x1: f64) -> f64 {
     let x1 = x1 * (-((x0 * x0 + 1.0).powi(-3))) + x1;
     let _dead1 = (x1 * x1 * 1e-200).sqrt();
@@ -3307,7 +3307,7 @@ fn f106(x0: f64, x1: f64) -> f64 {
     x1 + t2 + x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f107(n: usize, x0: f64, x1: f64) -> f64 {
     let mut acc1: f64 = (if (x0 * 0.1) <= -0.5 { 0.75 } else { 0.75 });
     acc1 = acc1 * f074((x0 + SCALE), (x1 + x0), (x1 + 0.25), &[]) + ({ let b2 = acc1; b2 * 3.0 + b2 });
@@ -3330,7 +3330,7 @@ fn f107(n: usize, x0: f64, x1: f64) -> f64 {
     acc1 - x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f108(x0: f64, x1: f64, mut x2: f64, n: usize) -> f64 {
     let mut acc1 = x2;
     let mut k2 = 0;
@@ -3349,7 +3349,7 @@ fn f108(x0: f64, x1: f64, mut x2: f64, n: usize) -> f64 {
     acc1 + x2 + acc1 - x2
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f109(x1: f64, mut x0: f64, n: usize, v: [f64; 2]) -> f64 {
     let mut acc1 = (x0 + x1);
     let y2 = x1;
@@ -3368,7 +3368,7 @@ fn f109(x1: f64, mut x0: f64, n: usize, v: [f64; 2]) -> f64 {
     (y8 + y2).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f110(x0: f64, x1: f64, #[constant] c: f64) -> f64 {
     let mut acc1 = x0.asinh();
     let t2 = acc1;
@@ -3381,7 +3381,7 @@ fn f110(x0: f64, x1: f64, #[constant] c: f64) -> f64 {
     acc1 - t3 + acc1 + x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f111(xs: &[f64], x1: f64, x0: f64, n: usize) -> f64 {
     let t1 = (x0 * 0.5).sinh();
     let t2 = (x1.cos() * 0.5).sinh();
@@ -3406,7 +3406,7 @@ fn f111(xs: &[f64], x1: f64, x0: f64, n: usize) -> f64 {
     x0 + x0 + v8
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f112(x0: f64, v: [f64; 3], xs: &[f64], n: usize, #[constant] c: f64) -> f64 {
     let mut acc1 = v.iter().fold(c, |acc3, q2| acc3 * acc3 + q2);
     let h4 = arr038((0.1 * acc1));
@@ -3437,7 +3437,7 @@ fn f112(x0: f64, v: [f64; 3], xs: &[f64], n: usize, #[constant] c: f64) -> f64 {
     acc1 * x0 * xs.iter().map(|q15| q15 * acc1).sum::<f64>() + acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f113(mut x0: f64, mut x1: f64, x2: f64, w: [f64; 4], #[param] p: &Layer) -> f64 {
     let mut acc1 = (-(x2));
     let mut t2 = (x0 * x0 + 0.5).cbrt();
@@ -3488,7 +3488,7 @@ fn f113(mut x0: f64, mut x1: f64, x2: f64, w: [f64; 4], #[param] p: &Layer) -> f
     (w.iter().map(|q17| q17 * (v15 + 1.5)).sum::<f64>() * 0.75) + acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f114(x0: f64, #[param] p: &Layer, xs: &[f64], n: usize, #[constant] c: f64) -> f64 {
     let mut acc1 = x0;
     if !((if n > 2 { 0.0 } else { x0 }) < 0.5) {
@@ -3544,7 +3544,7 @@ fn f114(x0: f64, #[param] p: &Layer, xs: &[f64], n: usize, #[constant] c: f64) -
     acc1 * (-(acc1))
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f115(x0: f64, x1: f64, #[param] ps: &[f64], xs: &[f64], n: usize) -> f64 {
     let mut t1 = ((x0 * x1).tanh() * 0.9).asin();
     let t1 = t1 * (ps.iter().map(|q2| q2 * (-1.25 * (xs.len() as f64))).sum::<f64>() + x0.asinh()) + t1;
@@ -3581,7 +3581,7 @@ fn f115(x0: f64, x1: f64, #[param] ps: &[f64], xs: &[f64], n: usize) -> f64 {
     (x1 + (if (t1.detach() >= 1.0 || xs.is_empty()) { x1 } else { x1 }) + x1).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f116(mut x0: f64, w: [f64; 2], v: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc1 = ({ let b2 = v[0]; b2 * x0 + w[1] });
     let mut a3 = [0.0f64; 4];
@@ -3608,7 +3608,7 @@ fn f116(mut x0: f64, w: [f64; 2], v: [f64; 3], xs: &[f64]) -> f64 {
     return (acc1 - t5).tanh();
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f117(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     let mut acc1 = f003(1.0, [x1, x1, x0, 0.5]);
     let t2 = (x1 * 300.0).cosh();
@@ -3626,7 +3626,7 @@ fn f117(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     return acc1 * x0 + acc1;
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f118(mut x0: f64, mut x1: f64, n: usize) -> f64 {
     let mut acc1 = (x0.tanh() * 0.9).acos();
     for i2 in 0..n {
@@ -3700,7 +3700,7 @@ fn f118(mut x0: f64, mut x1: f64, n: usize) -> f64 {
     return (acc1 * t21 + x1 + acc1).tanh();
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f119(x0: f64, w: [f64; 4], xs: &[f64], n: usize, #[constant] c: f64) -> f64 {
     let mut acc1 = w[3];
     for &d2 in xs {
@@ -3721,7 +3721,7 @@ fn f119(x0: f64, w: [f64; 4], xs: &[f64], n: usize, #[constant] c: f64) -> f64 {
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f120(x0: f64, #[constant] c: f64, n: usize) -> f64 {
     let mut acc1 = (-(x0));
     let mut t2 = (acc1 * (1.5 * acc1));
@@ -3730,7 +3730,7 @@ fn f120(x0: f64, #[constant] c: f64, n: usize) -> f64 {
     acc1 * f102((acc1 + t2), acc1, ({ let b6 = x0; b6 * t2 + x0 }), [x0, 1.5, t4, t2], &[1.0], n) + ((4.0 * acc1).tanh() * 0.9).acos()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f121(mut x0: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = w[1];
     let t2 = x0;
@@ -3744,7 +3744,7 @@ fn f121(mut x0: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     t4
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f122(w: [f64; 4], x0: f64, v: [f64; 3]) -> f64 {
     let mut acc1 = v[1];
     let t2 = acc1;
@@ -3753,7 +3753,7 @@ fn f122(w: [f64; 4], x0: f64, v: [f64; 3]) -> f64 {
     (acc1 - x0 - acc1 * acc1).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f123(w: [f64; 3]) -> f64 {
     let mut acc1 = (1.5 - w[2]);
     acc1 = 1e-3;
@@ -3768,7 +3768,7 @@ fn f123(w: [f64; 3]) -> f64 {
     (w[0].tanh() * 0.9).atanh().asinh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f124(x0: f64, n: usize) -> f64 {
     let mut acc1 = (x0.tanh() * 0.9).atanh();
     let t2 = (acc1 * 0.25).detach();
@@ -3779,7 +3779,7 @@ fn f124(x0: f64, n: usize) -> f64 {
     (acc1 - (({ let b5 = x0; b5 * b5 + 2.0 }) * ({ let b5 = x0; b5 * b5 + 2.0 }) + 1.5).acosh() + x0).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f125(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (0.75 * x1);
     let mut v2 = acc1;
@@ -3818,7 +3818,7 @@ fn f125(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     (acc1 * acc1).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f126(x0: f64) -> f64 {
     let mut acc1 = (x0 + 1.0);
     let mut a2: [f64; 3] = [x0, 0.125, x0.detach().floor()];
@@ -3831,7 +3831,7 @@ fn f126(x0: f64) -> f64 {
     acc1 + x0 * x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn arr127(x0: f64, x1: f64) -> [f64; 3] {
     let mut acc1 = x0.tanh();
     let mut v2 = acc1;
@@ -3852,7 +3852,7 @@ fn arr127(x0: f64, x1: f64) -> [f64; 3] {
     [a9[0] * acc1 * v2, acc1 * v2 - x1, acc1 + acc1 + acc1]
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f128(x0: f64, x1: f64, w: [f64; 3], n: usize, #[constant] c: f64) -> f64 {
     let _dead1 = (x0 * 1e-200).sqrt();
     {
@@ -3877,7 +3877,7 @@ fn f128(x0: f64, x1: f64, w: [f64; 3], n: usize, #[constant] c: f64) -> f64 {
     x1 * f076([2.0, -2.0, 4.0], (x0 * x0 + 2.0).log(2.0))
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f129(xs: &[f64], mut x0: f64) -> f64 {
     let mut acc1 = x0;
     let mut t2 = (if xs.is_empty() { acc1.detach().trunc() } else { xs.iter().enumerate().map(|(j4, q3)| q3 * (-(acc1))).sum::<f64>() });
@@ -3931,7 +3931,7 @@ fn f129(xs: &[f64], mut x0: f64) -> f64 {
     acc1 - t5 - t2 + x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f130(x0: f64, mut x1: f64, n: usize) -> f64 {
     for i1 in (0..n).rev() {
         let _dead2 = ({ let b3 = x1; b3 * 0.25 + x1 }).detach().fract();
@@ -3955,7 +3955,7 @@ fn f130(x0: f64, mut x1: f64, n: usize) -> f64 {
     x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f131(x0: f64, w: [f64; 4], n: usize) -> f64 {
     let mut acc1 = (10.0 / (w[3] * w[3] + 0.5));
     acc1 = 0.0;
@@ -3979,7 +3979,7 @@ fn f131(x0: f64, w: [f64; 4], n: usize) -> f64 {
     acc1 * (-((acc1 + x0))) * acc1 + acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f133(x0: f64, xs: &[f64], v: [f64; 2], n: usize, w: [f64; 3], mut x1: f64) -> f64 {
     let mut acc1 = x0.max(x1);
     if xs.is_empty() {
@@ -4012,7 +4012,7 @@ fn f133(x0: f64, xs: &[f64], v: [f64; 2], n: usize, w: [f64; 3], mut x1: f64) ->
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f134(x0: f64, w: [f64; 3]) -> f64 {
     let mut v1 = x0;
     for i2 in 0..w.len() {
@@ -4026,7 +4026,7 @@ fn f134(x0: f64, w: [f64; 3]) -> f64 {
     x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f135(mut x0: f64) -> f64 {
     let mut acc1 = f133(-0.0, &[0.5, -1.5, 2.0], [x0, 0.5], 0, [0.0, x0, 3.0], 0.0);
     x0 += 10.0;
@@ -4038,7 +4038,7 @@ fn f135(mut x0: f64) -> f64 {
     acc1 * t4
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f136(x0: f64, xs: &[f64], #[constant] c: f64, w: [f64; 2], x1: f64) -> f64 {
     let mut acc1 = (x1 - c);
     for (j3, u2) in w.iter().enumerate() {
@@ -4054,7 +4054,7 @@ fn f136(x0: f64, xs: &[f64], #[constant] c: f64, w: [f64; 2], x1: f64) -> f64 {
     acc1 - (-(f130(acc1, w[1], 2))) + x0 + w.iter().enumerate().map(|(j6, q5)| q5 * (acc1 + 0.1)).sum::<f64>()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f137(xs: &[f64], w: [f64; 3], x0: f64, n: usize, x1: f64) -> f64 {
     let mut v1 = x0;
     for i2 in 0..xs.len() {
@@ -4074,7 +4074,7 @@ fn f137(xs: &[f64], w: [f64; 3], x0: f64, n: usize, x1: f64) -> f64 {
     x1 + t6 * x1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f138(x0: f64, x1: f64, xs: &[f64], #[constant] c: f64) -> f64 {
     let mut acc1 = x1.mul_add(x1, 0.125);
     let mut t2 = (x1.tanh() * 0.9).asin();
@@ -4086,7 +4086,7 @@ fn f138(x0: f64, x1: f64, xs: &[f64], #[constant] c: f64) -> f64 {
     acc1 - acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f139(x0: f64, x1: f64) -> f64 {
     let mut acc1 = (x1 * 0.5).sinh();
     let a2 = [x1.atan(); 4];
@@ -4104,7 +4104,7 @@ fn f139(x0: f64, x1: f64) -> f64 {
     acc1 + f64::ln((a7.iter().product::<f64>() * a7.iter().product::<f64>() + 0.5))
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f140(x0: f64, #[param] p: &Layer) -> f64 {
     let mut acc1 = (p.b * p.b + 2.0).log(2.0);
     let _dead2 = (f64::atanh((x0.tanh() * 0.9)) * 0.1).exp();
@@ -4114,7 +4114,7 @@ fn f140(x0: f64, #[param] p: &Layer) -> f64 {
     t7 - x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn arr141(x0: f64, x1: f64, w: [f64; 4], xs: &[f64], n: usize) -> [f64; 3] {
     let mut acc1 = (x1 * x1 + 0.5).recip();
     acc1 = xs.iter().sum::<f64>();
@@ -4159,7 +4159,7 @@ fn arr141(x0: f64, x1: f64, w: [f64; 4], xs: &[f64], n: usize) -> [f64; 3] {
     [acc1 + acc1 + t3 + t16, (x0 + x0 * t4).tanh(), acc1 + t4 + x1]
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f142(x1: f64, x0: f64, n: usize) -> f64 {
     let mut acc1 = x1;
     if (x1 * x1) <= 2.0 {
@@ -4198,7 +4198,7 @@ fn f142(x1: f64, x0: f64, n: usize) -> f64 {
     acc1 + x0 + x1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f143(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut v1 = x0;
     for i2 in 0..xs.len() {
@@ -4239,7 +4239,7 @@ fn f143(x0: f64, xs: &[f64], n: usize) -> f64 {
     (v1 + x0).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f144(v: [f64; 2], x1: f64, x0: f64) -> f64 {
     let mut acc1 = v.iter().fold(x1, |acc3, q2| acc3 * x1 + q2);
     acc1 = acc1 * ((x0 * x0 + 1.5).acosh() / (x1 * x1 + 0.5)) + (acc1.abs() + 1.0).log2();
@@ -4250,7 +4250,7 @@ fn f144(v: [f64; 2], x1: f64, x0: f64) -> f64 {
     acc1 - x1 + acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f145(x0: f64, x1: f64, x2: f64, n: usize) -> f64 {
     let h1 = arr038(x1.sin().exp2());
     if (x1 * x1 + 1.5).acosh() < 0.5 {
@@ -4283,7 +4283,7 @@ fn f145(x0: f64, x1: f64, x2: f64, n: usize) -> f64 {
     x0 * t11
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f146(x0: f64, #[param] ps: &[f64]) -> f64 {
     let mut acc1 = (x0 + -0.0);
     for &u2 in ps.iter() {
@@ -4332,7 +4332,7 @@ fn f146(x0: f64, #[param] ps: &[f64]) -> f64 {
     return (acc1 - t17).tanh();
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f147(x0: f64) -> f64 {
     let mut acc1 = f030(0.125, x0, 10.0, [x0, -0.0, 10.0], &[1.0]);
     acc1 /= ((-(acc1.tanh().tan())) * (-(acc1.tanh().tan())) + 1.0);
@@ -4384,7 +4384,7 @@ fn f147(x0: f64) -> f64 {
     acc1 - acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f148(x0: f64, n: usize, xs: &[f64], x1: f64, w: [f64; 2]) -> f64 {
     let mut acc1 = x0;
     let t2 = (x1 * f086(x0, acc1, xs));
@@ -4435,7 +4435,7 @@ fn f148(x0: f64, n: usize, xs: &[f64], x1: f64, w: [f64; 2]) -> f64 {
     t2 * acc1 + t2 + x1 * (if !(xs.len() > 2) { (if (acc1 - x0) < acc1.sin() { -0.5 } else { 0.0 }) } else { (acc1 * acc1 + 0.5).recip() })
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f149(x0: f64) -> f64 {
     let mut acc1 = (x0 * x0 + 2.0).log(2.0);
     let t2 = ((-(acc1)).tanh() * 0.9).asin();
@@ -4454,7 +4454,7 @@ fn f149(x0: f64) -> f64 {
     return acc1 + t2 + acc1 + x0;
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f150(x0: f64, x1: f64, x2: f64) -> f64 {
     let t1 = f066((1.0 + x0), (x1 * 0.0), x0.detach().ceil(), [x2, 3.0]);
     let t2 = ((x2 * x2 + 0.5).cbrt() * (t1.tanh() * 0.9).acos());
@@ -4463,7 +4463,7 @@ fn f150(x0: f64, x1: f64, x2: f64) -> f64 {
     return t4 - t4 + (x0.hypot(t2) + t2);
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f151(n: usize, x0: f64, mut x2: f64, x1: f64, xs: &[f64]) -> f64 {
     let mut acc1 = (x1 * x1 + 1.0).powf(1.5);
     for _ in 0..n {
@@ -4498,7 +4498,7 @@ fn f151(n: usize, x0: f64, mut x2: f64, x1: f64, xs: &[f64]) -> f64 {
     return acc1 + acc1.hypot((acc1 + acc1));
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f152(x0: f64, x1: f64, w: [f64; 3], #[param] ps: &[f64], n: usize) -> f64 {
     let mut acc1 = (x1.tanh() * 0.9).acos();
     let acc1 = acc1 * (x1 * x1).ln_1p() + acc1;
@@ -4522,7 +4522,7 @@ fn f152(x0: f64, x1: f64, w: [f64; 3], #[param] ps: &[f64], n: usize) -> f64 {
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f153(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (-(x0));
     for i2 in 0..=1 {
@@ -4560,7 +4560,7 @@ fn f153(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     x1 - acc1 * x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f154(x0: f64, x1: f64) -> f64 {
     let t1 = (x1 * x1 + 1.0).powf(x1.tanh().tan().sin());
     let t2 = (x1.powi(3).tanh() * 0.9).acos();
@@ -4698,7 +4698,7 @@ fn f154(x0: f64, x1: f64) -> f64 {
     return t49 - t71;
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f155(x0: f64, w: [f64; 4], v: [f64; 3], n: usize) -> f64 {
     let _dead1 = (x0 * x0 * 1e-200).sqrt();
     let mut t2: f64 = -0.0;
@@ -4710,7 +4710,7 @@ fn f155(x0: f64, w: [f64; 4], v: [f64; 3], n: usize) -> f64 {
     t3 + (-(w.iter().sum::<f64>()))
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f157(#[param] p: &Layer, xs: &[f64], x1: f64, n: usize, x0: f64) -> f64 {
     let mut acc1 = p.w[1];
     let mut t2 = (-(xs.iter().product::<f64>()));
@@ -4752,7 +4752,7 @@ fn f157(#[param] p: &Layer, xs: &[f64], x1: f64, n: usize, x0: f64) -> f64 {
     e20 + acc1 * acc1.sin().exp2() + acc1 * acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f158(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     let mut k1 = 0;
     while k1 < 3 && x1 <= 0.5 {
@@ -4790,7 +4790,7 @@ fn f158(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     (x1 * x1 + 1.5).acosh() + x1 + t15
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f159(#[param] ps: &[f64], xs: &[f64]) -> f64 {
     let mut acc1 = ps.iter().sum::<f64>();
     if (acc1.tanh().tan() > -1.0 && xs.len() > 2) {
@@ -4818,7 +4818,7 @@ fn f159(#[param] ps: &[f64], xs: &[f64]) -> f64 {
     acc1 + (ps[0] * ps[0] + 0.5).sqrt()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f160(n: usize, mut x0: f64) -> f64 {
     let mut acc1 = (n as f64).mul_add(x0, 1.0);
     let a2 = [(x0 - x0); 2];
@@ -4831,7 +4831,7 @@ fn f160(n: usize, mut x0: f64) -> f64 {
     acc1 - a2.iter().enumerate().map(|(j7, q6)| q6 * (q6 - x0)).sum::<f64>() * t3
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f161(x0: f64, x1: f64, x2: f64, w: [f64; 3]) -> f64 {
     let mut acc1 = w[1];
     for i2 in 0..=1 {
@@ -4849,7 +4849,7 @@ fn f161(x0: f64, x1: f64, x2: f64, w: [f64; 3]) -> f64 {
     v7 * x1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f162(#[constant] c: f64, x0: f64) -> f64 {
     let mut acc1 = x0;
     for i2 in 0..4 {
@@ -4900,7 +4900,7 @@ fn f162(#[constant] c: f64, x0: f64) -> f64 {
     t16 * acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f163(x0: f64, mut x1: f64, w: [f64; 3]) -> f64 {
     let mut acc1 = (x1 + x1);
     let a2 = [f154(10.0, x1); 3];
@@ -4919,7 +4919,7 @@ fn f163(x0: f64, mut x1: f64, w: [f64; 3]) -> f64 {
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f164(x0: f64) -> f64 {
     let mut acc1 = x0.atan2(x0);
     let t2 = (acc1.min(0.0) * acc1.min(0.0) + 0.5).recip();
@@ -4936,7 +4936,7 @@ fn f164(x0: f64) -> f64 {
     acc1 - t3 - t3 + t4
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f165(w: [f64; 3], n: usize) -> f64 {
     let mut acc1 = f041(0.3, 0.0, [0.1, 1.5], 2);
     let t2: f64 = (if (w[1].tanh() * 0.9).atanh() > (w[1] * w[1] + 0.5).ln() { 3.0 } else { (-0.5 - 1.0) });
@@ -4976,7 +4976,7 @@ fn f165(w: [f64; 3], n: usize) -> f64 {
     acc1 * t2 + t2 * t2
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f166(mut x1: f64, x0: f64, xs: &[f64]) -> f64 {
     for i1 in 0..=0 {
         let t2 = (if (x1 >= -0.5 && (-(x0)) > -0.5) { f64::tan(x0.tanh()) } else { x0.min(x0) });
@@ -5009,7 +5009,7 @@ fn f166(mut x1: f64, x0: f64, xs: &[f64]) -> f64 {
     x1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f167(x0: f64, x1: f64, xs: &[f64], n: usize, #[constant] c: f64) -> f64 {
     let mut acc1 = (-(x0));
     if c > x0.mul_add(x0, acc1) {
@@ -5037,7 +5037,7 @@ fn f167(x0: f64, x1: f64, xs: &[f64], n: usize, #[constant] c: f64) -> f64 {
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f168(x0: f64, n: usize) -> f64 {
     let mut acc1 = (x0 * 300.0).cosh();
     let _dead2 = (acc1 * acc1 * 1e-200).sqrt();
@@ -5052,7 +5052,7 @@ fn f168(x0: f64, n: usize) -> f64 {
     (acc1 + acc1 + t6 + ((t6.tanh() * 0.9).asin().tanh() * 0.9).acos()).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f169(mut x0: f64, n: usize) -> f64 {
     let mut acc1 = (x0 + -0.5);
     let a2 = [({ let b3 = acc1; b3 * x0 + acc1 }); 3];
@@ -5081,7 +5081,7 @@ fn f169(mut x0: f64, n: usize) -> f64 {
     acc1 - (x0 * -1.25).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f170(x0: f64, x1: f64, x2: f64) -> f64 {
     let mut t1 = ((-(x1)) * ({ let b2 = x1; b2 * x0 + x0 }));
     for i3 in 0..=1 {
@@ -5123,7 +5123,7 @@ fn f170(x0: f64, x1: f64, x2: f64) -> f64 {
     (-((e6 - t1))) + x1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn arr171(x0: f64, x1: f64, xs: &[f64], n: usize) -> [f64; 2] {
     let mut acc1 = x1;
     if acc1.sin().exp_m1() <= -1.0 {
@@ -5156,7 +5156,7 @@ fn arr171(x0: f64, x1: f64, xs: &[f64], n: usize) -> [f64; 2] {
     [acc1 + acc1 + x1, acc1 - acc1 - x0]
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f172(x0: f64, x1: f64, #[param] p: &Layer, n: usize) -> f64 {
     let _dead1 = (x0 * x0 * 1e-200).sqrt();
     for i2 in 0..1 {
@@ -5166,7 +5166,7 @@ fn f172(x0: f64, x1: f64, #[param] p: &Layer, n: usize) -> f64 {
     return ((x0 + t5) * (x0 + t5) + 0.5).sqrt() + x0 + t5;
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn arr174(x1: f64, w: [f64; 4], x2: f64, x0: f64, xs: &[f64]) -> [f64; 2] {
     let mut acc1 = x2;
     let x2 = x2 * x2.asinh() + x2;
@@ -5175,7 +5175,7 @@ fn arr174(x1: f64, w: [f64; 4], x2: f64, x0: f64, xs: &[f64]) -> [f64; 2] {
     [(x1 - x2).tanh(), (acc1 - acc1 - x1 - x2).tanh()]
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f175(x0: f64) -> f64 {
     let mut acc1 = x0.hypot(x0);
     let mut t2: f64 = 0.75;
@@ -5200,7 +5200,7 @@ fn f175(x0: f64) -> f64 {
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f176(x0: f64, x1: f64, w: [f64; 4]) -> f64 {
     let mut acc1 = (x1.tanh() * 0.9).asin();
     acc1 += (-((x0 * x0 + 0.5).cbrt()));
@@ -5210,7 +5210,7 @@ fn f176(x0: f64, x1: f64, w: [f64; 4]) -> f64 {
     (t2 + x0).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f177(x0: f64, x1: f64, w: [f64; 2], xs: &[f64]) -> f64 {
     for (u1, &d2) in w.iter().zip(xs) {
         let t3 = ((1e-3 * -2.0) + (if (w[1] < (d2.tanh() * 0.9).atanh() && (0.5 + u1) <= 2.0) { (u1 * 1.0) } else { 3.0 }));
@@ -5243,7 +5243,7 @@ fn f177(x0: f64, x1: f64, w: [f64; 2], xs: &[f64]) -> f64 {
     return v12 + x0 + v12 - t9 + f148(x0, 2, &[], t9, [t9, v12]);
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f178(x0: f64, mut x1: f64, x2: f64, w: [f64; 2], xs: &[f64], n: usize, #[constant] c: f64) -> f64 {
     let mut acc1 = x1.mul_add(0.75, x0);
     let _dead2 = (x0 * x0 * 1e-200).sqrt();
@@ -5259,7 +5259,7 @@ fn f178(x0: f64, mut x1: f64, x2: f64, w: [f64; 2], xs: &[f64], n: usize, #[cons
     acc1 - x1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f179(x1: f64, v: [f64; 2], xs: &[f64], x2: f64, x0: f64) -> f64 {
     let mut acc1 = (x2 + 0.5);
     for (u2, &d3) in v.iter().zip(xs) {
@@ -5279,7 +5279,7 @@ fn f179(x1: f64, v: [f64; 2], xs: &[f64], x2: f64, x0: f64) -> f64 {
 }
 
 impl Holder {
-    #[differentiable]
+    #[differentiable(tape)]
     pub fn m019(&self, x0: f64, n: usize, x1: f64) -> f64 {
         let mut acc1 = x1;
         for i2 in 0..1 {
@@ -5296,7 +5296,7 @@ impl Holder {
         return acc1 - x0 * acc1;
     }
 
-    #[differentiable]
+    #[differentiable(tape)]
     pub fn m023(&self, x0: f64, x1: f64, w: [f64; 4], v: [f64; 2], xs: &[f64], n: usize) -> f64 {
         let mut acc1 = x1.mul_add(x1, x0);
         let a2: [f64; 4] = [acc1, 10.0, x0, (w[1] + -1.25)];
@@ -5314,7 +5314,7 @@ impl Holder {
         acc1 + (f003(x0, [2.0, a3[1], t8, SCALE]) - acc1.sin()) + x0 * x1
     }
 
-    #[differentiable]
+    #[differentiable(tape)]
     pub fn m026(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
         let mut acc1 = (x1 - x1);
         acc1 += xs.iter().zip(xs).map(|(q2, q3)| q2 * q3).sum::<f64>().detach();
@@ -5361,7 +5361,7 @@ impl Holder {
         acc1 * x1
     }
 
-    #[differentiable]
+    #[differentiable(tape)]
     pub fn m033(x1: f64, w: [f64; 4], x0: f64, xs: &[f64]) -> f64 {
         let mut acc1 = (w[1] * w[1]).ln_1p();
         for i2 in 0..xs.len() {
@@ -5380,7 +5380,7 @@ impl Holder {
         }
     }
 
-    #[differentiable]
+    #[differentiable(tape)]
     pub fn m045(&self, xs: &[f64], x1: f64, x2: f64, x0: f64, n: usize) -> f64 {
         let mut acc1 = f036(x1, 0);
         let mut a2: [f64; 4] = [(x1.abs() + 1.0).log10(), (x1 + 4.0), (0.3 + x2), (if (acc1 * acc1 + 0.5).recip() >= 2.0 { x2 } else { 1.5 })];
@@ -5403,7 +5403,7 @@ impl Holder {
         acc1 + x1
     }
 
-    #[differentiable]
+    #[differentiable(tape)]
     pub fn m047(x0: f64, x1: f64, v: [f64; 2], xs: &[f64], n: usize, #[constant] c: f64) -> f64 {
         let mut acc1 = x0.atan();
         let mut v2 = x1;
@@ -5440,7 +5440,7 @@ impl Holder {
         x1
     }
 
-    #[differentiable]
+    #[differentiable(tape)]
     pub fn m048(w: [f64; 4], x0: f64, x2: f64, x1: f64, n: usize) -> f64 {
         let mut acc1 = ({ let b2 = x2; b2 * x1 + b2 });
         let h3 = arr038((w[0] * x2));
@@ -5460,7 +5460,7 @@ impl Holder {
         acc1 + ((x1 * x1 + 0.5).ln() * 0.5).sinh() - acc1
     }
 
-    #[differentiable]
+    #[differentiable(tape)]
     pub fn m075(&self, x0: f64, n: usize, x2: f64, x1: f64) -> f64 {
         let mut acc1 = x0;
         if x0.atan() > 2.0 {
@@ -5501,7 +5501,7 @@ impl Holder {
         (acc1 + x1 * x0 + x1).tanh()
     }
 
-    #[differentiable]
+    #[differentiable(tape)]
     pub fn m096(&self, x0: f64, x1: f64, x2: f64) -> f64 {
         let mut acc1 = (x2 + x1);
         acc1 = (x2 * x1);
@@ -5520,7 +5520,7 @@ impl Holder {
         acc1 + t4 + t4 - acc1
     }
 
-    #[differentiable]
+    #[differentiable(tape)]
     pub fn m103(#[constant] c: f64, x0: f64, xs: &[f64], x1: f64, #[param] ps: &[f64]) -> f64 {
         let mut acc1 = (x0 + -0.5);
         for (i3, &d2) in xs.iter().enumerate() {
@@ -5567,7 +5567,7 @@ impl Holder {
         return acc1 + t13 + x1;
     }
 
-    #[differentiable]
+    #[differentiable(tape)]
     pub fn m132(&self, xs: &[f64], x0: f64) -> f64 {
         {
             for (&d1, d2) in xs.iter().zip(xs.iter().skip(1)) {
@@ -5618,7 +5618,7 @@ impl Holder {
         return (x0 + ((x0 * x0) + (SCALE * 0.5).cosh())).tanh();
     }
 
-    #[differentiable]
+    #[differentiable(tape)]
     pub fn m156(&self, #[constant] c: f64, x0: f64, w: [f64; 3], x1: f64) -> f64 {
         let mut acc1 = (x0.tanh() * 0.9).acos();
         acc1 /= (x1 * x1 + 1.0);
@@ -5650,7 +5650,7 @@ impl Holder {
         }
     }
 
-    #[differentiable]
+    #[differentiable(tape)]
     pub fn m173(&self, x0: f64, x1: f64, w: [f64; 4], v: [f64; 3], xs: &[f64]) -> f64 {
         let mut acc1 = f64::abs(w[3]);
         let mut t2 = (({ let b3 = x0; b3 * b3 + x0 }) * (0.0 + xs.first().copied().unwrap_or(0.5)));

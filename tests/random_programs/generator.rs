@@ -614,7 +614,9 @@ fn source(info: &Info, body: &str) -> String {
         _ => "",
     };
     let mut out = String::new();
-    let _ = writeln!(out, "{indent}#[differentiable]");
+    // `tape`: where the compiled sweeps do not cover a random body, it runs on the tape
+    // rather than failing to compile; `bits.rs` checks which ones run compiled.
+    let _ = writeln!(out, "{indent}#[differentiable(tape)]");
     let _ = writeln!(
         out,
         "{indent}{visibility}fn {}({}) -> {output} {{",

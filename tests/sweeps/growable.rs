@@ -164,8 +164,9 @@ fn both_caches_have_the_plain_functions_derivatives() {
 
 /// Pushes the compiled sweeps do not follow (a push inside a loop over the vector's own
 /// length, a local sized by the vector and then outgrown, a vector declared in a loop, a
-/// pushed local rather than a call's result) and a vector of data beside a tracked one.
-#[differentiable]
+/// pushed local rather than a call's result) and a vector of data beside a tracked one:
+/// on the tape, as chosen.
+#[differentiable(tape)]
 fn unusual(#[param] p: &Attention, tokens: &[usize]) -> f64 {
     let mut keys = Vec::new();
     let mut seen = Vec::new();

@@ -74,7 +74,9 @@ fn compiled(
     sweeps: Sweeps<'_>,
 ) -> Option<(TokenStream, bool)> {
     // (A `mut` scalar is a local copy of the parameter, see `lower`.)
-    let mutable = |param: &Param| param.mutability.is_some() && !matches!(param.kind, Kind::Scalar);
+    let mutable = |param: &Param| {
+        param.mutability.is_some() && !matches!(param.kind, Kind::Scalar | Kind::Data)
+    };
     if params.iter().any(mutable) || crate::rewrite::operations(graph_body) > COMPILED_UP_TO {
         super::lower::why("body's length or its `mut` parameters", graph_body);
         return None;

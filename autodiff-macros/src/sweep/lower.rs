@@ -322,12 +322,32 @@ impl<'e> Called<'e> {
 /// Says on stderr what the sweeps could not compile, when the macro runs with
 /// `AUTODIFF_WHY_TRACED` set (a developer's aid: `AUTODIFF_WHY_TRACED=1 cargo build`).
 pub(crate) fn why(what: &str, tokens: &dyn ToTokens) {
+    let tokens = tokens.to_token_stream();
     if std::env::var_os("AUTODIFF_WHY_TRACED").is_some() {
-        eprintln!(
-            "sweeps give up on this {what}: {}",
-            tokens.to_token_stream()
-        );
+        eprintln!("sweeps give up on this {what}: {tokens}");
     }
+    FIRST_REASON.with(|first| {
+        let mut first = first.borrow_mut();
+        if first.is_none() {
+            let span = tokens
+                .into_iter()
+                .next()
+                .map_or_else(Span::call_site, |token| token.span());
+            *first = Some((what.to_owned(), span));
+        }
+    });
+}
+
+thread_local! {
+    /// The first place the sweeps gave up on since [`take_reason`] (the innermost: a
+    /// statement gives up before its body does).
+    static FIRST_REASON: std::cell::RefCell<Option<(String, Span)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// What the sweeps last gave up on first, and where, clearing it.
+pub(crate) fn take_reason() -> Option<(String, Span)> {
+    FIRST_REASON.with(|first| first.borrow_mut().take())
 }
 
 /// The value of `break 'body value` (a `return`, as the rewrite writes it), as a
@@ -777,6 +797,16 @@ impl Lower {
                 self.bind(name, None);
             }
             return Some(vec![Stmt::Data { tokens, replay }]);
+        }
+        // `let _ = y * 2.0;`: computed (and checked, as the trace records it), then dropped.
+        if let (Pat::Wild(_), Some(init)) = (&local.pat, init) {
+            let value = self.value(&init.expr)?;
+            if self.place_depth(&value.result) != Some(0) {
+                return None;
+            }
+            let name = Ident::new("__discarded", Span::mixed_site());
+            let var = self.declare(&name, false, 0, quote!(0.0f64));
+            return Some(vec![Stmt::Let { var, value }]);
         }
         let (name, mutable) = simple_pattern(&local.pat)?;
         let expr = &init?.expr;
@@ -1690,8 +1720,11 @@ impl Lower {
         self.vars[var].lengths = vec![quote!(#len)];
         self.pending.push(Stmt::LetArray { var, init: zero });
         for (at, elem) in array.elems.iter().enumerate() {
+            // New values and constants; a copy of a tracked place would sum its adjoints
+            // in another order than the trace's edges to the place.
             let value = self.value(elem)?;
-            if !matches!(value.result, Operand::Temp(_)) {
+            if !matches!(value.result, Operand::Temp(_) | Operand::Data(_)) {
+                why("array argument's element", elem);
                 return None;
             }
             let place = Place {
@@ -2074,8 +2107,9 @@ impl Lower {
 
     /// `expr` with each `a.len()` of a tracked array whose length the macro knows (from
     /// its type: `0..w.len()` over `w: [f64; N]`) written as that length, data.
-    /// `expr` with each `keys.len()` of a growable vector written as a length name, the
-    /// same with `0` there (to check the rest is steady), and the names with the vectors.
+    /// `expr` with each `keys.len()` of a growable vector (or `w.len()` of a slice or `Vec`
+    /// parameter) written as a length name, the same with `0` there (to check the rest is
+    /// steady), and the names with the vectors.
     fn growable_lengths(&mut self, expr: &Expr) -> (Expr, Expr, Vec<(Ident, Place)>) {
         struct Lengths<'a> {
             lower: &'a Lower,
@@ -2094,8 +2128,13 @@ impl Lower {
                             .get_ident()
                             .and_then(|ident| self.lower.lookup(ident))
                             .and_then(Option::as_ref);
+                        // (A parameter's length, a slice's or a `Vec` field's, never
+                        // changes: its adjoints have it too.)
+                        let var = |place: &&Place| &self.lower.vars[place.var];
                         if let Some(place) = place.filter(|place| {
-                            self.lower.vars[place.var].growable && place.indices.is_empty()
+                            place.indices.is_empty()
+                                && ((var(place).growable && place.fields.is_empty())
+                                    || (var(place).param && var(place).depth == UNKNOWN))
                         }) {
                             let (at, nth) = (self.lower.ops, self.found.len());
                             let name =

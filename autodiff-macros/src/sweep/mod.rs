@@ -15,3 +15,4 @@ mod lower;
 mod names;
 
 pub(crate) use emit::{dual_sweeps, halves, sweeps, COMPILED_UP_TO};
+pub(crate) use lower::take_reason;
