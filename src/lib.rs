@@ -235,7 +235,10 @@ pub mod parallel;
 /// `Self::helper(self, x)`), returning `f64` or arrays (layers), with tracked values,
 /// arrays, rows and fields of parameter structs, whole parameter structs, a `Vec` field
 /// lent to a slice parameter (`dot(&p.w, xs)`) or array literals of new values as
-/// arguments. Such a call stays compiled: the caller's sweeps call the
+/// arguments, helpers returning an array literal (`[a * b, s.sqrt()]`, scalar locals as
+/// they are too), loops through `iter_mut()` (`for v in out.iter_mut() { *v *= w; }`, read
+/// as a loop over indices) and loops over data alone. A helper call stays compiled: the
+/// caller's sweeps call the
 /// callee's own compiled halves (through its hidden body, so a call of a function that is
 /// not differentiable is still one compile error), which add the callee's contributions
 /// straight into the caller's adjoints, in the trace's order (a `#[param]` slice is read in

@@ -66,6 +66,7 @@ impl VisitMut for Desugar {
 
     fn visit_expr_for_loop_mut(&mut self, lp: &mut syn::ExprForLoop) {
         visit_mut::visit_expr_for_loop_mut(self, lp);
+        by_index(lp, &mut self.folds);
         skip_by_else(&mut lp.body, lp.label.as_ref());
         drop_unused_label(&mut lp.label, &lp.body);
     }
@@ -160,6 +161,105 @@ fn is_compound(op: &syn::BinOp) -> bool {
             | ShlAssign(_)
             | ShrAssign(_)
     )
+}
+
+/// `for v in a.iter_mut() { .. *v .. }` (or `for (i, v) in a.iter_mut().enumerate()`)
+/// is `for i in 0..a.len() { .. a[i] .. }`: the rewrite assigns elements by index. Only
+/// where the body uses `v` as `*v` alone, on an array named by a path.
+fn by_index(lp: &mut syn::ExprForLoop, count: &mut usize) {
+    let (call, enumerated) = match unparenthesized(&lp.expr) {
+        Expr::MethodCall(outer) if outer.method == "enumerate" && outer.args.is_empty() => {
+            match unparenthesized(&outer.receiver) {
+                Expr::MethodCall(inner) => (inner, true),
+                _ => return,
+            }
+        }
+        Expr::MethodCall(call) => (call, false),
+        _ => return,
+    };
+    let Expr::Path(array) = unparenthesized(&call.receiver) else {
+        return;
+    };
+    if call.method != "iter_mut" || !call.args.is_empty() || array.path.get_ident().is_none() {
+        return;
+    }
+    let (index, item) = match (&*lp.pat, enumerated) {
+        (Pat::Ident(item), false) if item.by_ref.is_none() && item.subpat.is_none() => {
+            let index = Ident::new(&format!("__autodiff_index_{count}"), Span::call_site());
+            *count += 1;
+            (
+                Pat::Ident(syn::PatIdent {
+                    ident: index.clone(),
+                    ..item.clone()
+                }),
+                item.ident.clone(),
+            )
+        }
+        (Pat::Tuple(pair), true) if pair.elems.len() == 2 => match (&pair.elems[0], &pair.elems[1])
+        {
+            (index @ Pat::Ident(_), Pat::Ident(item)) if item.subpat.is_none() => {
+                (index.clone(), item.ident.clone())
+            }
+            _ => return,
+        },
+        _ => return,
+    };
+    let Pat::Ident(index_ident) = &index else {
+        return;
+    };
+    let index_name = index_ident.ident.clone();
+    let mut body = lp.body.clone();
+    let mut rewrite = Derefs {
+        item: &item,
+        with: parse_quote!(#array[#index_name]),
+        bare: false,
+    };
+    rewrite.visit_block_mut(&mut body);
+    if rewrite.bare {
+        return;
+    }
+    *lp.pat = index;
+    *lp.expr = parse_quote!(0..#array.len());
+    lp.body = body;
+}
+
+/// Replaces `*item` with `with`, noting any other use of `item`.
+struct Derefs<'a> {
+    item: &'a Ident,
+    with: Expr,
+    bare: bool,
+}
+
+impl VisitMut for Derefs<'_> {
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        if let Expr::Unary(unary) = expr {
+            if matches!(unary.op, syn::UnOp::Deref(_))
+                && matches!(unparenthesized(&unary.expr), Expr::Path(path) if path.path.is_ident(self.item))
+            {
+                *expr = self.with.clone();
+                return;
+            }
+        }
+        if let Expr::Path(path) = expr {
+            if path.path.is_ident(self.item) {
+                self.bare = true;
+            }
+        }
+        visit_mut::visit_expr_mut(self, expr);
+    }
+
+    // A closure or macro could use the name unseen, and a new binding of it would be
+    // another value: leave such a loop as it is.
+    fn visit_macro_mut(&mut self, _mac: &mut syn::Macro) {
+        self.bare = true;
+    }
+
+    fn visit_pat_ident_mut(&mut self, pat: &mut syn::PatIdent) {
+        if pat.ident == *self.item {
+            self.bare = true;
+        }
+        visit_mut::visit_pat_ident_mut(self, pat);
+    }
 }
 
 /// `g(..)[i]` (or a method call's `[i]`) is `{ let items = g(..); items[i] }`: the rewrite

@@ -307,21 +307,33 @@ pub(crate) fn functions(
         }
     };
     // What the hidden body answers another function's compiled sweep.
-    let dispatch = halves.unwrap_or_else(|| {
-        let compile = !matches!(output, Output::Invalid);
-        let empty = TokenStream::new();
-        let array_output = match &output {
-            Output::Array(_) => Some(output_type(output, &quote!(f64))),
-            _ => None,
-        };
-        crate::sweep::halves(
-            if compile { &graph_body } else { &empty },
-            params,
-            &sig.generics,
-            array_output.as_ref(),
-            in_impl,
-            (&backend, &kind, &lent),
-        )
+    let rule = halves.is_some();
+    crate::sweep::take_reason();
+    let (dispatch, callable) = halves.map_or_else(
+        || {
+            let compile = !matches!(output, Output::Invalid);
+            let empty = TokenStream::new();
+            let array_output = match &output {
+                Output::Array(_) => Some(output_type(output, &quote!(f64))),
+                _ => None,
+            };
+            crate::sweep::halves(
+                if compile { &graph_body } else { &empty },
+                params,
+                &sig.generics,
+                array_output.as_ref(),
+                in_impl,
+                (&backend, &kind, &lent),
+            )
+        },
+        |halves| (halves, true),
+    );
+    // An array-valued helper exists to be called: one its callers' sweeps cannot call
+    // would send them all to the tape.
+    let halves_reason = crate::sweep::take_reason();
+    let uncovered = uncovered.or_else(|| {
+        (!callable && !rule && !on_tape && matches!(output, Output::Array(_)))
+            .then(|| uncallable(ident, halves_reason))
     });
     // Spanned like the user's body, which rustc reads as the function's: its error for a
     // call of a function that is not differentiable then suggests no other hidden body.
@@ -470,6 +482,28 @@ fn uncovered(ident: &Ident, reason: Option<(String, Span)>, long: bool) -> syn::
              recorded on the tape, many times slower",
             &help,
         ),
+    }
+}
+
+/// The error for an array-valued helper whose halves the compiled sweeps do not cover.
+fn uncallable(ident: &Ident, reason: Option<(String, Span)>) -> syn::Error {
+    let headline = format!(
+        "#[differentiable] cannot compile `{ident}` for its callers yet: every function that \
+         calls it would run its gradient on the tape"
+    );
+    let help = format!(
+        "write this part in a form the sweeps cover (the crate's documentation, \"How \
+         `name_grad` computes\", lists them; `let mut out = [0.0; N]; out[i] = ..` rather \
+         than changing a copy of a parameter), or write `#[differentiable(tape)]` on \
+         `{ident}` to accept the tape for its callers knowingly"
+    );
+    let why = "a helper returning an array is called by other functions' compiled sweeps \
+               through its own compiled halves, and these do not follow this part yet";
+    match reason {
+        Some((what, span)) => {
+            crate::lesson::lesson_at(span, &headline, &format!("{why} (this {what})"), &help)
+        }
+        None => crate::lesson::lesson(ident, &headline, why, &help),
     }
 }
 

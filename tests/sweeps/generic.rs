@@ -65,6 +65,32 @@ fn block<const D: usize, const F: usize>(
     out
 }
 
+/// An array literal of locals and new values returned as it is.
+#[differentiable]
+fn moments<const N: usize>(x: [f64; N]) -> [f64; 2] {
+    let mut sum = 0.0;
+    let mut squares = 0.0;
+    for v in x.iter() {
+        sum += v;
+        squares += v * v;
+    }
+    let spread = squares.sqrt() + 0.5 * sum;
+    [sum, spread]
+}
+
+/// A copy of a parameter changed in place through `iter_mut`, and `enumerate`d.
+#[differentiable]
+fn scaled<const N: usize>(w: f64, x: [f64; N]) -> [f64; N] {
+    let mut out = [0.0; N];
+    for (i, v) in out.iter_mut().enumerate() {
+        *v = x[i] * w;
+    }
+    for v in out.iter_mut() {
+        *v += 0.5 * *v * *v;
+    }
+    out
+}
+
 /// A generic function with a scalar result: `nll_grad` gives the gradient in the
 /// parameter's shape.
 #[differentiable]
@@ -92,6 +118,15 @@ fn loss(#[param] p: &Model, tokens: &[usize]) -> f64 {
             nll(linear(p.head, x), tokens[pos + 1]) + scale[1] * linear(p.head, x)[pos % VOCAB];
         // An array literal of new values and constants lent to a helper.
         total += 0.5 * nll([x[0] * 0.5, 1.0, x[1] + 0.25, 0.25, -2.0], pos % VOCAB);
+        // A loop over data alone, through `iter_mut`.
+        let mut weights = [1.0, 0.5];
+        for weight in weights.iter_mut() {
+            *weight *= 0.5;
+        }
+        let s = scaled(0.25, x);
+        total += s[0] * s[3] * weights[1];
+        let m = moments(x);
+        total += m[0] * m[1] * 0.1 + m[0] * 0.01 - m[1] * m[1] * 0.02;
     }
     total
 }

@@ -252,7 +252,7 @@ fn compiled(
 
 /// What the hidden body does first on the `Halves` backend, from another function's
 /// compiled sweep: run this function's compiled halves (see `__private::Halves` for the
-/// protocol), or give up where the body is outside what they compile. `array_output` is
+/// protocol), or give up where the body is outside what they compile (then `false`). `array_output` is
 /// the output's type with `f64` elements if it is an array. `backend`, `kind` and `lent`
 /// are the hidden body's names for its backend, its type and its lifetime.
 pub(crate) fn halves(
@@ -262,7 +262,7 @@ pub(crate) fn halves(
     array_output: Option<&TokenStream>,
     method: bool,
     (backend, kind, lent): (&Ident, &Ident, &syn::Lifetime),
-) -> TokenStream {
+) -> (TokenStream, bool) {
     let private = quote!(::scalar_autodiff::__private);
     let give_up = quote! {
         if #private::Backend::halves(#backend).is_some() {
@@ -275,7 +275,7 @@ pub(crate) fn halves(
         primals,
     }) = compiled_halves(graph_body, params, generics, array_output)
     else {
-        return give_up;
+        return (give_up, false);
     };
     let output = array_output.cloned().unwrap_or_else(|| quote!(f64));
     let error = quote!(::core::result::Result::Err(#private::gave_up()));
@@ -412,7 +412,7 @@ pub(crate) fn halves(
         }
     };
     let turbofish = if method { None } else { turbofish };
-    quote! {
+    let code = quote! {
         if let ::core::option::Option::Some(#halves) = #private::Backend::halves(#backend) {
             #functions
             let mut #borrowed = match #halves.stack() {
@@ -441,7 +441,8 @@ pub(crate) fn halves(
                 ::core::option::Option::None => #error,
             };
         }
-    }
+    };
+    (code, true)
 }
 
 /// The two halves' bodies, and the names of the forward half's parameters holding the

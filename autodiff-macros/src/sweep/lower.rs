@@ -164,6 +164,12 @@ pub(crate) fn lower(
                         }),
                     )
                 }
+                // `[a * b, c.exp()]`: an array of new values (and constants), filled into a
+                // local array of its own.
+                Expr::Array(array) if array_output => {
+                    let place = lower.array_argument(&Expr::Array(array.clone()), true)?;
+                    Value::new(Vec::new(), Operand::Place(place))
+                }
                 _ => lower.result(tail)?,
             }
         }
@@ -1082,6 +1088,20 @@ impl Lower {
                 Some(self.if_stmt(quote!(true), stmts, Vec::new()))
             }
             Expr::If(branch) => self.branch(branch),
+            // A loop over data alone (`for d in data.iter_mut() { *d += 1.0; }`) is data:
+            // it runs going forward, and nothing of it is reversed. (Not one that leaves
+            // an outer loop or the body by a label.)
+            Expr::ForLoop(lp)
+                if lp.label.is_none()
+                    && !self.mentions_tracked(&lp.to_token_stream())
+                    && !exits_by_label(&lp.body.to_token_stream()) =>
+            {
+                let tokens = self.plain(&lp.to_token_stream())?;
+                Some(Stmt::Data {
+                    tokens,
+                    replay: false,
+                })
+            }
             Expr::ForLoop(lp) if lp.label.is_none() => self.for_loop(lp, None),
             Expr::While(lp) if lp.label.is_none() => self.while_loop(lp),
             Expr::While(_) | Expr::Loop(_) | Expr::Match(_) | Expr::Break(_) => None,
@@ -1620,7 +1640,9 @@ impl Lower {
                     let place = match self.place(lent) {
                         Some(place) => place,
                         // `[a * b, c.exp()]`: a local array of new values.
-                        None if matches!(lent, Expr::Array(_)) => self.array_argument(lent)?,
+                        None if matches!(lent, Expr::Array(_)) => {
+                            self.array_argument(lent, false)?
+                        }
                         // An expression: its value into a local of its own, first; a
                         // call's result (`g(h(x))`) is lent as it is, its own nodes.
                         None => {
@@ -1709,10 +1731,14 @@ impl Lower {
     /// assigned in order. Each element must be a new node (an operation's result): a
     /// copied place would receive the callee's contributions as one sum, where the trace
     /// adds them into its node one by one.
-    fn array_argument(&mut self, array: &Expr) -> Option<Place> {
+    /// `[a * b, c.exp()]` lent to a call, or (`tail`) returned: a local array of new
+    /// values and constants. A returned one may also hold scalar locals as they are, each
+    /// once: nothing reads them after the body's tail, so their adjoints are the output's.
+    fn array_argument(&mut self, array: &Expr, tail: bool) -> Option<Place> {
         let Expr::Array(array) = array else {
             return None;
         };
+        let mut held = Vec::new();
         let len = array.elems.len();
         let name = Ident::new("__argument", Span::mixed_site());
         let zero = quote!([0.0f64; #len]);
@@ -1723,7 +1749,17 @@ impl Lower {
             // New values and constants; a copy of a tracked place would sum its adjoints
             // in another order than the trace's edges to the place.
             let value = self.value(elem)?;
-            if !matches!(value.result, Operand::Temp(_) | Operand::Data(_)) {
+            let local = match &value.result {
+                Operand::Place(place) if tail && value.ops.is_empty() => {
+                    let var = &self.vars[place.var];
+                    let scalar =
+                        var.depth == 0 && place.indices.is_empty() && place.fields.is_empty();
+                    (scalar && !var.param && !held.contains(&place.var)).then_some(place.var)
+                }
+                _ => None,
+            };
+            held.extend(local);
+            if local.is_none() && !matches!(value.result, Operand::Temp(_) | Operand::Data(_)) {
                 why("array argument's element", elem);
                 return None;
             }
@@ -2422,6 +2458,19 @@ fn growable_call(expr: &Expr) -> Option<Option<syn::Type>> {
         },
         _ => None,
     }
+}
+
+/// Whether `tokens` hold a `break 'label` or `continue 'label` (a `return`, as the rewrite
+/// writes it, is `break 'body`).
+fn exits_by_label(tokens: &TokenStream) -> bool {
+    let tokens: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    tokens.iter().enumerate().any(|(at, token)| match token {
+        TokenTree::Ident(ident) if ident == "break" || ident == "continue" => {
+            matches!(tokens.get(at + 1), Some(TokenTree::Punct(quote)) if quote.as_char() == '\'')
+        }
+        TokenTree::Group(group) => exits_by_label(&group.stream()),
+        _ => false,
+    })
 }
 
 /// Whether `stmts` (nested ones too) push to the growable vector `var`.
