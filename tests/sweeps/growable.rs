@@ -59,6 +59,9 @@ fn sized(#[param] p: &Attention, tokens: &[usize]) -> f64 {
             }
         }
     }
+    for t in 0..tokens.len() {
+        total += 0.125 * linear(p.wq, keys[t])[t % D];
+    }
     total
 }
 
@@ -88,6 +91,10 @@ fn pushed(#[param] p: &Attention, tokens: &[usize]) -> f64 {
                 total += weights[t] / sum * values[t][j];
             }
         }
+    }
+    // Rows lent to a helper, after the loop that pushed them.
+    for t in 0..keys.len() {
+        total += 0.125 * linear(p.wq, keys[t])[t % D];
     }
     total
 }

@@ -49,7 +49,6 @@ pub(crate) fn lower(
         copies: std::collections::HashSet::new(),
         copies_of_params: Vec::new(),
         witnesses: std::collections::HashMap::new(),
-        rows: std::collections::HashMap::new(),
         sized_by: Vec::new(),
     };
     for param in params {
@@ -452,9 +451,6 @@ struct Lower {
     copies_of_params: Vec<Stmt>,
     /// Each differentiated parameter's shape, by its variable (see [`Lower::witness`]).
     witnesses: std::collections::HashMap<VarId, TokenStream>,
-    /// A row of each growable vector, for rustc's inference (see [`Lower::witness`]): from
-    /// its type, or from the first row pushed.
-    rows: std::collections::HashMap<VarId, TokenStream>,
     /// Local vectors sized by a growable vector's length, with that vector.
     sized_by: Vec<(VarId, VarId)>,
 }
@@ -510,10 +506,11 @@ impl Lower {
         let private = quote!(::scalar_autodiff::__private);
         let base = match self.witnesses.get(&place.var) {
             Some(shape) => quote!((*#private::witness::<#shape>(loop {}))),
-            // A growable vector: one row (none known yet: the sweeps give up).
+            // A growable vector: its own value, declared at the top of `name_grad`'s
+            // sweeps, in scope wherever a call's adjoints are (an empty one types too).
             None if self.vars[place.var].growable => {
-                let row = self.rows.get(&place.var)?;
-                quote!((::std::vec![#row]))
+                let primal = &self.vars[place.var].primal;
+                quote!((#primal))
             }
             None => {
                 let zero = &self.vars[place.var].zero;
@@ -843,13 +840,6 @@ impl Lower {
             let var = self.declare(&name, false, depth, quote!(::std::vec::Vec::new()));
             self.vars[var].mutable = true;
             self.vars[var].growable = true;
-            if let Some(shape) = shape {
-                let row = crate::emit::f64_shape(&shape);
-                self.rows.insert(
-                    var,
-                    quote!(*::scalar_autodiff::__private::witness::<#row>(loop {})),
-                );
-            }
             self.bind(
                 &name,
                 Some(Place {
@@ -1038,13 +1028,8 @@ impl Lower {
                 if *var != result.var {
                     return None;
                 }
-                let (call_var, target) = (*var, place.var);
                 *store = Some(place);
                 *pushed = true;
-                if !self.rows.contains_key(&target) {
-                    let zero = self.vars[call_var].zero.clone();
-                    self.rows.insert(target, zero);
-                }
                 self.pending.pop()
             }
             Expr::Assign(assign) if called(&assign.right).is_some() => {
