@@ -470,7 +470,7 @@ fn uncovered(ident: &Ident, reason: Option<(String, Span)>, long: bool) -> syn::
             span,
             &headline,
             &format!(
-                "the compiled sweeps do not follow this {what} yet; without them every call \
+                "the compiled sweeps do not yet follow this {what}; without them every call \
                  is recorded on the tape, many times slower"
             ),
             &help,
@@ -478,7 +478,7 @@ fn uncovered(ident: &Ident, reason: Option<(String, Span)>, long: bool) -> syn::
         None => crate::lesson::lesson(
             ident,
             &headline,
-            "the compiled sweeps do not follow this body yet; without them every call is \
+            "the compiled sweeps do not yet follow this body; without them every call is \
              recorded on the tape, many times slower",
             &help,
         ),

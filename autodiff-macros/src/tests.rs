@@ -77,7 +77,7 @@ fn a_body_the_sweeps_do_not_cover_needs_the_tape() {
     assert_eq!(messages.len(), 1, "{messages:#?}");
     assert!(messages[0].starts_with(
         "#[differentiable] cannot compile the gradient of `nested` yet: `nested_grad` would run \
-         on the tape\nnote: the compiled sweeps do not follow this statement yet"
+         on the tape\nnote: the compiled sweeps do not yet follow this statement"
     ));
     assert!(messages[0].contains("`#[differentiable(tape)]`"));
     // With `tape`, the same body is accepted and `nested_grad` runs on the tape.

@@ -78,7 +78,10 @@ fn compiled(
         param.mutability.is_some() && !matches!(param.kind, Kind::Scalar | Kind::Data)
     };
     if params.iter().any(mutable) || crate::rewrite::operations(graph_body) > COMPILED_UP_TO {
-        super::lower::why("body's length or its `mut` parameters", graph_body);
+        super::lower::why(
+            "body: it is longer than the sweeps compile, or takes a `mut` array or struct",
+            graph_body,
+        );
         return None;
     }
     let number = match sweeps {
@@ -629,7 +632,11 @@ fn analysed(
     };
     let versioning = half || !copies_are_safe(&program, false);
     if !copies_are_safe(&program, versioning) || (half && copies_a_parameter(&program)) {
-        super::lower::why("body's copies", graph_body);
+        super::lower::why(
+            "body's copies: a copy of a tracked value (`let v = y;`, `a[i] = y;`) that is \
+             assigned or read again later, or a parameter returned as it is",
+            graph_body,
+        );
         return None;
     }
     checks::place(&mut program);

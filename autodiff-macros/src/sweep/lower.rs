@@ -830,7 +830,11 @@ impl Lower {
         // the forward sweep, empty, and grow with it).
         if let Some(shape) = growable_call(expr) {
             if self.half || self.dual || self.depth > 0 || self.loops > 0 || !mutable {
-                why("growable vector here", &expr.to_token_stream());
+                why(
+                    "growable vector: only one declared at the top of the body, whose `name_grad` \
+                     runs it, is compiled",
+                    &expr.to_token_stream(),
+                );
                 return None;
             }
             let depth = match &shape {
@@ -1129,7 +1133,11 @@ impl Lower {
                 let iter = expr.to_token_stream();
                 let steady = self.names.steady(&stand_in.to_token_stream());
                 if !steady {
-                    why("loop's unsteady iterator", &iter);
+                    why(
+                        "loop's iterator: it reads data that changes before the reverse sweep \
+                         walks the loop back",
+                        &iter,
+                    );
                 }
                 (
                     steady.then_some(iter)?,
