@@ -91,7 +91,7 @@ impl VisitMut for Desugar {
     }
 
     fn visit_expr_binary_mut(&mut self, binary: &mut syn::ExprBinary) {
-        if !is_compound(&binary.op) {
+        if !crate::rewrite::is_assign_op(&binary.op) {
             return visit_mut::visit_expr_binary_mut(self, binary);
         }
         self.visit_place_mut(&mut binary.left);
@@ -143,24 +143,6 @@ impl Desugar {
             other => self.visit_expr_mut(other),
         }
     }
-}
-
-/// Whether `op` is a compound assignment (`+=`, `*=`, ...).
-fn is_compound(op: &syn::BinOp) -> bool {
-    use syn::BinOp::*;
-    matches!(
-        op,
-        AddAssign(_)
-            | SubAssign(_)
-            | MulAssign(_)
-            | DivAssign(_)
-            | RemAssign(_)
-            | BitXorAssign(_)
-            | BitAndAssign(_)
-            | BitOrAssign(_)
-            | ShlAssign(_)
-            | ShrAssign(_)
-    )
 }
 
 /// `for v in a.iter_mut() { .. *v .. }` (or `for (i, v) in a.iter_mut().enumerate()`)
@@ -370,29 +352,13 @@ fn pure(expr: &Expr) -> bool {
         Expr::Paren(paren) => pure(&paren.expr),
         Expr::Reference(reference) => reference.mutability.is_none() && pure(&reference.expr),
         Expr::Unary(unary) => pure(&unary.expr),
-        Expr::Binary(binary) => !assigns(&binary.op) && pure(&binary.left) && pure(&binary.right),
+        Expr::Binary(binary) => {
+            !crate::rewrite::is_assign_op(&binary.op) && pure(&binary.left) && pure(&binary.right)
+        }
         Expr::Cast(cast) => pure(&cast.expr),
         Expr::Tuple(tuple) => tuple.elems.iter().all(pure),
         _ => false,
     }
-}
-
-/// Whether `op` is a compound assignment (`+=`, `<<=`, ...).
-fn assigns(op: &syn::BinOp) -> bool {
-    use syn::BinOp::*;
-    matches!(
-        op,
-        AddAssign(_)
-            | SubAssign(_)
-            | MulAssign(_)
-            | DivAssign(_)
-            | RemAssign(_)
-            | BitXorAssign(_)
-            | BitAndAssign(_)
-            | BitOrAssign(_)
-            | ShlAssign(_)
-            | ShrAssign(_)
-    )
 }
 
 /// Whether `pat` binds no name: literals, ranges, paths, capitalised names, `_`, and `|`

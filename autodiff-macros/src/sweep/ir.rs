@@ -53,6 +53,15 @@ pub(crate) struct Place {
 }
 
 impl Place {
+    /// The whole of variable `var`.
+    pub(crate) fn whole(var: VarId) -> Place {
+        Place {
+            var,
+            fields: TokenStream::new(),
+            indices: Vec::new(),
+        }
+    }
+
     /// The whole variable: no field, no index.
     pub(crate) fn is_whole(&self) -> bool {
         self.fields.is_empty() && self.indices.is_empty()

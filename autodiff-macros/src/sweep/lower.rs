@@ -67,14 +67,7 @@ pub(crate) fn lower(
                 lower
                     .witnesses
                     .insert(var, crate::emit::f64_shape(&param.ty));
-                lower.bind(
-                    &name,
-                    Some(Place {
-                        var,
-                        fields: TokenStream::new(),
-                        indices: Vec::new(),
-                    }),
-                );
+                lower.bind(&name, Some(Place::whole(var)));
             }
             // `mut y: f64`: the body's `y` is a local copy of the parameter (as the
             // prologue's `let mut y = y.clone();` is), assigned as any local is; the
@@ -84,11 +77,7 @@ pub(crate) fn lower(
                 lower.witnesses.insert(var, quote!(f64));
                 let local = lower.declare(&name, false, 0, quote!(0.0f64));
                 lower.vars[local].mutable = true;
-                let whole = |var| Place {
-                    var,
-                    fields: TokenStream::new(),
-                    indices: Vec::new(),
-                };
+                let whole = |var| Place::whole(var);
                 lower.copies_of_params.push(Stmt::Let {
                     var: local,
                     value: Value::new(Vec::new(), Operand::Place(whole(var))),
@@ -99,14 +88,7 @@ pub(crate) fn lower(
             Kind::Declared { ref shape } if param.mutability.is_none() => {
                 let var = lower.declare(&name, true, UNKNOWN, quote!());
                 lower.witnesses.insert(var, shape.to_token_stream());
-                lower.bind(
-                    &name,
-                    Some(Place {
-                        var,
-                        fields: TokenStream::new(),
-                        indices: Vec::new(),
-                    }),
-                );
+                lower.bind(&name, Some(Place::whole(var)));
             }
             _ => return None,
         }
@@ -154,14 +136,7 @@ pub(crate) fn lower(
                     };
                     let var = *var;
                     stmts.extend(branch);
-                    Value::new(
-                        Vec::new(),
-                        Operand::Place(Place {
-                            var,
-                            fields: TokenStream::new(),
-                            indices: Vec::new(),
-                        }),
-                    )
+                    Value::new(Vec::new(), Operand::Place(Place::whole(var)))
                 }
                 // `[a * b, c.exp()]`: an array of new values (and constants), filled into a
                 // local array of its own.
@@ -502,7 +477,7 @@ impl Lower {
     /// parameter's from its declared shape, a local's from its zeros, then the place's
     /// fields and (first) elements. It lets a call's result adjoints be typed, and a const
     /// generic callee's sizes inferred, where the argument's value is out of scope.
-    fn witness(&self, place: &Place) -> Option<TokenStream> {
+    fn witness(&self, place: &Place) -> TokenStream {
         let private = quote!(::scalar_autodiff::__private);
         let base = match self.witnesses.get(&place.var) {
             Some(shape) => quote!((*#private::witness::<#shape>(loop {}))),
@@ -519,7 +494,7 @@ impl Lower {
         };
         let fields = &place.fields;
         let indices = place.indices.iter().map(|_| quote!([0usize]));
-        Some(quote!(#base #fields #(#indices)*))
+        quote!(#base #fields #(#indices)*)
     }
 
     fn bind(&mut self, name: &Ident, place: Option<Place>) {
@@ -666,11 +641,7 @@ impl Lower {
     fn result_local(&mut self, name: &Ident) -> (Stmt, Place) {
         let var = self.declare(name, false, 0, quote!(0.0f64));
         self.vars[var].mutable = true;
-        let place = Place {
-            var,
-            fields: TokenStream::new(),
-            indices: Vec::new(),
-        };
+        let place = Place::whole(var);
         let zero = quote!(0.0f64);
         let start = Stmt::Let {
             var,
@@ -816,11 +787,7 @@ impl Lower {
         if let Expr::If(branch) = &**expr {
             let stmts = self.if_local(&name, branch)?;
             if let Some(Stmt::Let { var, .. }) = stmts.first() {
-                let place = Place {
-                    var: *var,
-                    fields: TokenStream::new(),
-                    indices: Vec::new(),
-                };
+                let place = Place::whole(*var);
                 self.bind(&name, Some(place));
             }
             return Some(stmts);
@@ -844,14 +811,7 @@ impl Lower {
             let var = self.declare(&name, false, depth, quote!(::std::vec::Vec::new()));
             self.vars[var].mutable = true;
             self.vars[var].growable = true;
-            self.bind(
-                &name,
-                Some(Place {
-                    var,
-                    fields: TokenStream::new(),
-                    indices: Vec::new(),
-                }),
-            );
+            self.bind(&name, Some(Place::whole(var)));
             let init = quote!(::std::vec::Vec::new());
             return Some(vec![Stmt::LetArray { var, init }]);
         }
@@ -887,11 +847,7 @@ impl Lower {
             self.vars[var].lengths = lengths;
             self.sized_by
                 .extend(sized_by.into_iter().map(|growable| (var, growable)));
-            let place = Place {
-                var,
-                fields: TokenStream::new(),
-                indices: Vec::new(),
-            };
+            let place = Place::whole(var);
             self.bind(&name, Some(place));
             return Some(vec![Stmt::LetArray { var, init }]);
         }
@@ -937,14 +893,7 @@ impl Lower {
             self.copied_from.push((var, source));
         }
         self.vars[var].mutable = mutable;
-        self.bind(
-            &name,
-            Some(Place {
-                var,
-                fields: TokenStream::new(),
-                indices: Vec::new(),
-            }),
-        );
+        self.bind(&name, Some(Place::whole(var)));
         Some(vec![Stmt::Let { var, value }])
     }
 
@@ -969,14 +918,7 @@ impl Lower {
         let var = self.declare(name, false, UNKNOWN, quote!(0.0f64));
         self.vars[var].mutable = mutable;
         self.shaped.push(var);
-        self.bind(
-            name,
-            Some(Place {
-                var,
-                fields: TokenStream::new(),
-                indices: Vec::new(),
-            }),
-        );
+        self.bind(name, Some(Place::whole(var)));
         let value = Value::new(Vec::new(), Operand::Data(Data { raw, convert }));
         Some(vec![Stmt::Let { var, value }])
     }
@@ -1558,11 +1500,7 @@ impl Lower {
                     };
                     let var = *var;
                     lower.pending.extend(stmts);
-                    Some(Operand::Place(Place {
-                        var,
-                        fields: TokenStream::new(),
-                        indices: Vec::new(),
-                    }))
+                    Some(Operand::Place(Place::whole(var)))
                 })
             }
             _ => None,
@@ -1599,11 +1537,7 @@ impl Lower {
                 let var = self.declare(&name, false, 0, quote!(0.0f64));
                 let value = Value::new(std::mem::take(&mut run), Operand::Temp(id));
                 self.pending.push(Stmt::Let { var, value });
-                let place = Place {
-                    var,
-                    fields: TokenStream::new(),
-                    indices: Vec::new(),
-                };
+                let place = Place::whole(var);
                 self.spilled.insert(id, place);
             }
         }
@@ -1682,12 +1616,12 @@ impl Lower {
             .iter()
             .map(|arg| match arg {
                 Arg::Tracked(place) => {
-                    let witness = self.witness(place)?;
-                    Some(quote!(#private::Whole(&#witness)))
+                    let witness = self.witness(place);
+                    quote!(#private::Whole(&#witness))
                 }
-                Arg::Data(tokens) => Some(tokens.clone()),
+                Arg::Data(tokens) => tokens.clone(),
             })
-            .collect::<Option<_>>()?;
+            .collect();
         let var = self.declare(&name, false, UNKNOWN, zero_of(&path, &witnesses));
         self.vars[var].call = true;
         self.called.push(var);
@@ -1698,11 +1632,7 @@ impl Lower {
             store: None,
             push: false,
         });
-        Some(Operand::Place(Place {
-            var,
-            fields: TokenStream::new(),
-            indices: Vec::new(),
-        }))
+        Some(Operand::Place(Place::whole(var)))
     }
 
     /// A scalar expression lent to a call, as a local of its own (its node).
@@ -1713,11 +1643,7 @@ impl Lower {
         let name = Ident::new("__argument", Span::mixed_site());
         let var = self.declare(&name, false, 0, quote!(0.0f64));
         self.pending.push(Stmt::Let { var, value });
-        Some(Place {
-            var,
-            fields: TokenStream::new(),
-            indices: Vec::new(),
-        })
+        Some(Place::whole(var))
     }
 
     /// An array literal lent to a call, as a local tracked array whose elements are
@@ -1764,11 +1690,7 @@ impl Lower {
             let assign = self.assign(place, value)?;
             self.pending.push(assign);
         }
-        Some(Place {
-            var,
-            fields: TokenStream::new(),
-            indices: Vec::new(),
-        })
+        Some(Place::whole(var))
     }
 
     /// Whether a data argument can be passed twice (to the forward and the reverse half):
@@ -1842,8 +1764,7 @@ impl Lower {
         let Some(Some(place)) = self.lookup(path.path.get_ident()?) else {
             return None;
         };
-        let whole = place.fields.is_empty() && place.indices.is_empty();
-        if !whole || !self.vars[place.var].growable {
+        if !place.is_whole() || !self.vars[place.var].growable {
             return None;
         }
         Some((place.clone(), called(&push.args[0])?))
@@ -1914,11 +1835,7 @@ impl Lower {
         let lowered = self.for_loop(lp, Some(&fold))?;
         self.pending.push(Stmt::Let { var, value: start });
         self.pending.push(lowered);
-        Some(Operand::Place(Place {
-            var,
-            fields: TokenStream::new(),
-            indices: Vec::new(),
-        }))
+        Some(Operand::Place(Place::whole(var)))
     }
 
     /// A fold's loop body: its statements, then `total.add(__backend, item)?;` as
@@ -1944,11 +1861,7 @@ impl Lower {
             let item = lower.respill(item);
             stmts.append(&mut lower.pending);
             let id = lower.next_op();
-            let total = Operand::Place(Place {
-                var: fold.var,
-                fields: TokenStream::new(),
-                indices: Vec::new(),
-            });
+            let total = Operand::Place(Place::whole(fold.var));
             ops.push(Op {
                 id,
                 method: fold.method.clone(),
@@ -1957,11 +1870,7 @@ impl Lower {
                 live: true,
             });
             stmts.push(Stmt::Assign {
-                place: Place {
-                    var: fold.var,
-                    fields: TokenStream::new(),
-                    indices: Vec::new(),
-                },
+                place: Place::whole(fold.var),
                 value: Value::new(ops, Operand::Temp(id)),
             });
             Some(stmts)

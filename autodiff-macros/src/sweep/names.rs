@@ -326,7 +326,7 @@ impl<'ast> Visit<'ast> for Count<'_> {
     }
 
     fn visit_expr_binary(&mut self, binary: &'ast syn::ExprBinary) {
-        if is_compound(&binary.op) {
+        if crate::rewrite::is_assign_op(&binary.op) {
             self.mutated(&binary.left);
         }
         syn::visit::visit_expr_binary(self, binary);
@@ -363,21 +363,4 @@ impl Count<'_> {
             }
         }
     }
-}
-
-fn is_compound(op: &syn::BinOp) -> bool {
-    use syn::BinOp::*;
-    matches!(
-        op,
-        AddAssign(_)
-            | SubAssign(_)
-            | MulAssign(_)
-            | DivAssign(_)
-            | RemAssign(_)
-            | BitXorAssign(_)
-            | BitAndAssign(_)
-            | BitOrAssign(_)
-            | ShlAssign(_)
-            | ShrAssign(_)
-    )
 }
