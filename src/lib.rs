@@ -220,57 +220,50 @@ pub mod parallel;
 /// that bind names too), `return` from branches (what follows the `if` becomes its `else`)
 /// and from inside loops, `for` loops over ranges, data slices and tracked arrays (with
 /// `.iter()`, `.zip` of data or of another tracked array, `.enumerate`, `.rev`, `.skip`,
-/// `.take`), `while` and `loop`, `break` and `continue` at a loop body's own level
-/// (labelled `break` out of a nested loop too: the forward sweep keeps the flags and trip
-/// counts the reverse sweep needs), folds (`.sum()`, `.product()`, `.fold(..)`, with or
-/// without `.map`), `f64`, array and `#[param]` parameters (structs with
-/// `#[derive(Parameters)]`, their fields, `Vec` fields and slices walked by their length),
-/// `mut` scalar parameters, local arrays indexed by loop variables (and local vectors
-/// sized at run time, `vec![[0.0; D]; n]`), a KV cache grown by `push` at the body's top
-/// level (`keys.push(linear(p.wk, x))`, read by `keys[t][j]` and `keys.len()`; its
-/// adjoints grow with it going forward and give each row back going back), `.detach()`,
-/// and calls
-/// of other `#[differentiable]` functions and methods, const generic ones too
-/// (`self.helper(x)`,
-/// `Self::helper(self, x)`), returning `f64` or arrays (layers), with tracked values,
-/// arrays, rows and fields of parameter structs, whole parameter structs, a `Vec` field
-/// lent to a slice parameter (`dot(&p.w, xs)`) or array literals of new values as
-/// arguments, helpers returning an array literal (`[a * b, s.sqrt()]`, scalar locals as
-/// they are too), loops through `iter_mut()` (`for v in out.iter_mut() { *v *= w; }`, read
-/// as a loop over indices) and loops over data alone. A helper call stays compiled: the
-/// caller's sweeps call the
+/// `.take`), `while` and `loop`, `break`, `continue` and `return` at any depth of `if`s
+/// and blocks (labelled `break` and `continue` out of a nested loop too: the forward sweep
+/// keeps the flags and trip counts the reverse sweep needs), folds (`.sum()`,
+/// `.product()`, `.fold(..)`, with or without `.map`), `f64`, array and `#[param]`
+/// parameters (structs with `#[derive(Parameters)]`, their fields, `Vec` fields and slices
+/// walked by their length), `mut` scalar parameters, local arrays (`[0.0; N]` indexed by
+/// loop variables, array literals `[x * 2.0, y.sin(), 1.0]`, and local vectors sized at
+/// run time, `vec![[0.0; D]; n]`), a KV cache grown by `push` at the body's top level
+/// (`keys.push(linear(p.wk, x))`, read by `keys[t][j]` and `keys.len()`; its adjoints grow
+/// with it going forward and give each row back going back), `.detach()`, and calls of
+/// other `#[differentiable]` functions and methods, const generic ones too
+/// (`self.helper(x)`, `Self::helper(self, x)`), returning `f64` or arrays (layers), with
+/// tracked values, arrays, rows and fields of parameter structs, whole parameter structs,
+/// a `Vec` field lent to a slice parameter (`dot(&p.w, xs)`) or array literals as
+/// arguments (`g([x, w[1], a * b, 1.0])`: a tracked value as it is starts its element's
+/// adjoint at the value's and takes it back after the call), helpers returning an array
+/// literal (`[a * b, s.sqrt()]`, scalar locals as they are too), loops through
+/// `iter_mut()` (`for v in out.iter_mut() { *v *= w; }`, read as a loop over indices) and
+/// loops over data alone. A helper call stays compiled: the caller's sweeps call the
 /// callee's own compiled halves (through its hidden body, so a call of a function that is
 /// not differentiable is still one compile error), which add the callee's contributions
 /// straight into the caller's adjoints, in the trace's order (a `#[param]` slice is read in
 /// place, when the caller lends its own); a callee outside the sweeps' forms (one
 /// returning a parameter as it is, one given a slice the caller computed) makes its
 /// callers' warm calls take the checked path. Other bodies (a `break`, `continue` or
-/// `return` nested deeper than the loop body's own `if`, a `mut` parameter that is not a
-/// scalar, a `push` of anything but a helper's result or onto a vector declared inside a
-/// loop or a helper, a loop over a vector's length that pushes to it, `.flatten()`, an
-/// assignment `a[i] = y;` or `v = y;` of a tracked `y` read again later, a `let v = y;`
-/// of a local `y` assigned again while `v` is still its copy, an array literal lending a
-/// tracked value as it is, bodies of more than 128 operations as written, where sweeps
-/// would double the compile time) are a compile error that points at the first thing the
-/// sweeps do not follow: a slow path is never silent. Rewrite that part, move it into a
-/// helper, or write `#[differentiable(tape)]` to run `name_grad` on the checked path
-/// alone knowingly: same results, at the speed of the tape.
+/// `return` inside an expression, a `mut` parameter that is not a scalar, a `push` of
+/// anything but a helper's result or onto a vector declared inside a loop or a helper, a
+/// loop over a vector's length that pushes to it, `.flatten()`, an assignment `a[i] = y;`
+/// or `v = y;` of a tracked `y` read again later, a `let v = y;` of a local `y` assigned
+/// again while `v` is still its copy, an array `[y; N]` of one tracked value, an array
+/// literal lending one tracked value twice, bodies of more than 128 operations as written,
+/// where sweeps would double the compile time) are a compile error that points at the
+/// first thing the sweeps do not follow: a slow path is never silent. Rewrite that part,
+/// move it into a helper, or write `#[differentiable(tape)]` to run `name_grad` on the
+/// checked path alone knowingly: same results, at the speed of the tape.
 ///
 /// ```compile_fail
 /// use scalar_autodiff::differentiable;
 ///
-/// #[differentiable] // error: `nested_grad` would run on the tape (at the `break`)
-/// fn nested(x: f64, n: usize) -> f64 {
-///     let mut s = x;
-///     for k in 0..n {
-///         if k > 2 {
-///             if s > 10.0 {
-///                 break;
-///             }
-///         }
-///         s = s * x;
-///     }
-///     s
+/// #[differentiable] // error: `repeated_grad` would run on the tape (at the `let a`)
+/// fn repeated(x: f64) -> f64 {
+///     let h = x * 2.0;
+///     let a = [h; 3];
+///     a[0] * a[1] + a[2]
 /// }
 /// ```
 ///
@@ -278,20 +271,14 @@ pub mod parallel;
 /// use scalar_autodiff::differentiable;
 ///
 /// #[differentiable(tape)] // chosen: every call is recorded on the tape
-/// fn nested(x: f64, n: usize) -> f64 {
-///     let mut s = x;
-///     for k in 0..n {
-///         if k > 2 {
-///             if s > 10.0 {
-///                 break;
-///             }
-///         }
-///         s = s * x;
-///     }
-///     s
+/// fn repeated(x: f64) -> f64 {
+///     let h = x * 2.0;
+///     let a = [h; 3];
+///     a[0] * a[1] + a[2]
 /// }
 ///
-/// assert_eq!(nested_grad(2.0, 3)?, (16.0, [32.0]));
+/// // 4x² + 2x at x = 1.5, and its derivative 8x + 2.
+/// assert_eq!(repeated_grad(1.5)?, (12.0, [14.0]));
 /// # Ok::<(), scalar_autodiff::ScalarAutodiffError>(())
 /// ```
 ///

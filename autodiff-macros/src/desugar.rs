@@ -30,6 +30,7 @@
 
 use proc_macro2::Span;
 use quote::ToTokens;
+use syn::visit::Visit;
 use syn::visit_mut::{self, VisitMut};
 use syn::{
     parse_quote, Block, Expr, ExprClosure, ExprIf, ExprMatch, ExprMethodCall, Ident, Label, Pat,
@@ -42,11 +43,14 @@ use crate::rewrite::unparenthesized;
 /// `block` with the forms above rewritten.
 pub(crate) fn desugar(block: &Block, scalar_output: bool) -> Block {
     let mut block = block.clone();
-    Desugar {
+    let mut desugar = Desugar {
         folds: 0,
         scalar_output,
+    };
+    desugar.visit_block_mut(&mut block);
+    if scalar_output {
+        returns_as_flags(&mut block, &mut desugar.folds);
     }
-    .visit_block_mut(&mut block);
     block
 }
 
@@ -68,18 +72,21 @@ impl VisitMut for Desugar {
         visit_mut::visit_expr_for_loop_mut(self, lp);
         by_index(lp, &mut self.folds);
         skip_by_else(&mut lp.body, lp.label.as_ref());
+        continues_as_flags(&mut lp.body, lp.label.as_ref(), &mut self.folds);
         drop_unused_label(&mut lp.label, &lp.body);
     }
 
     fn visit_expr_while_mut(&mut self, lp: &mut syn::ExprWhile) {
         visit_mut::visit_expr_while_mut(self, lp);
         skip_by_else(&mut lp.body, lp.label.as_ref());
+        continues_as_flags(&mut lp.body, lp.label.as_ref(), &mut self.folds);
         drop_unused_label(&mut lp.label, &lp.body);
     }
 
     fn visit_expr_loop_mut(&mut self, lp: &mut syn::ExprLoop) {
         visit_mut::visit_expr_loop_mut(self, lp);
         skip_by_else(&mut lp.body, lp.label.as_ref());
+        continues_as_flags(&mut lp.body, lp.label.as_ref(), &mut self.folds);
         drop_unused_label(&mut lp.label, &lp.body);
     }
 
@@ -626,6 +633,7 @@ fn breaks_as_flags(block: &mut Block, count: &mut usize, scalar_output: bool) {
             result: scalar_output
                 .then(|| Ident::new(&format!("__autodiff_ret_{count}"), Span::call_site())),
             returned: false,
+            kind: Exit::Loop,
         };
         let mut body = body;
         let cond_is_let = matches!(&expr, Expr::While(lp) if matches!(&*lp.cond, Expr::Let(_)));
@@ -733,6 +741,19 @@ struct Stop<'a> {
     result: Option<Ident>,
     /// Whether a `return` was rewritten.
     returned: bool,
+    /// Which jumps are this stop's exits.
+    kind: Exit,
+}
+
+/// What a [`Stop`] rewrites.
+#[derive(Clone, Copy, PartialEq)]
+enum Exit {
+    /// A loop's `break` (and a `return` in it, where the result is held).
+    Loop,
+    /// A loop's `continue`: the flag is the iteration's, raised again at its start.
+    Next,
+    /// The function's `return`s, anywhere outside loops.
+    Function,
 }
 
 impl Stop<'_> {
@@ -743,7 +764,7 @@ impl Stop<'_> {
         if body.stmts.iter().any(|stmt| matches!(stmt, Stmt::Item(_))) {
             return false;
         }
-        let Some(at) = body.stmts.iter().position(|stmt| self.stopping(stmt)) else {
+        let Some(at) = body.stmts.iter().position(|stmt| self.holds(stmt)) else {
             return false;
         };
         let rest: Vec<Stmt> = body.stmts.drain(at + 1..).collect();
@@ -769,11 +790,12 @@ impl Stop<'_> {
                 true
             }
             // A bare exit: what follows never runs.
-            Stmt::Expr(exit, _) if !matches!(exit, Expr::If(_)) => {
+            Stmt::Expr(exit, _) if self.exits(&exit) => {
                 body.stmts.extend(self.stop(exit));
                 true
             }
-            Stmt::Expr(Expr::If(mut branch), _) => {
+            // `if c { s; exit }`: the rest runs in its `else`.
+            Stmt::Expr(Expr::If(mut branch), _) if self.stopping(&stmt) => {
                 if let Some(Stmt::Expr(exit, _)) = branch.then_branch.stmts.pop() {
                     branch.then_branch.stmts.extend(self.stop(exit));
                 }
@@ -783,11 +805,79 @@ impl Stop<'_> {
                 body.stmts.push(Stmt::Expr(Expr::If(branch), None));
                 true
             }
+            // An exit deeper in an `if` or a block: each branch rewritten, and the rest
+            // runs only while the flag is up.
+            Stmt::Expr(Expr::If(mut branch), _) => {
+                self.rewrite_if(&mut branch);
+                body.stmts.push(Stmt::Expr(Expr::If(branch), None));
+                self.guarded(body, rest);
+                true
+            }
+            Stmt::Expr(Expr::Block(mut block), _) => {
+                self.rewrite(&mut block.block);
+                body.stmts.push(Stmt::Expr(Expr::Block(block), None));
+                self.guarded(body, rest);
+                true
+            }
             other => {
                 body.stmts.push(other);
                 body.stmts.extend(rest);
                 false
             }
+        }
+    }
+
+    /// Every branch of an `if` chain rewritten.
+    fn rewrite_if(&mut self, branch: &mut ExprIf) {
+        self.rewrite(&mut branch.then_branch);
+        if let Some((_, otherwise)) = &mut branch.else_branch {
+            match &mut **otherwise {
+                Expr::If(nested) => self.rewrite_if(nested),
+                Expr::Block(block) => {
+                    self.rewrite(&mut block.block);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// `rest` (rewritten) after `body`'s statements, run only while the flag is up.
+    fn guarded(&mut self, body: &mut Block, rest: Vec<Stmt>) {
+        let mut rest = block_of(rest);
+        self.rewrite(&mut rest);
+        if !rest.stmts.is_empty() {
+            let flag = &self.flag;
+            body.stmts.push(parse_quote!(if #flag #rest));
+        }
+    }
+
+    /// Whether `stmt` holds an exit of this stop where [`Stop::rewrite`] can rewrite it: as
+    /// the statement itself, in the branches of an `if` or a block (at any depth), or in
+    /// a nested loop that leaves this one by its label. (An exit anywhere else stays,
+    /// and the caller leaves the loop as written.)
+    fn holds(&self, stmt: &Stmt) -> bool {
+        fn branch_holds(stop: &Stop<'_>, branch: &ExprIf) -> bool {
+            branch.attrs.is_empty()
+                && (branch.then_branch.stmts.iter().any(|stmt| stop.holds(stmt))
+                    || match branch.else_branch.as_ref().map(|(_, e)| &**e) {
+                        Some(Expr::If(nested)) => branch_holds(stop, nested),
+                        Some(Expr::Block(block)) => {
+                            block.attrs.is_empty()
+                                && block.label.is_none()
+                                && block.block.stmts.iter().any(|stmt| stop.holds(stmt))
+                        }
+                        _ => false,
+                    })
+        }
+        match stmt {
+            Stmt::Expr(Expr::If(branch), _) => self.stopping(stmt) || branch_holds(self, branch),
+            Stmt::Expr(Expr::Block(block), _) => {
+                block.attrs.is_empty()
+                    && block.label.is_none()
+                    && !block.block.stmts.iter().any(|s| matches!(s, Stmt::Item(_)))
+                    && block.block.stmts.iter().any(|stmt| self.holds(stmt))
+            }
+            _ => self.stopping(stmt),
         }
     }
 
@@ -818,6 +908,7 @@ impl Stop<'_> {
             flag: self.flag.clone(),
             result: self.result.clone(),
             returned: false,
+            kind: self.kind,
         };
         if !inner.rewrite(&mut body) || leaves(&body, self.label) {
             return None;
@@ -867,6 +958,7 @@ impl Stop<'_> {
                     flag: self.flag.clone(),
                     result: self.result.clone(),
                     returned: false,
+                    kind: self.kind,
                 };
                 probe.nested_exit(stmt).is_some()
             }
@@ -888,21 +980,245 @@ impl Stop<'_> {
     }
 
     fn exits(&self, expr: &Expr) -> bool {
+        let ours = |label: &Option<syn::Lifetime>| match (label, self.label) {
+            (None, _) => true,
+            (Some(target), Some(label)) => target.ident == label.name.ident,
+            (Some(_), None) => false,
+        };
         match expr {
             Expr::Break(exit) => {
-                exit.expr.is_none()
+                self.kind == Exit::Loop
+                    && exit.expr.is_none()
                     && exit.attrs.is_empty()
-                    && match (&exit.label, self.label) {
-                        (None, _) => true,
-                        (Some(target), Some(label)) => target.ident == label.name.ident,
-                        (Some(_), None) => false,
-                    }
+                    && ours(&exit.label)
+            }
+            Expr::Continue(skip) => {
+                self.kind == Exit::Next && skip.attrs.is_empty() && ours(&skip.label)
             }
             Expr::Return(ret) => {
-                self.result.is_some() && ret.attrs.is_empty() && ret.expr.is_some()
+                self.kind != Exit::Next
+                    && self.result.is_some()
+                    && ret.attrs.is_empty()
+                    && ret.expr.is_some()
             }
             _ => false,
         }
+    }
+}
+
+/// A loop body's `continue`s deeper than [`skip_by_else`] reads (in nested `if`s and
+/// blocks, or in a nested loop, by label), with a flag raised at the start of each
+/// iteration instead of the jump, and the rest of the iteration run while it is up:
+///
+/// ```text
+/// for p in it {                        for p in it {
+///     if a {                               let mut next = true;
+///         if b { continue; }               if a {
+///         s                                    if b { next = false; } else { s }
+///     }                                    }
+///     rest                                 if next { rest }
+/// }                                    }
+/// ```
+///
+/// Left as written where a `continue` stays (one in an expression, say).
+fn continues_as_flags(body: &mut Block, label: Option<&Label>, count: &mut usize) {
+    if !continues(body, label) {
+        return;
+    }
+    let mut stop = Stop {
+        label,
+        flag: Ident::new(&format!("__autodiff_next_{count}"), Span::call_site()),
+        result: None,
+        returned: false,
+        kind: Exit::Next,
+    };
+    let mut rewritten = body.clone();
+    if !stop.rewrite(&mut rewritten) || continues(&rewritten, label) {
+        return;
+    }
+    *count += 1;
+    let flag = &stop.flag;
+    rewritten
+        .stmts
+        .insert(0, parse_quote!(let mut #flag = true;));
+    *body = rewritten;
+}
+
+/// Whether `body` holds a `continue` of its loop (labelled `label`): an unlabelled one
+/// outside nested loops, or one naming the label; closures aside.
+fn continues(body: &Block, label: Option<&Label>) -> bool {
+    struct Continues<'a> {
+        label: Option<&'a Label>,
+        nested: usize,
+        found: bool,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Continues<'_> {
+        fn visit_expr_continue(&mut self, skip: &'ast syn::ExprContinue) {
+            self.found |= match (&skip.label, self.label) {
+                (None, _) => self.nested == 0,
+                (Some(target), Some(label)) => target.ident == label.name.ident,
+                (Some(_), None) => false,
+            };
+        }
+        fn visit_expr_closure(&mut self, _: &'ast ExprClosure) {}
+        fn visit_expr_for_loop(&mut self, lp: &'ast syn::ExprForLoop) {
+            self.visit_expr(&lp.expr);
+            self.nested += 1;
+            self.visit_block(&lp.body);
+            self.nested -= 1;
+        }
+        fn visit_expr_while(&mut self, lp: &'ast syn::ExprWhile) {
+            self.nested += 1;
+            syn::visit::visit_expr_while(self, lp);
+            self.nested -= 1;
+        }
+        fn visit_expr_loop(&mut self, lp: &'ast syn::ExprLoop) {
+            self.nested += 1;
+            syn::visit::visit_expr_loop(self, lp);
+            self.nested -= 1;
+        }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            self.found |= names_any(&mac.tokens, &["continue"]);
+        }
+    }
+    let mut visit = Continues {
+        label,
+        nested: 0,
+        found: false,
+    };
+    syn::visit::Visit::visit_block(&mut visit, body);
+    visit.found
+}
+
+/// A function body (returning `f64`) with a `return` deeper than the sweeps read one (in
+/// nested `if`s or blocks, rather than last in an `if` at the body's own level), with a
+/// flag instead of every jump: the tail is the last `return`, each sets the result and
+/// lowers the flag, and what would follow one runs only while the flag is up.
+///
+/// ```text
+/// if a {                                let mut go = true; let mut ret = 0.0;
+///     if b { return v; }                if a {
+///     s                                     if b { ret = v; go = false; } else { s }
+/// }                                     }
+/// rest; tail                            if go { rest; ret = tail; go = false; }
+///                                       ret
+/// ```
+///
+/// Left as written where a `return` stays (one in an expression, or in a loop whose
+/// exits [`breaks_as_flags`] could not rewrite).
+fn returns_as_flags(block: &mut Block, count: &mut usize) {
+    if !deep_returns(block) {
+        return;
+    }
+    let mut body = block.clone();
+    match body.stmts.pop() {
+        Some(Stmt::Expr(tail, None)) if !matches!(tail, Expr::Return(_)) => {
+            body.stmts.push(parse_quote!(return #tail;));
+        }
+        Some(last) => body.stmts.push(last),
+        None => return,
+    }
+    let mut stop = Stop {
+        label: None,
+        flag: Ident::new(&format!("__autodiff_go_{count}"), Span::call_site()),
+        result: Some(Ident::new(
+            &format!("__autodiff_ret_{count}"),
+            Span::call_site(),
+        )),
+        returned: false,
+        kind: Exit::Function,
+    };
+    if !stop.rewrite(&mut body) || returns(|v| v.visit_block(&body)) {
+        return;
+    }
+    *count += 1;
+    let (flag, result) = (&stop.flag, stop.result.as_ref());
+    body.stmts.insert(0, parse_quote!(let mut #flag = true;));
+    body.stmts.insert(1, parse_quote!(let mut #result = 0.0;));
+    body.stmts.push(Stmt::Expr(parse_quote!(#result), None));
+    *block = body;
+}
+
+/// Whether a function body holds a `return` the sweeps do not read where it is (see
+/// [`read_returns`]).
+fn deep_returns(block: &Block) -> bool {
+    returns(|v| v.visit_block(block)) && !read_returns(&block.stmts)
+}
+
+/// Whether the sweeps read every `return` of `stmts` where it is, as their lowering of a
+/// function body does: a bare `return` at this level ends it, and an `if` whose first
+/// branch ends in one takes its `else` (an `if`, or a block that binds no names) and the
+/// statements after it as its other branch, each read the same way; no other statement
+/// holds one.
+fn read_returns(stmts: &[Stmt]) -> bool {
+    let end = stmts
+        .iter()
+        .position(|stmt| matches!(stmt, Stmt::Expr(Expr::Return(_), _)))
+        .map_or(stmts.len(), |at| at + 1);
+    let stmts = &stmts[..end];
+    let early = stmts.iter().position(|stmt| {
+        matches!(stmt, Stmt::Expr(Expr::If(branch), _)
+            if matches!(branch.then_branch.stmts.last(), Some(Stmt::Expr(Expr::Return(_), _))))
+    });
+    let plain = |stmts: &[Stmt]| {
+        stmts.iter().all(|stmt| match stmt {
+            Stmt::Expr(Expr::Return(ret), _) => ret
+                .expr
+                .as_ref()
+                .is_none_or(|value| !returns(|v| v.visit_expr(value))),
+            other => !returns(|v| v.visit_stmt(other)),
+        })
+    };
+    let Some(at) = early else {
+        return plain(stmts);
+    };
+    let Stmt::Expr(Expr::If(branch), _) = &stmts[at] else {
+        return false;
+    };
+    let mut rest = match branch
+        .else_branch
+        .as_ref()
+        .map(|(_, otherwise)| &**otherwise)
+    {
+        None => Vec::new(),
+        Some(nested @ Expr::If(_)) => vec![Stmt::Expr(nested.clone(), None)],
+        Some(Expr::Block(block))
+            if block.label.is_none()
+                && !block
+                    .block
+                    .stmts
+                    .iter()
+                    .any(|s| matches!(s, Stmt::Local(_))) =>
+        {
+            block.block.stmts.clone()
+        }
+        Some(_) => return false,
+    };
+    rest.extend(stmts[at + 1..].iter().cloned());
+    plain(&stmts[..at])
+        && !matches!(&*branch.cond, Expr::Let(_))
+        && !returns(|v| v.visit_expr(&branch.cond))
+        && read_returns(&branch.then_branch.stmts)
+        && read_returns(&rest)
+}
+
+/// Whether what `visit` walks holds a `return` outside closures.
+fn returns(visit: impl FnOnce(&mut Returns)) -> bool {
+    let mut found = Returns(false);
+    visit(&mut found);
+    found.0
+}
+
+/// Finds a `return` outside closures (see [`returns`]).
+struct Returns(bool);
+
+impl<'ast> syn::visit::Visit<'ast> for Returns {
+    fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
+        self.0 = true;
+    }
+    fn visit_expr_closure(&mut self, _: &'ast ExprClosure) {}
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        self.0 |= names_any(&mac.tokens, &["return"]);
     }
 }
 
@@ -1086,20 +1402,37 @@ mod tests {
                 y
             }),
         );
-        // A `break` deeper than the body's own level, and a `return` where the result is
-        // not an `f64`, stay as written.
-        let body = quote!({
-            loop {
-                if a {
-                    if b {
-                        break;
+        // A `break` deeper than the body's own level: the rest of the body runs while the
+        // flag is up.
+        same(
+            quote!({
+                loop {
+                    if a {
+                        if b {
+                            break;
+                        }
+                    }
+                    y = y * x;
+                }
+                y
+            }),
+            quote!({
+                let mut __autodiff_go_0 = true;
+                while __autodiff_go_0 {
+                    if a {
+                        if b {
+                            __autodiff_go_0 = false;
+                        } else {
+                        }
+                    }
+                    if __autodiff_go_0 {
+                        y = y * x;
                     }
                 }
-                y = y * x;
-            }
-            y
-        });
-        same(body.clone(), body);
+                y
+            }),
+        );
+        // A `return` where the result is not an `f64` stays as written.
         let body = quote!({
             for v in xs.iter() {
                 if *v > 3.0 {
@@ -1115,6 +1448,80 @@ mod tests {
                 .to_string(),
             block.into_token_stream().to_string()
         );
+    }
+
+    #[test]
+    fn returns_deeper_than_the_sweeps_read_become_a_flag() {
+        same(
+            quote!({
+                let mut acc = x;
+                if a {
+                    if b {
+                        return acc;
+                    }
+                    acc = acc * x;
+                }
+                {
+                    let t = acc * 2.0;
+                    if t > 1.0 {
+                        return t;
+                    }
+                }
+                acc + 1.0
+            }),
+            quote!({
+                let mut __autodiff_go_0 = true;
+                let mut __autodiff_ret_0 = 0.0;
+                let mut acc = x;
+                if a {
+                    if b {
+                        __autodiff_ret_0 = acc;
+                        __autodiff_go_0 = false;
+                    } else {
+                        acc = acc * x;
+                    }
+                }
+                if __autodiff_go_0 {
+                    {
+                        let t = acc * 2.0;
+                        if t > 1.0 {
+                            __autodiff_ret_0 = t;
+                            __autodiff_go_0 = false;
+                        } else {
+                        }
+                    }
+                    if __autodiff_go_0 {
+                        __autodiff_ret_0 = acc + 1.0;
+                        __autodiff_go_0 = false;
+                    }
+                }
+                __autodiff_ret_0
+            }),
+        );
+        // Returns the sweeps read where they are stay: last in an `if`'s first branch,
+        // whose `else` and the statements after are the other branch.
+        let body = quote!({
+            if a {
+                if b {
+                    return x;
+                }
+                return y;
+            } else if c {
+                return z;
+            }
+            w
+        });
+        same(body.clone(), body);
+        // A `return` in an expression stays (the rewrite reads it, on the tape).
+        let body = quote!({
+            let t = if a {
+                return x;
+            } else {
+                y
+            };
+            t
+        });
+        same(body.clone(), body);
     }
 
     #[test]
@@ -1149,8 +1556,10 @@ mod tests {
                 }
             }),
         );
-        // Another loop's `continue`, one nested deeper, or a `break` before it: left alone.
-        for body in [
+        // An outer loop's `continue` from a nested loop, one nested deeper, or one after
+        // a `break`: a flag raised at the start of each iteration, and the rest of the
+        // iteration run while it is up.
+        same(
             quote!({
                 'o: for i in 0..n {
                     for j in 0..m {
@@ -1163,6 +1572,23 @@ mod tests {
             }),
             quote!({
                 for i in 0..n {
+                    let mut __autodiff_next_0 = true;
+                    for j in 0..m {
+                        if c {
+                            __autodiff_next_0 = false;
+                        } else {
+                            d();
+                        }
+                        if !__autodiff_next_0 {
+                            break;
+                        }
+                    }
+                }
+            }),
+        );
+        same(
+            quote!({
+                for i in 0..n {
                     if a {
                         if c {
                             continue;
@@ -1171,6 +1597,22 @@ mod tests {
                     d();
                 }
             }),
+            quote!({
+                for i in 0..n {
+                    let mut __autodiff_next_0 = true;
+                    if a {
+                        if c {
+                            __autodiff_next_0 = false;
+                        } else {
+                        }
+                    }
+                    if __autodiff_next_0 {
+                        d();
+                    }
+                }
+            }),
+        );
+        same(
             quote!({
                 for i in 0..n {
                     if c {
@@ -1183,15 +1625,37 @@ mod tests {
                 }
             }),
             quote!({
+                let mut __autodiff_go_1 = true;
                 for i in 0..n {
+                    let mut __autodiff_next_0 = true;
                     if c {
-                        continue;
+                        if z {
+                            __autodiff_go_1 = false;
+                        } else {
+                            __autodiff_next_0 = false;
+                        }
                     }
-                    d();
-                    fn d() {}
+                    if __autodiff_go_1 {
+                        if __autodiff_next_0 {
+                            d();
+                        }
+                    }
+                    if !__autodiff_go_1 {
+                        break;
+                    }
                 }
             }),
-        ] {
+        );
+        // An item in the body (visible in all of it) keeps the body as written.
+        for body in [quote!({
+            for i in 0..n {
+                if c {
+                    continue;
+                }
+                d();
+                fn d() {}
+            }
+        })] {
             same(body.clone(), body);
         }
         same(

@@ -124,7 +124,7 @@ pub(crate) fn functions(
         /// that call it.
         #[doc(hidden)]
         #body_inline
-        #[allow(dead_code, non_snake_case, non_camel_case_types, unused_mut)]
+        #[allow(dead_code, non_snake_case, non_camel_case_types, unused_mut, unused_assignments)]
         #(#forwarded)*
         #vis fn #body<#lent, #kind: #private::Backend #(, #generics)*>(
             #body_receiver

@@ -224,8 +224,12 @@ impl Rewriter<'_> {
             return self.invalid();
         };
         let owned = value.owned();
+        // A const argument in braces of the macro's own (a literal's braces spanned at the
+        // user's code would draw rustc's `unused_braces` there).
+        let mut len = proc_macro2::Group::new(proc_macro2::Delimiter::Brace, len);
+        len.set_span(proc_macro2::Span::mixed_site());
         Value::Node(quote_spanned!(repeat.bracket_token.span.join()=>
-            ::scalar_autodiff::__private::repeat::<_, { #len }>(#owned)
+            ::scalar_autodiff::__private::repeat::<_, #len>(#owned)
         ))
     }
 

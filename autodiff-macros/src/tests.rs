@@ -65,12 +65,11 @@ fn accepted(item: TokenStream) -> TokenStream {
 
 #[test]
 fn a_body_the_sweeps_do_not_cover_needs_the_tape() {
-    // A `break` nested deeper than the loop body's own `if`.
+    // An array of one tracked value repeated (its elements are one node on the tape).
     let item = quote! {
         fn nested(x: f64, n: usize) -> f64 {
-            let mut s = x;
-            for k in 0..n { if k > 2 { if s > 10.0 { break; } } s = s * x; }
-            s
+            let a = [x * 2.0; 3];
+            a[0] * a[1] + a[2]
         }
     };
     let messages = errors(&expand(TokenStream::new(), item.clone()));
@@ -1201,20 +1200,35 @@ fn if_values_get_compiled_sweeps() {
 
 #[test]
 fn bodies_outside_the_sweeps_keep_the_trace() {
-    // A `return` inside a loop is compiled (as a flag and a result local); one nested
-    // deeper than the loop body's own level still runs on the trace alone (and gives the
-    // same bits).
+    // A `return` inside a loop is compiled (as a flag and a result local), at any depth
+    // of `if`s; so are `break` and `continue` nested deeper than the body's own level.
     assert!(compiled(quote! {
         fn early(x: f64, n: usize) -> f64 {
             for k in 0..n { if x > k as f64 { return x * 2.0; } }
             x.exp()
         }
     }));
-    assert!(!compiled(quote! {
+    assert!(compiled(quote! {
         fn early(x: f64, n: usize) -> f64 {
             for k in 0..n { if x > 0.0 { if x > k as f64 { return x * 2.0; } } }
             x.exp()
         }
+    }));
+    assert!(compiled(quote! {
+        fn nested(x: f64, n: usize) -> f64 {
+            let mut s = x;
+            for k in 0..n {
+                if k > 2 { if s > 10.0 { break; } }
+                if k % 2 == 1 { if s < 0.0 { continue; } s = s + 1.0; }
+                s = s * x;
+            }
+            s
+        }
+    }));
+    // An array of one tracked value repeated still runs on the trace alone (and gives
+    // the same bits).
+    assert!(!compiled(quote! {
+        fn repeated(x: f64) -> f64 { let a = [x * 2.0; 3]; a[0] * a[1] + a[2] }
     }));
     // Early returns from branches are compiled: what follows is the `else`.
     assert!(compiled(quote! {

@@ -254,6 +254,78 @@ fn staged(x: f64, mut y: f64, n: usize) -> f64 {
     x
 }
 
+/// `return` two `if`s deep and from inside a block.
+#[differentiable]
+fn deep_return(x: f64, y: f64, n: usize) -> f64 {
+    let mut acc = x * y;
+    if acc > 0.0 {
+        if n > 2 {
+            return acc.sin() * x;
+        }
+        acc += y.exp();
+    }
+    {
+        let t = acc * 0.5;
+        if t < -1.0 {
+            return t * t;
+        }
+        acc *= t;
+    }
+    acc + x
+}
+
+/// `continue` inside a nested `if`, and at the end of an `else if`.
+#[differentiable]
+fn deep_continue(x: f64, xs: &[f64]) -> f64 {
+    let mut acc = x;
+    for (i, v) in xs.iter().enumerate() {
+        if *v > 0.0 {
+            if i % 2 == 0 {
+                continue;
+            }
+            acc *= v;
+        } else if *v < -1.0 {
+            acc += 1.0;
+            continue;
+        }
+        acc = acc.tanh() + v;
+    }
+    acc
+}
+
+/// `break` inside a nested `if`.
+#[differentiable]
+fn deep_break(x: f64, xs: &[f64]) -> f64 {
+    let mut acc = x;
+    for v in xs {
+        acc = acc * v + x;
+        if acc > 2.0 {
+            if *v > 0.5 {
+                break;
+            }
+            acc -= 1.0;
+        }
+        acc += 0.25;
+    }
+    acc
+}
+
+/// `return` from a nested `if` inside a loop.
+#[differentiable]
+fn deep_loop_return(x: f64, xs: &[f64]) -> f64 {
+    let mut acc = x;
+    for v in xs {
+        if *v > 0.0 {
+            acc *= v;
+            if acc > 3.0 {
+                return acc.ln();
+            }
+        }
+        acc += x;
+    }
+    acc
+}
+
 fn scalar(result: Result<(f64, [f64; 1]), scalar_autodiff::ScalarAutodiffError>) -> Outcome {
     outcome(result.map(|(v, g)| (v, g.to_vec())))
 }
@@ -446,4 +518,58 @@ fn mut_parameters_run_compiled_and_agree() {
             near(dy, |t| staged(x, t, n), y, "d/dy");
         }
     }
+}
+
+#[test]
+fn exits_at_any_depth_run_compiled_and_agree() {
+    let mut rng = XorShift::new(0x2468_ace0_1357_9bdf);
+    let mut next = move || rng.unit() * 4.0 - 2.0;
+    let mut taken = [0usize; 3];
+    for case in 0..80 {
+        let (x, y, n) = (next(), next(), case % 4);
+        let fast = outcome(deep_return_grad(x, y, n).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&[x, y], |t| deep_return_graph(&t[0], &t[1], n));
+        assert_eq!(fast, checked, "case {case}");
+        assert_eq!(traces(|| drop(deep_return_grad(x, y, n))), 0, "case {case}");
+        let (value, [dx, dy]) = deep_return_grad(x, y, n).expect("finite");
+        assert_eq!(value.to_bits(), deep_return(x, y, n).to_bits());
+        // Which exit the case took, so that every one is seen.
+        let acc = x * y;
+        let exit = if acc > 0.0 && n > 2 {
+            0
+        } else if (if acc > 0.0 { acc + y.exp() } else { acc }) * 0.5 < -1.0 {
+            1
+        } else {
+            2
+        };
+        taken[exit] += 1;
+        near(dx, |t| deep_return(t, y, n), x, "d/dx");
+        near(dy, |t| deep_return(x, t, n), y, "d/dy");
+
+        let xs: Vec<f64> = (0..case % 7).map(|_| next()).collect();
+        for (name, grad, graph, plain) in [
+            (
+                "deep_continue",
+                deep_continue_grad as fn(f64, &[f64]) -> _,
+                deep_continue_graph as fn(&_, &[f64]) -> _,
+                deep_continue as fn(f64, &[f64]) -> f64,
+            ),
+            ("deep_break", deep_break_grad, deep_break_graph, deep_break),
+            (
+                "deep_loop_return",
+                deep_loop_return_grad,
+                deep_loop_return_graph,
+                deep_loop_return,
+            ),
+        ] {
+            let fast = scalar(grad(x, &xs));
+            let checked = graph_of(&[x], |t| graph(&t[0], &xs));
+            assert_eq!(fast, checked, "{name}, case {case}");
+            assert_eq!(traces(|| drop(grad(x, &xs))), 0, "{name}, case {case}");
+            let (value, [dx]) = grad(x, &xs).expect("finite");
+            assert_eq!(value.to_bits(), plain(x, &xs).to_bits(), "{name}");
+            near(dx, |t| plain(t, &xs), x, name);
+        }
+    }
+    assert!(taken.iter().all(|&count| count > 2), "{taken:?}");
 }

@@ -123,6 +123,37 @@ fn folds(w: [f64; D], xs: &[f64]) -> f64 {
     spread + fit + mapped + top * 0.1 + nested + over_helper - 0.01 * summed
 }
 
+#[differentiable]
+fn spread(v: [f64; D]) -> f64 {
+    v[0] * v[1] + v[2].sin() * v[0] - v[3] * v[3]
+}
+
+/// Array literals lending tracked scalars as they are: parameters, elements of a
+/// parameter, a local, elements of a helper's result, each read again after the call.
+#[differentiable]
+fn lent_elements(w: [f64; D], x: f64, y: f64) -> f64 {
+    let a = x * y;
+    let first = spread([x, w[1], a, 0.5]);
+    let whole = spread([w[0], w[1], w[2], w[3]]);
+    let d = doubled([a, y, x, w[3]]);
+    let third = spread([d[2], x, 1.0, d[0]]);
+    first * x + whole + third + a * w[1] + d[1] * y
+}
+
+/// Local array literals: new values and constants, typed or not, in a loop, an element
+/// changed after, and elements lent to a helper as they are.
+#[differentiable]
+fn local_literals(w: [f64; D], x: f64, xs: &[f64]) -> f64 {
+    let a: [f64; 3] = [x * 2.0, w[0].sin(), 1.5];
+    let mut total = a[0] * a[1] + a[2];
+    for v in xs {
+        let mut row = [w[1] * v, (w[2] + x) * 0.5, v * 1.0 + w[3]];
+        row[2] = row[2].tanh();
+        total += spread([row[0], row[1], row[2], a[0] * 2.0]) + row[2];
+    }
+    total
+}
+
 /// Parameters from a generator, scaled so that some ReLUs are off.
 fn tiny(next: &mut impl FnMut() -> f64) -> Tiny {
     let mut row = || [next(), next(), next(), next()];
@@ -209,6 +240,81 @@ fn folds_run_compiled_and_agree_with_the_graph_and_the_plain_function() {
             assert!(
                 (gradient[k] - numeric).abs() <= 1e-6 * (1.0 + numeric.abs()),
                 "case {case}, w[{k}]: {} against {numeric}",
+                gradient[k]
+            );
+        }
+    }
+}
+
+#[test]
+fn array_literals_lend_tracked_scalars_compiled_bit_for_bit() {
+    let mut rng = XorShift::new(0x5eed_a11a_7e57_0001);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..40 {
+        let w = [next(), next(), next(), next()];
+        let (x, y) = (next(), next());
+        let fast = outcome(lent_elements_grad(w, x, y).map(|(v, g)| (v, g.to_vec())));
+        let at = [w[0], w[1], w[2], w[3], x, y];
+        let checked = graph_of(&at, |t| {
+            let w = [t[0].clone(), t[1].clone(), t[2].clone(), t[3].clone()];
+            lent_elements_graph(&w, &t[4], &t[5])
+        });
+        assert_eq!(fast, checked, "case {case}");
+        assert_eq!(
+            traces(|| drop(lent_elements_grad(w, x, y))),
+            0,
+            "case {case}"
+        );
+        let (value, gradient) = lent_elements_grad(w, x, y).expect("a finite value");
+        assert_eq!(value.to_bits(), lent_elements(w, x, y).to_bits());
+        for k in 0..6 {
+            let moved = |t: f64| {
+                let mut q = at;
+                q[k] = t;
+                lent_elements([q[0], q[1], q[2], q[3]], q[4], q[5])
+            };
+            let numeric = central(moved, at[k]);
+            assert!(
+                (gradient[k] - numeric).abs() <= 1e-6 * (1.0 + numeric.abs()),
+                "case {case}, input {k}: {} against {numeric}",
+                gradient[k]
+            );
+        }
+    }
+}
+
+#[test]
+fn local_array_literals_run_compiled_bit_for_bit() {
+    let mut rng = XorShift::new(0x5eed_a11a_7e57_0002);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..40 {
+        let w = [next(), next(), next(), next()];
+        let x = next();
+        let xs: Vec<f64> = (0..case % 4).map(|_| next()).collect();
+        let fast = outcome(local_literals_grad(w, x, &xs).map(|(v, g)| (v, g.to_vec())));
+        let at = [w[0], w[1], w[2], w[3], x];
+        let checked = graph_of(&at, |t| {
+            let w = [t[0].clone(), t[1].clone(), t[2].clone(), t[3].clone()];
+            local_literals_graph(&w, &t[4], &xs)
+        });
+        assert_eq!(fast, checked, "case {case}");
+        assert_eq!(
+            traces(|| drop(local_literals_grad(w, x, &xs))),
+            0,
+            "case {case}"
+        );
+        let (value, gradient) = local_literals_grad(w, x, &xs).expect("a finite value");
+        assert_eq!(value.to_bits(), local_literals(w, x, &xs).to_bits());
+        for k in 0..5 {
+            let moved = |t: f64| {
+                let mut q = at;
+                q[k] = t;
+                local_literals([q[0], q[1], q[2], q[3]], q[4], &xs)
+            };
+            let numeric = central(moved, at[k]);
+            assert!(
+                (gradient[k] - numeric).abs() <= 1e-6 * (1.0 + numeric.abs()),
+                "case {case}, input {k}: {} against {numeric}",
                 gradient[k]
             );
         }

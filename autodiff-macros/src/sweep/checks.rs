@@ -212,7 +212,7 @@ fn value_mut(stmt: &mut Stmt) -> Option<&mut Value> {
 }
 
 /// Whether any statement of `stmts` (nested ones too) assigns `var`.
-fn writes(stmts: &[Stmt], var: VarId) -> bool {
+pub(crate) fn writes(stmts: &[Stmt], var: VarId) -> bool {
     stmts.iter().any(|stmt| match stmt {
         Stmt::Assign { place, .. }
         | Stmt::Call {
@@ -363,7 +363,7 @@ fn mentions_in(stmts: &[Stmt], out: &mut HashSet<VarId>) {
                 mentions_in(body, out);
             }
             // The callee reads its arguments' values, not a later check of ours.
-            Stmt::Call { args, .. } => {
+            Stmt::Call { args, seeds, .. } => {
                 for arg in args {
                     match arg {
                         Arg::Tracked(place) => {
@@ -372,6 +372,10 @@ fn mentions_in(stmts: &[Stmt], out: &mut HashSet<VarId>) {
                         }
                         Arg::Data(tokens) => primals(tokens, out),
                     }
+                }
+                for (_, place) in seeds {
+                    out.insert(place.var);
+                    place.indices.iter().for_each(|index| primals(index, out));
                 }
             }
         }

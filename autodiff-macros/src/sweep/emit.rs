@@ -1176,8 +1176,15 @@ impl<'a> Emit<'a> {
                 args,
                 store,
                 push,
+                seeds,
             } => {
                 self.loops = true;
+                let mut copied = TokenStream::new();
+                for (target, source) in seeds {
+                    let target = self.place_primal(target, in_loop)?;
+                    let source = self.place_primal(source, in_loop)?;
+                    copied.extend(quote!(#target = #source;));
+                }
                 let primal = &self.program.vars[*var].primal;
                 let mut values = Vec::new();
                 for arg in args {
@@ -1222,6 +1229,7 @@ impl<'a> Emit<'a> {
                     None => TokenStream::new(),
                 };
                 quote! {
+                    #copied
                     let #mutability #primal = match #call {
                         ::core::result::Result::Ok(#value) => #value,
                         ::core::result::Result::Err(_) => return #none,
@@ -1590,9 +1598,19 @@ impl<'a> Emit<'a> {
                 args,
                 store,
                 push,
+                seeds,
             } => {
                 let private = quote!(::scalar_autodiff::__private);
                 let adjoint = &self.program.vars[*var].adjoint;
+                // Each seeded element's adjoint starts at its source's sum and is stored
+                // back after the callee has added to it.
+                let (mut seed, mut store_back) = (TokenStream::new(), TokenStream::new());
+                for (target, source) in seeds {
+                    let target = self.place_adjoint(target, in_loop)?;
+                    let source = self.place_adjoint(source, in_loop)?;
+                    seed.extend(quote!(#target = #source;));
+                    store_back.extend(quote!(#source = #target;));
+                }
                 // The row's adjoints are the result's; the row before the store
                 // receives nothing from after it.
                 let handed = match store {
@@ -1637,9 +1655,11 @@ impl<'a> Emit<'a> {
                 quote! {
                     #handed
                     #stack.keep(&#adjoint);
+                    #seed
                     if #call.is_err() {
                         return ::core::option::Option::None;
                     }
+                    #store_back
                 }
             }
             Stmt::For {
@@ -2055,12 +2075,17 @@ impl Walk {
                     }
                 }
                 Stmt::Assign { value, .. } => self.value(value, Some(at)),
-                Stmt::Call { var, args, .. } => {
+                Stmt::Call {
+                    var, args, seeds, ..
+                } => {
                     self.declared.insert(*var, self.open.clone());
                     for arg in args {
                         if let Arg::Tracked(place) = arg {
                             self.reads.push((place.var, at, self.arms.clone()));
                         }
+                    }
+                    for (_, place) in seeds {
+                        self.reads.push((place.var, at, self.arms.clone()));
                     }
                 }
                 Stmt::If {

@@ -165,6 +165,12 @@ pub(crate) enum Stmt {
         /// `place.push(g(args..))` of a growable vector (`store` is the vector): the
         /// result is its new last row.
         push: bool,
+        /// Tracked scalars an array literal lends as they are (`g([x, 1.0])`), as
+        /// (element of the lent local, source). The forward sweep copies each value in
+        /// just before the call; the reverse sweep starts the element's adjoint at the
+        /// source's and stores it back after the call, so that the callee adds into the
+        /// source's sum in the trace's order (its nodes' edges go straight to the source).
+        seeds: Vec<(Place, Place)>,
     },
     /// `for pat in iter { .. }` over data.
     For {

@@ -42,6 +42,7 @@ pub(crate) fn lower(
         array_output,
         dual,
         called: Vec::new(),
+        seeds: Vec::new(),
         shaped: Vec::new(),
         proven: std::collections::HashSet::new(),
         needs: Vec::new(),
@@ -409,6 +410,9 @@ struct Lower {
     dual: bool,
     /// The variables holding calls' results, of a shape the macro cannot see.
     called: Vec<VarId>,
+    /// Tracked scalars lent as they are by array literals of calls being lowered (see
+    /// [`Stmt::Call::seeds`]), the innermost call's last.
+    seeds: Vec<(Place, Place)>,
     /// Locals started from data of a shape the macro cannot see (`constant_local`).
     shaped: Vec<VarId>,
     /// Such variables read as scalars, an operand or an assignment's source, with that
@@ -850,6 +854,12 @@ impl Lower {
             let place = Place::whole(var);
             self.bind(&name, Some(place));
             return Some(vec![Stmt::LetArray { var, init }]);
+        }
+        // `let a = [x * 2.0, y.sin(), 1.0];`: a local array, its elements assigned in order.
+        if let Expr::Array(array) = strip_parens(expr) {
+            let place = self.array_local(&name, mutable, array)?;
+            self.bind(&name, Some(place));
+            return Some(Vec::new());
         }
         let value = self.value(expr)?;
         // `let y = x;` of an unchanging scalar: `y` is another name of `x`'s node.
@@ -1547,6 +1557,7 @@ impl Lower {
     /// `differentiable_g(__backend, args..)?`, the rewrite of a call of another
     /// `#[differentiable]` function: a call of its halves into a new scalar variable.
     fn call(&mut self, call: &Called<'_>) -> Option<Operand> {
+        let (seeded, pending) = (self.seeds.len(), self.pending.len());
         let path = match call.callee {
             Callee::Function(func) => func.to_token_stream(),
             // A method of steady data (`self.g(..)`), called on the same receiver going
@@ -1622,6 +1633,10 @@ impl Lower {
                 Arg::Data(tokens) => tokens.clone(),
             })
             .collect();
+        let seeds = self.seeds.split_off(seeded);
+        if !self.seeds_apart(&seeds, &args, pending) {
+            return None;
+        }
         let var = self.declare(&name, false, UNKNOWN, zero_of(&path, &witnesses));
         self.vars[var].call = true;
         self.called.push(var);
@@ -1631,8 +1646,46 @@ impl Lower {
             args,
             store: None,
             push: false,
+            seeds,
         });
         Some(Operand::Place(Place::whole(var)))
+    }
+
+    /// Whether a call's seeded sources (see [`Stmt::Call::seeds`]) are apart from each
+    /// other and from its lent places, and unwritten by the statements its arguments
+    /// needed (from `pending` on): the callee's contributions to each source then come
+    /// as one run, the trace's order. Two elements of one array are apart when their
+    /// indices are different literals.
+    fn seeds_apart(&self, seeds: &[(Place, Place)], args: &[Arg], pending: usize) -> bool {
+        let literal = |place: &Place| {
+            place
+                .indices
+                .iter()
+                .all(|index| syn::parse2::<syn::LitInt>(index.clone()).is_ok())
+        };
+        let apart = |one: &Place, other: &Place| {
+            one.var != other.var
+                || disjoint_fields(one, other)
+                || (literal(one)
+                    && literal(other)
+                    && one.fields.to_string() == other.fields.to_string()
+                    && one.indices.len() == other.indices.len()
+                    && one
+                        .indices
+                        .iter()
+                        .zip(&other.indices)
+                        .any(|(a, b)| a.to_string() != b.to_string()))
+        };
+        seeds.iter().enumerate().all(|(at, (_, source))| {
+            let lent = args.iter().all(|arg| match arg {
+                Arg::Tracked(place) => place.var != source.var,
+                Arg::Data(_) => true,
+            });
+            let others = seeds[at + 1..]
+                .iter()
+                .all(|(_, other)| apart(source, other));
+            lent && others && !super::checks::writes(&self.pending[pending..], source.var)
+        })
     }
 
     /// A scalar expression lent to a call, as a local of its own (its node).
@@ -1678,8 +1731,51 @@ impl Lower {
                 _ => None,
             };
             held.extend(local);
+            let place = Place {
+                var,
+                fields: TokenStream::new(),
+                indices: vec![quote!(#at)],
+            };
+            // A tracked scalar as it is, lent to a call: seeded (see `Stmt::Call::seeds`).
+            if let (false, None, Operand::Place(source)) = (tail, local, &value.result) {
+                let steady = source.indices.iter().all(|index| self.names.steady(index));
+                if !steady || self.place_depth(&value.result) != Some(0) {
+                    why("array argument's element", elem);
+                    return None;
+                }
+                self.seeds.push((place, source.clone()));
+                continue;
+            }
             if local.is_none() && !matches!(value.result, Operand::Temp(_) | Operand::Data(_)) {
                 why("array argument's element", elem);
+                return None;
+            }
+            let assign = self.assign(place, value)?;
+            self.pending.push(assign);
+        }
+        Some(Place::whole(var))
+    }
+
+    /// `let name = [e0, e1, ..];` of scalars: a local array of zeros whose elements are
+    /// then assigned in order (into [`Lower::pending`], each after what its value needs),
+    /// as the trace records them. An element copied from a tracked place is a copy, which
+    /// the sweeps follow where its source is not read again.
+    fn array_local(
+        &mut self,
+        name: &Ident,
+        mutable: bool,
+        array: &syn::ExprArray,
+    ) -> Option<Place> {
+        let len = array.elems.len();
+        let zero = quote!([0.0f64; #len]);
+        let var = self.declare(name, false, 1, zero.clone());
+        self.vars[var].mutable = mutable;
+        self.vars[var].lengths = vec![quote!(#len)];
+        self.pending.push(Stmt::LetArray { var, init: zero });
+        for (at, elem) in array.elems.iter().enumerate() {
+            let value = self.value(elem)?;
+            if self.place_depth(&value.result) != Some(0) {
+                why("local array's element", elem);
                 return None;
             }
             let place = Place {
@@ -2285,9 +2381,12 @@ fn is_tracked_form(expr: &Expr) -> bool {
         fn visit_ident(&mut self, ident: &'ast Ident) {
             self.0 |= ident == "__backend" || ident == "__private";
         }
-    }
-    if matches!(expr, Expr::Call(call) if path_ends(&call.func, "clone")) {
-        return true;
+        // The rewrite copies a tracked value with `Clone::clone(x)` (in an array literal,
+        // say: `[x, 1.0]`).
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            self.0 |= path_ends(&call.func, "clone");
+            syn::visit::visit_expr_call(self, call);
+        }
     }
     let mut uses = Uses(false);
     syn::visit::Visit::visit_expr(&mut uses, expr);
