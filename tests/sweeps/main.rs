@@ -8,6 +8,7 @@ mod support;
 
 mod cases;
 mod control;
+mod copies;
 mod generic;
 mod growable;
 mod guard;

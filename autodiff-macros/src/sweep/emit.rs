@@ -19,7 +19,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, ToTokens};
 
 use super::checks::{self, reader};
-use super::ir::{Arg, Data, Op, Operand, Place, Program, Stmt, Value, Var};
+use super::ir::{Arg, Data, Op, Operand, Place, Program, Stmt, Value, Var, VarId};
 use super::lower::{lower, temp};
 use super::names::Names;
 use crate::emit::by_reference;
@@ -88,8 +88,10 @@ fn compiled(
         Sweeps::Gradient(_) => Number::F64,
         Sweeps::Product(..) => Number::Dual,
     };
-    let (program, names, versioning) = analysed(graph_body, params, false, None, number)?;
+    let (program, names, versioning, shared) = analysed(graph_body, params, false, None, number)?;
     let mut emit = Emit::new(&program, &names, false, versioning);
+    emit.versioned.retain(|var, _| !shared.contains(var));
+    emit.shared = shared;
     emit.number = number;
     let seed = Ident::new("__seed", Span::mixed_site());
     let emitted = (|| {
@@ -230,17 +232,46 @@ fn compiled(
             (TokenStream::new(), gathered)
         }
     };
+    // Shared nodes: a number for each shared scalar (the parameters' first), and a cell
+    // for each node once the forward sweep has made them all.
+    let (mut nodes_start, mut cells_start, mut cells_end) =
+        (TokenStream::new(), TokenStream::new(), TokenStream::new());
+    if !emit.shared.is_empty() {
+        let (count, cells) = (nodes_ident(), cells_ident());
+        nodes_start.extend(quote!(let mut #count: usize = 0;));
+        let mut shared: Vec<VarId> = emit.shared.iter().copied().collect();
+        shared.sort_unstable();
+        for var in shared {
+            let (node, param) = (node_ident(var), &program.vars[var]);
+            if param.param {
+                let adjoint = &param.adjoint;
+                nodes_start.extend(quote! {
+                    let mut #node: usize = #count;
+                    #count += 1;
+                });
+                cells_end.extend(quote!(#adjoint = #cells[#node];));
+            } else {
+                nodes_start.extend(quote!(let mut #node: usize = 0;));
+            }
+        }
+        cells_start.extend(quote! {
+            let mut #cells: ::std::vec::Vec<f64> = ::std::vec![0.0f64; #count];
+        });
+    }
     let body = quote! {
         #start
         #(#params_prologue)*
         #(#top_adjoints)*
         #(#hoisted)*
+        #nodes_start
         #forward
         #output
         let #output_value: #number_type = #output_primal;
         let #seed: #number_type = #one;
+        #cells_start
         #output_reverse
         #reverse
+        #cells_end
         #gathered
     };
     Some(if emit.loops {
@@ -480,7 +511,7 @@ fn compiled_halves(
     {
         return None;
     }
-    let (program, names, versioning) =
+    let (program, names, versioning, _) =
         analysed(graph_body, params, true, array_output, Number::F64)?;
     let mut emit = Emit::new(&program, &names, true, versioning);
     let forward = emit.forward_stmts(&program.body, true)?;
@@ -624,14 +655,24 @@ fn analysed(
     half: bool,
     array_output: Option<&TokenStream>,
     number: Number,
-) -> Option<(Program, Names, bool)> {
+) -> Option<(Program, Names, bool, HashSet<VarId>)> {
     let dual = number == Number::Dual;
     let Some(mut program) = lower(graph_body, params, half, array_output.is_some(), dual) else {
         super::lower::why("body", graph_body);
         return None;
     };
-    let versioning = half || !copies_are_safe(&program, false);
-    if !copies_are_safe(&program, versioning) || (half && copies_a_parameter(&program)) {
+    let none = HashSet::new();
+    let mut versioning = half || !copies_are_safe(&program, false, &none);
+    // Copies the sweeps cannot hand on in the trace's order: in `name_grad`'s sweeps,
+    // their scalars share nodes (see `shared_nodes`).
+    let mut shared = HashSet::new();
+    if !half && number == Number::F64 && !copies_are_safe(&program, versioning, &none) {
+        if let Some(nodes) = shared_nodes(&program) {
+            shared = nodes;
+            versioning = true;
+        }
+    }
+    if !copies_are_safe(&program, versioning, &shared) || (half && copies_a_parameter(&program)) {
         super::lower::why(
             "body's copies: a copy of a tracked value (`let v = y;`, `a[i] = y;`) that is \
              assigned or read again later, or a parameter returned as it is",
@@ -641,7 +682,96 @@ fn analysed(
     }
     checks::place(&mut program);
     let block: syn::Block = syn::parse2(graph_body.clone()).ok()?;
-    Some((program, Names::of(&block, params, half), versioning))
+    Some((program, Names::of(&block, params, half), versioning, shared))
+}
+
+/// The scalars whose copies the sweeps follow as the trace does, by sharing nodes, or
+/// `None` if a copy joins one of them to an array's element or a call's result. Every
+/// scalar variable (whole, not a call's result) that a copy (`let v = y;`, `v = y;`)
+/// reads or writes: each holds the number of its node (`__node_v`, kept going forward
+/// and restored going back, like any value the reverse sweep needs), a copy copies the
+/// number, anything else takes a new one, and the adjoints are one cell per node
+/// (`__cells`), so that every read adds into its node's cell in the trace's order,
+/// whichever variable it went through.
+fn shared_nodes(program: &Program) -> Option<HashSet<VarId>> {
+    fn whole_scalar(program: &Program, place: &Place) -> bool {
+        let var = &program.vars[place.var];
+        place.is_whole() && var.depth == 0 && !var.call && !var.growable
+    }
+    fn copies(program: &Program, stmts: &[Stmt], out: &mut Vec<(Option<Place>, Place)>) {
+        for stmt in stmts {
+            match stmt {
+                Stmt::Let { var, value }
+                | Stmt::Assign {
+                    place: Place { var, .. },
+                    value,
+                } if value.ops.is_empty() => {
+                    if let Operand::Place(source) = &value.result {
+                        let target = match stmt {
+                            Stmt::Assign { place, .. } => place.clone(),
+                            _ => Place::whole(*var),
+                        };
+                        out.push((Some(target), source.clone()));
+                    }
+                }
+                Stmt::If {
+                    then, otherwise, ..
+                } => {
+                    copies(program, then, out);
+                    copies(program, otherwise, out);
+                }
+                Stmt::For { body, .. } => copies(program, body, out),
+                _ => {}
+            }
+        }
+    }
+    let mut found = Vec::new();
+    copies(program, &program.body, &mut found);
+    let mut shared = HashSet::new();
+    for (target, source) in &found {
+        let target_whole = target.as_ref().is_some_and(|t| whole_scalar(program, t));
+        if target_whole && whole_scalar(program, source) {
+            shared.insert(source.var);
+            shared.extend(target.as_ref().map(|t| t.var));
+        }
+    }
+    // A copy between a shared scalar and an element (or a call's result) would join a
+    // node to adjoints that are not cells.
+    let joined = found.iter().any(|(target, source)| {
+        let ends = [target.as_ref(), Some(source)];
+        let inside = ends
+            .iter()
+            .flatten()
+            .any(|place| shared.contains(&place.var));
+        let outside = ends
+            .iter()
+            .flatten()
+            .any(|place| !whole_scalar(program, place) || !shared.contains(&place.var));
+        inside && outside
+    });
+    // A call lends each tracked argument's adjoints as they are: two shared scalars
+    // might be one node, whose cell cannot be lent twice.
+    fn lends_two(stmts: &[Stmt], shared: &HashSet<VarId>) -> bool {
+        stmts.iter().any(|stmt| match stmt {
+            Stmt::Call { args, seeds, .. } => {
+                let lent = args
+                    .iter()
+                    .filter(|arg| matches!(arg, Arg::Tracked(place) if shared.contains(&place.var)))
+                    .count();
+                let seeded = seeds
+                    .iter()
+                    .filter(|(_, source)| shared.contains(&source.var))
+                    .count();
+                lent + seeded > 1
+            }
+            Stmt::If {
+                then, otherwise, ..
+            } => lends_two(then, shared) || lends_two(otherwise, shared),
+            Stmt::For { body, .. } => lends_two(body, shared),
+            _ => false,
+        })
+    }
+    (!shared.is_empty() && !joined && !lends_two(&program.body, &shared)).then_some(shared)
 }
 
 /// Whether a copy reads a parameter (`let mut v = x;`, `v = x`, or the output `x`):
@@ -804,6 +934,8 @@ struct Emit<'a> {
     versioned: std::collections::HashMap<usize, Place>,
     /// What the sweeps compute on.
     number: Number,
+    /// Scalars that share nodes through copies (see [`shared_nodes`]).
+    shared: HashSet<VarId>,
 }
 
 /// A copy of a parameter's element, `let mut s = b[j];` (or of a local scalar no
@@ -997,6 +1129,38 @@ impl<'a> Emit<'a> {
             frozen: frozen_reads(program, half),
             fresh: None,
             number: Number::F64,
+            shared: HashSet::new(),
+        }
+    }
+
+    /// Whether `value` is a copy of a shared scalar (its node is the source's).
+    fn copies_node(&self, value: &Value) -> bool {
+        matches!(&value.result, Operand::Place(source)
+            if value.ops.is_empty() && self.shared.contains(&source.var))
+    }
+
+    /// Going forward, the node a shared scalar `var` holds after a value is assigned to
+    /// it: the number it held kept for the reverse sweep, then its copy's source's or a
+    /// new one (see [`shared_nodes`]).
+    fn node_forward(&mut self, var: VarId, value: &Value) -> TokenStream {
+        if !self.shared.contains(&var) {
+            return TokenStream::new();
+        }
+        self.loops = true;
+        let (stack, node, count) = (stack(), node_ident(var), nodes_ident());
+        let new = match &value.result {
+            Operand::Place(source) if self.copies_node(value) => {
+                let source = node_ident(source.var);
+                quote!(#source)
+            }
+            _ => quote!({
+                #count += 1;
+                #count - 1
+            }),
+        };
+        quote! {
+            #stack.push(#node as f64);
+            #node = #new;
         }
     }
 
@@ -1096,6 +1260,7 @@ impl<'a> Emit<'a> {
                     let version = version_ident(*var);
                     quote!(let mut #version: u32 = 0;)
                 });
+                let node = self.node_forward(*var, value);
                 let var = &self.program.vars[*var];
                 let primal = &var.primal;
                 let mutability = var.mutable.then(|| quote!(mut));
@@ -1104,6 +1269,7 @@ impl<'a> Emit<'a> {
                     #ops
                     let #mutability #primal: #number = #result;
                     #version
+                    #node
                 }
             }
             Stmt::LetArray { var, init } if self.number == Number::Dual => {
@@ -1132,10 +1298,12 @@ impl<'a> Emit<'a> {
                     let version = version_ident(place.var);
                     quote!(#version += 1;)
                 });
+                let node = self.node_forward(place.var, value);
                 quote! {
                     #ops
                     #target = #result;
                     #version
+                    #node
                 }
             }
             Stmt::If {
@@ -1555,6 +1723,25 @@ impl<'a> Emit<'a> {
             Stmt::Data { .. } | Stmt::LetArray { .. } => TokenStream::new(),
             // A versioned copy's reads of version 0 went to its source already.
             Stmt::Let { var, .. } if self.versioned.contains_key(var) => TokenStream::new(),
+            // A shared scalar's node: its cell is the value's upstream, and the number
+            // before it comes back (a copy's node is its source's: nothing to hand on).
+            Stmt::Let { var, value }
+            | Stmt::Assign {
+                place: Place { var, .. },
+                value,
+            } if self.shared.contains(var) => {
+                let (cells, node, stack) = (cells_ident(), node_ident(*var), stack());
+                if self.copies_node(value) {
+                    quote!(#node = #stack.pop() as usize;)
+                } else {
+                    let value = self.reverse_value(value, &upstream, in_loop)?;
+                    quote!({
+                        let #upstream: f64 = #cells[#node];
+                        #node = #stack.pop() as usize;
+                        #value
+                    })
+                }
+            }
             Stmt::Let { var, value } => {
                 let adjoint = &self.program.vars[*var].adjoint;
                 let value = self.reverse_value(value, &upstream, in_loop)?;
@@ -1895,6 +2082,10 @@ impl<'a> Emit<'a> {
     }
 
     fn place_adjoint(&mut self, place: &Place, in_loop: bool) -> Option<TokenStream> {
+        if self.shared.contains(&place.var) {
+            let (cells, node) = (cells_ident(), node_ident(place.var));
+            return Some(quote!(#cells[#node]));
+        }
         if let Some(source) = self.versioned.get(&place.var).cloned() {
             let source = self.place_adjoint(&source, in_loop)?;
             let (adjoint, version) = (&self.var(place).adjoint, version_ident(place.var));
@@ -1989,6 +2180,21 @@ fn upstream_ident(id: usize) -> Ident {
     Ident::new(&format!("__upstream_{id}"), Span::mixed_site())
 }
 
+/// The number of the node shared scalar `var` holds (see [`shared_nodes`]).
+fn node_ident(var: VarId) -> Ident {
+    Ident::new(&format!("__node_{var}"), Span::mixed_site())
+}
+
+/// How many shared nodes there are so far.
+fn nodes_ident() -> Ident {
+    Ident::new("__nodes", Span::mixed_site())
+}
+
+/// The shared nodes' adjoints, one cell each.
+fn cells_ident() -> Ident {
+    Ident::new("__cells", Span::mixed_site())
+}
+
 fn flag_ident(flag: usize) -> Ident {
     Ident::new(&format!("__taken_{flag}"), Span::mixed_site())
 }
@@ -1997,9 +2203,10 @@ fn flag_ident(flag: usize) -> Ident {
 /// its place in the reverse sweep and still add in the trace's order: the source is read
 /// nowhere after the copy, and nowhere in a loop around it. (Versioned copies
 /// hand nothing on.)
-fn copies_are_safe(program: &Program, versioning: bool) -> bool {
+fn copies_are_safe(program: &Program, versioning: bool, shared: &HashSet<VarId>) -> bool {
     let mut walk = Walk {
         versioned: versioned(program, versioning).into_keys().collect(),
+        shared: shared.clone(),
         ..Walk::default()
     };
     walk.stmts(&program.body);
@@ -2054,6 +2261,8 @@ struct Walk {
     declared: std::collections::HashMap<usize, Vec<usize>>,
     /// Copies that hand nothing on (see `versioned`).
     versioned: std::collections::HashSet<usize>,
+    /// Scalars sharing nodes: their copies hand nothing on (see `shared_nodes`).
+    shared: HashSet<VarId>,
 }
 
 impl Walk {
@@ -2070,11 +2279,17 @@ impl Walk {
                     self.declared.insert(*var, self.open.clone());
                     let copies = self.copies.len();
                     self.value(value, Some(at));
-                    if self.versioned.contains(var) {
+                    if self.versioned.contains(var) || self.shared.contains(var) {
                         self.copies.truncate(copies);
                     }
                 }
-                Stmt::Assign { value, .. } => self.value(value, Some(at)),
+                Stmt::Assign { place, value } => {
+                    let copies = self.copies.len();
+                    self.value(value, Some(at));
+                    if self.shared.contains(&place.var) {
+                        self.copies.truncate(copies);
+                    }
+                }
                 Stmt::Call {
                     var, args, seeds, ..
                 } => {
@@ -2127,6 +2342,10 @@ impl Walk {
         }
         if let Operand::Place(place) = &value.result {
             self.reads.push((place.var, at, self.arms.clone()));
+            // (The output read from a shared node adds into its cell.)
+            if self.shared.contains(&place.var) {
+                return;
+            }
             self.copies.push(CopySite {
                 var: place.var,
                 at,
