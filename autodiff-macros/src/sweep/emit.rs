@@ -698,54 +698,46 @@ fn shared_nodes(program: &Program) -> Option<HashSet<VarId>> {
         let var = &program.vars[place.var];
         place.is_whole() && var.depth == 0 && !var.call && !var.growable
     }
-    fn copies(program: &Program, stmts: &[Stmt], out: &mut Vec<(Option<Place>, Place)>) {
+    fn copies(stmts: &[Stmt], out: &mut Vec<(Place, Place)>) {
         for stmt in stmts {
             match stmt {
-                Stmt::Let { var, value }
-                | Stmt::Assign {
-                    place: Place { var, .. },
-                    value,
-                } if value.ops.is_empty() => {
+                Stmt::Let { var, value } if value.ops.is_empty() => {
                     if let Operand::Place(source) = &value.result {
-                        let target = match stmt {
-                            Stmt::Assign { place, .. } => place.clone(),
-                            _ => Place::whole(*var),
-                        };
-                        out.push((Some(target), source.clone()));
+                        out.push((Place::whole(*var), source.clone()));
+                    }
+                }
+                Stmt::Assign { place, value } if value.ops.is_empty() => {
+                    if let Operand::Place(source) = &value.result {
+                        out.push((place.clone(), source.clone()));
                     }
                 }
                 Stmt::If {
                     then, otherwise, ..
                 } => {
-                    copies(program, then, out);
-                    copies(program, otherwise, out);
+                    copies(then, out);
+                    copies(otherwise, out);
                 }
-                Stmt::For { body, .. } => copies(program, body, out),
+                Stmt::For { body, .. } => copies(body, out),
                 _ => {}
             }
         }
     }
     let mut found = Vec::new();
-    copies(program, &program.body, &mut found);
+    copies(&program.body, &mut found);
     let mut shared = HashSet::new();
     for (target, source) in &found {
-        let target_whole = target.as_ref().is_some_and(|t| whole_scalar(program, t));
-        if target_whole && whole_scalar(program, source) {
+        if whole_scalar(program, target) && whole_scalar(program, source) {
             shared.insert(source.var);
-            shared.extend(target.as_ref().map(|t| t.var));
+            shared.insert(target.var);
         }
     }
     // A copy between a shared scalar and an element (or a call's result) would join a
     // node to adjoints that are not cells.
     let joined = found.iter().any(|(target, source)| {
-        let ends = [target.as_ref(), Some(source)];
-        let inside = ends
-            .iter()
-            .flatten()
-            .any(|place| shared.contains(&place.var));
+        let ends = [target, source];
+        let inside = ends.iter().any(|place| shared.contains(&place.var));
         let outside = ends
             .iter()
-            .flatten()
             .any(|place| !whole_scalar(program, place) || !shared.contains(&place.var));
         inside && outside
     });
