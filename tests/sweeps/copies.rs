@@ -29,8 +29,8 @@ fn rnn(w: f64, h0: f64, xs: &[f64]) -> f64 {
 fn largest(w: [f64; 4], x: f64) -> f64 {
     let mut best = w[0] * x;
     let mut second = best;
-    for i in 1..4 {
-        let v = w[i] * x;
+    for wi in w.iter().skip(1) {
+        let v = wi * x;
         if v > best {
             second = best;
             best = v;
