@@ -47,7 +47,7 @@ fn swap(x: f64, y: f64, n: usize) -> f64 {
     for _ in 0..n {
         let t = a;
         a = b;
-        b = t * a + b;
+        b = b * 0.5 + t * a;
     }
     a * b + x * a
 }
