@@ -374,36 +374,22 @@ fn a_case_repeats_exactly() {
     }
 }
 
-/// The second family's functions whose `name_grad` keeps the trace, and why. All but
-/// `s136` copy a value into an array's element or out of one (`a6[2] = w[2];`) where it
-/// is read again later: the trace's node is then shared by a scalar and an element, and
-/// the sweeps' adjoints per element would add its contributions in another order.
-/// (Scalars that share nodes through copies get node numbers instead.) `s136` has more
-/// operations than the sweeps compile.
-const KEEP_THE_TRACE: &[&str] = &["s050", "s067", "s070", "s110", "s120", "s136", "s166"];
-
-/// Whether this binary's file has a function of that name.
-fn programs_named(name: &str) -> bool {
-    generated::PROGRAMS
-        .iter()
-        .any(|program| program.name == name)
-}
-
 /// An ordinary input.
 fn ordinary(rng: &mut Rng) -> f64 {
     rng.uniform(-2.0, 2.0)
 }
 
 /// Which functions' warm calls run compiled: a call that finishes and starts no trace
-/// (`scalar_autodiff::__private::traces` counts the checked path's runs). The second and third
-/// families are written in the forms the sweeps cover, so every one of them must; the
-/// first spans the whole language, and `-- --nocapture` lists its functions that still
-/// take the checked path.
+/// (`scalar_autodiff::__private::traces` counts the checked path's runs). Every function
+/// written `#[differentiable]` must (its sweeps compiled, or the build would have failed,
+/// and its callees' too), and exactly those written `#[differentiable(tape)]` (the
+/// generated file's `ON_THE_TAPE`) take the checked path, with those that call a helper
+/// without compiled halves (`CALLS_THE_TAPE`).
 #[test]
 fn the_sweeps_families_run_compiled() {
     let mut rng = Rng(DEFAULT_SEED ^ 2);
     let mut traced: Vec<&str> = Vec::new();
-    let mut measured = 0usize;
+    let mut measured = Vec::new();
     for program in generated::PROGRAMS {
         // Cases that finish (a failed call re-runs on the checked path by design), from
         // ordinary numbers (some bodies hand over on special ones: dead code whose
@@ -424,33 +410,26 @@ fn the_sweeps_families_run_compiled() {
             }
         }
         if finishing > 0 {
-            measured += 1;
+            measured.push(program.name);
             if !compiled {
                 traced.push(program.name);
             }
         }
     }
-    let first: Vec<&str> = traced
-        .iter()
-        .copied()
-        .filter(|name| !name.starts_with('s') && !name.starts_with('c'))
-        .collect();
     println!(
-        "{} of {measured} measured functions take the checked path on a warm call: {first:?}",
-        traced.len()
+        "{} of {} measured functions take the checked path on a warm call: {traced:?}",
+        traced.len(),
+        measured.len()
     );
-    let sweeps: Vec<&str> = traced
+    let expected: Vec<&str> = measured
         .iter()
         .copied()
-        .filter(|name| name.starts_with('s') || name.starts_with('c'))
-        .collect();
-    let expected: Vec<&str> = KEEP_THE_TRACE
-        .iter()
-        .copied()
-        .filter(|name| programs_named(name))
+        .filter(|name| {
+            generated::ON_THE_TAPE.contains(name) || generated::CALLS_THE_TAPE.contains(name)
+        })
         .collect();
     assert_eq!(
-        sweeps, expected,
-        "the sweep families' functions that take the checked path changed"
+        traced, expected,
+        "the functions that take the checked path are not the ones written `tape`"
     );
 }

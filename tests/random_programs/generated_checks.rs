@@ -30,7 +30,7 @@ use scalar_autodiff::{differentiable, Scalar, ScalarAutodiffError};
 
 use super::support::{grad_outcome, graph_outcome, Outcome, Program};
 
-#[differentiable(tape)]
+#[differentiable]
 fn c000(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x1 * x0;
     let d1: [f64; 4] = [-1.5, 5e-324, 1e308, f64::INFINITY];
@@ -70,7 +70,7 @@ fn c000(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     acc - (p5.max(1.0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c001(x0: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x0 * x0;
     let mut p1: f64 = x0 + 1.5;
@@ -91,7 +91,7 @@ fn c001(x0: f64, xs: &[f64]) -> f64 {
     acc - (p1.max(1.0)) - (p2.recip()) + s3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c002(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x0 * 0.5;
     let d1: [f64; 4] = [0.75, 3.0, 1e154, 0.5];
@@ -118,7 +118,7 @@ fn c002(x0: f64, xs: &[f64], n: usize) -> f64 {
     acc + (s2.powi(0)) * s5 - p7
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c003(n: usize, x0: f64, x1: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x0.asinh();
     let mut s1: f64 = x1 * 0.5;
@@ -138,7 +138,7 @@ fn c003(n: usize, x0: f64, x1: f64, xs: &[f64]) -> f64 {
     acc * (s1.min(x1))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c004(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x0 + x0;
     let mut s1: f64 = x0 * 2.0;
@@ -165,7 +165,7 @@ fn c004(x0: f64, xs: &[f64], n: usize) -> f64 {
     acc + s1 + (s2.exp2().tanh())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c005(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x0 * x0;
     let mut s1: f64 = 0.0;
@@ -198,7 +198,7 @@ fn c005(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     acc + s1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c006(n: usize, x1: f64, x0: f64) -> f64 {
     let mut acc: f64 = x0 * -1.0;
     let mut e1: f64 = (-x1).ln();
@@ -213,7 +213,7 @@ fn c006(n: usize, x1: f64, x0: f64) -> f64 {
     (acc).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c007(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x0 * 0.5;
     let mut s1: f64 = (x1.tanh() * 0.5).asin();
@@ -246,7 +246,7 @@ fn c007(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     acc - s1 * (s3.exp2().tanh()) - (s5.exp2().tanh())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c008(x0: f64, x1: f64) -> f64 {
     let mut acc: f64 = x1 * x0;
     let mut s1: f64 = x0 * -1.0;
@@ -268,7 +268,7 @@ fn c008(x0: f64, x1: f64) -> f64 {
     (acc - (s2.tanh())).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c009(x0: f64, x1: f64) -> f64 {
     let mut acc: f64 = x1.atan2(3.0);
     let mut s1: f64 = x1 * 2.0;
@@ -288,7 +288,7 @@ fn c009(x0: f64, x1: f64) -> f64 {
     acc + s1 * (p3.exp())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c010(w: [f64; 3], xs: &[f64], n: usize, x0: f64) -> f64 {
     let mut acc: f64 = w[1] * 2.0;
     let mut s1: f64 = w[0].min(5e-324);
@@ -312,7 +312,7 @@ fn c010(w: [f64; 3], xs: &[f64], n: usize, x0: f64) -> f64 {
     acc * (s1.exp())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c011(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc: f64 = w[2] * 0.5;
     let d1: [f64; 5] = [-0.25, 2.0, -0.25, 1e-300, -1.5];
@@ -334,7 +334,7 @@ fn c011(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c012(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc: f64 = w[2].ln();
     let mut e1: f64 = ((w[0].tanh()) - 1.0) * 1e308;
@@ -348,7 +348,7 @@ fn c012(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c013(x0: f64, x1: f64, n: usize) -> f64 {
     let mut acc: f64 = (x0.abs() + 0.5).sqrt();
     for i in 0..4 {
@@ -364,7 +364,7 @@ fn c013(x0: f64, x1: f64, n: usize) -> f64 {
     acc + s2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c014(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x1 / (x0 * x0 + 1.0);
     for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
@@ -392,7 +392,7 @@ fn c014(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     (acc).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c015(x0: f64, xs: &[f64], x1: f64, n: usize) -> f64 {
     let mut acc: f64 = x1.mul_add(x1, x0);
     let mut p1: f64 = x1 * 2.0;
@@ -434,7 +434,7 @@ fn c015(x0: f64, xs: &[f64], x1: f64, n: usize) -> f64 {
     acc + (p1.min(x1)) + s3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c016(xs: &[f64], x0: f64, x1: f64, n: usize, x2: f64) -> f64 {
     let mut acc: f64 = ((n as f64)) + x1;
     let mut s1: f64 = 1.0;
@@ -469,7 +469,7 @@ fn c016(xs: &[f64], x0: f64, x1: f64, n: usize, x2: f64) -> f64 {
     acc + (s1.exp()) * (s2.tanh()) - (s3.tanh()) + s4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c017(xs: &[f64], x0: f64, x1: f64) -> f64 {
     let mut acc: f64 = x0 * -1.0;
     let d1: [f64; 5] = [0.5, f64::NAN, f64::MAX, 1e154, 1e154];
@@ -504,7 +504,7 @@ fn c017(xs: &[f64], x0: f64, x1: f64) -> f64 {
     acc + s2 + s5 - (s7.min(x0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c018(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x0.atan2(x1);
     let mut s1: f64 = ((n as f64)) + x0;
@@ -544,7 +544,7 @@ fn c018(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     (acc * (s4.exp()) + s5).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c019(x0: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = (w[0].tanh() * 0.5).asin();
     let e1: f64 = (w[0] + ((n as f64))) * 1e308;
@@ -558,7 +558,7 @@ fn c019(x0: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     (acc).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c020(x0: f64, x1: f64, w: [f64; 2], xs: &[f64]) -> f64 {
     let mut acc: f64 = w[1].sqrt();
     let mut s1: f64 = w[0] * 0.5;
@@ -584,7 +584,7 @@ fn c020(x0: f64, x1: f64, w: [f64; 2], xs: &[f64]) -> f64 {
     acc - s1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c021(x0: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc: f64 = w[2] * 2.0;
     let d1: [f64; 4] = [0.75, 1.0, f64::MAX, 2.0];
@@ -598,7 +598,7 @@ fn c021(x0: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c022(x0: f64, x1: f64, n: usize) -> f64 {
     let mut acc: f64 = x1.max((n as f64));
     for i in 0..n {
@@ -629,7 +629,7 @@ fn c022(x0: f64, x1: f64, n: usize) -> f64 {
     acc + s3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c023(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = -x0;
     let mut s1: f64 = 1.0;
@@ -666,7 +666,7 @@ fn c023(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     acc + (s1.max(1.0)) - s4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c024(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = 1e308 + x0;
     for &u in xs.iter().skip(1) {
@@ -688,7 +688,7 @@ fn c024(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     acc + (s2.atan())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c025(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = w[0].max(x1);
     for (i, &u) in xs.iter().enumerate() {
@@ -717,7 +717,7 @@ fn c025(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     (acc * (s3.tanh())).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c026(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x0 * 1e300;
     let mut s1: f64 = x2 * -1.0;
@@ -734,7 +734,7 @@ fn c026(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     acc * (s1.recip()) * (s2.powi(0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c027(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x0 * 1e300;
     for (i, &u) in xs.iter().enumerate() {
@@ -770,7 +770,7 @@ fn c027(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     acc * (s2.powi(0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c028(w: [f64; 2], x1: f64, x0: f64, n: usize, xs: &[f64]) -> f64 {
     let mut acc: f64 = w[1].sinh();
     let e1: f64 = (n as f64) - (w[0].asin());
@@ -795,7 +795,7 @@ fn c028(w: [f64; 2], x1: f64, x0: f64, n: usize, xs: &[f64]) -> f64 {
     acc + (s3.exp())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c029(x0: f64, x1: f64, n: usize) -> f64 {
     let mut acc: f64 = x1.exp();
     for i in 0..n {
@@ -831,7 +831,7 @@ fn c029(x0: f64, x1: f64, n: usize) -> f64 {
     acc + (s2.atan()) * (s4.powi(0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c030(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x2.acos();
     for &u in xs.iter().take(n) {
@@ -862,7 +862,7 @@ fn c030(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     acc - (s3.exp2().tanh())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c031(x0: f64, x1: f64, x2: f64) -> f64 {
     let mut acc: f64 = (x0.abs() + 0.5).sqrt();
     let mut s1: f64 = 1.0;
@@ -901,7 +901,7 @@ fn c031(x0: f64, x1: f64, x2: f64) -> f64 {
     acc + s1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c032(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = (x0.abs() + 0.5).powf(0.5);
     for i in 0..2 {
@@ -930,7 +930,7 @@ fn c032(x0: f64, xs: &[f64], n: usize) -> f64 {
     acc + (s2.exp())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c033(x0: f64, x1: f64) -> f64 {
     let mut acc: f64 = x0.tanh().exp2();
     let mut s1: f64 = x1.max(2.0);
@@ -968,7 +968,7 @@ fn c033(x0: f64, x1: f64) -> f64 {
     acc - (s5.recip())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c034(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x0.exp_m1();
     let mut s1: f64 = 0.0;
@@ -1007,7 +1007,7 @@ fn c034(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c035(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x1.tanh();
     let e1: f64 = if (n as f64) <= 1.0 { x1 * ((n as f64)) } else { x2 - x0 };
@@ -1024,7 +1024,7 @@ fn c035(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c036(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc: f64 = w[2] + w[0];
     for &u in xs.iter() {
@@ -1040,7 +1040,7 @@ fn c036(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c037(n: usize, x0: f64, x1: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x1.exp_m1();
     let d1: [f64; 5] = [3.0, 1.0, -1e308, 0.75, 1.0];
@@ -1071,7 +1071,7 @@ fn c037(n: usize, x0: f64, x1: f64, xs: &[f64]) -> f64 {
     acc + (s4.atan())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c038(x0: f64, x1: f64, x2: f64, w: [f64; 2], n: usize) -> f64 {
     let mut acc: f64 = w[1].tanh().sinh();
     for i in 0..n {
@@ -1096,7 +1096,7 @@ fn c038(x0: f64, x1: f64, x2: f64, w: [f64; 2], n: usize) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c039(x0: f64, x1: f64, w: [f64; 2], n: usize) -> f64 {
     let mut acc: f64 = ((n as f64)) / (x0 * x0 + 1.0);
     let mut p1: f64 = x0 + 1.5;
@@ -1111,7 +1111,7 @@ fn c039(x0: f64, x1: f64, w: [f64; 2], n: usize) -> f64 {
     acc + (p1.exp2().tanh())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c040(x0: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x0.tanh();
     let mut s1: f64 = 1.0;
@@ -1132,7 +1132,7 @@ fn c040(x0: f64, xs: &[f64]) -> f64 {
     acc + s1 + (p4.exp())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c041(x0: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = w[2].mul_add(x0, w[1]);
     let mut s1: f64 = w[1].tanh().sinh();
@@ -1157,7 +1157,7 @@ fn c041(x0: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
     (acc * (s1.tanh()) + (s3.atan()) + (s4.recip())).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c042(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x0.abs().ln_1p();
     let mut p1: f64 = x0 * 2.0;
@@ -1181,7 +1181,7 @@ fn c042(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     acc * p1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c043(xs: &[f64], x0: f64, w: [f64; 3]) -> f64 {
     let mut acc: f64 = w[2] * 1e300;
     let mut s1: f64 = w[0] / w[2];
@@ -1209,7 +1209,7 @@ fn c043(xs: &[f64], x0: f64, w: [f64; 3]) -> f64 {
     acc - s1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c044(x1: f64, n: usize, x0: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x1.recip();
     let mut s1: f64 = x0 + x1;
@@ -1238,7 +1238,7 @@ fn c044(x1: f64, n: usize, x0: f64, xs: &[f64]) -> f64 {
     acc + (s1.tanh())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c045(xs: &[f64], w: [f64; 3], x1: f64, x0: f64) -> f64 {
     let mut acc: f64 = w[1].cbrt();
     let mut e1: f64 = ((w[1].min(w[0])) - 1.0) * 1e308;
@@ -1259,7 +1259,7 @@ fn c045(xs: &[f64], w: [f64; 3], x1: f64, x0: f64) -> f64 {
     acc * (s3.tanh()) * s4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c046(x0: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x0.tanh();
     let mut s1: f64 = 1.0;
@@ -1276,7 +1276,7 @@ fn c046(x0: f64, xs: &[f64]) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c047(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x0.exp2();
     let mut s1: f64 = 1.0;
@@ -1304,7 +1304,7 @@ fn c047(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     acc + s1 * s2 - s3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c048(xs: &[f64], x0: f64, x1: f64, n: usize) -> f64 {
     let mut acc: f64 = x0.atan2(x1);
     let mut s1: f64 = x0 * 1e300;
@@ -1331,7 +1331,7 @@ fn c048(xs: &[f64], x0: f64, x1: f64, n: usize) -> f64 {
     (acc + (s1.atan()) * s3).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c049(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x1 + ((n as f64));
     let mut p1: f64 = 1.0;
@@ -1344,7 +1344,7 @@ fn c049(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     (acc + p1).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c050(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x1 - ((n as f64));
     for &u in xs.iter() {
@@ -1372,7 +1372,7 @@ fn c050(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     (acc - p4 + s5).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c051(xs: &[f64], x1: f64, x0: f64) -> f64 {
     let mut acc: f64 = (x0 * x0 + 1.0).recip();
     let mut p1: f64 = x1 * 2.0;
@@ -1389,7 +1389,7 @@ fn c051(xs: &[f64], x1: f64, x0: f64) -> f64 {
     acc + (p1.tanh()) * s2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c052(w: [f64; 2], n: usize, x0: f64) -> f64 {
     let mut acc: f64 = x0.tanh();
     let d1: [f64; 3] = [1.0, 1.0, 0.0];
@@ -1415,7 +1415,7 @@ fn c052(w: [f64; 2], n: usize, x0: f64) -> f64 {
     acc - s3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c053(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x0 * -1.0;
     let d1: [f64; 5] = [0.75, f64::MIN_POSITIVE, 1e308, 1e154, -1.5];
@@ -1431,7 +1431,7 @@ fn c053(x0: f64, xs: &[f64], n: usize) -> f64 {
     acc + s2 + (s4.recip())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c054(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = (x1 * x1 + 1.0).recip();
     let mut s1: f64 = x1 * x1;
@@ -1459,7 +1459,7 @@ fn c054(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     acc + (p3.exp()) + (s5.exp2().tanh())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c055(n: usize, x0: f64, x2: f64, xs: &[f64], x1: f64) -> f64 {
     let mut acc: f64 = x1 / x0;
     let mut s1: f64 = 10.0 * x1;
@@ -1480,7 +1480,7 @@ fn c055(n: usize, x0: f64, x2: f64, xs: &[f64], x1: f64) -> f64 {
     (acc * (s1.recip()) * (s2.recip())).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c056(x0: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x0 * x0;
     let mut s1: f64 = x0 * 2.0;
@@ -1502,7 +1502,7 @@ fn c056(x0: f64, xs: &[f64]) -> f64 {
     acc - s1 + e2 * (p4.atan())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c057(x0: f64, x1: f64, n: usize) -> f64 {
     let mut acc: f64 = x0.atan2(x1);
     let e1: f64 = (x0.tanh().exp_m1()).ln();
@@ -1520,7 +1520,7 @@ fn c057(x0: f64, x1: f64, n: usize) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c058(x1: f64, x0: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x1 / x0;
     let mut s1: f64 = 0.0;
@@ -1542,7 +1542,7 @@ fn c058(x1: f64, x0: f64, xs: &[f64]) -> f64 {
     (acc + (s1.min(x1))).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c059(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x1.tanh();
     let mut p1: f64 = x0 + 1.5;
@@ -1572,7 +1572,7 @@ fn c059(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     acc - (s2.tanh()) + (p4.min(x0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c060(x0: f64, w: [f64; 2], n: usize) -> f64 {
     let mut acc: f64 = x0.hypot(1e300);
     for i in 0..n {
@@ -1593,7 +1593,7 @@ fn c060(x0: f64, w: [f64; 2], n: usize) -> f64 {
     acc * (s3.atan())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c061(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x0 * -1.0;
     let mut s1: f64 = x0 * 2.0;
@@ -1612,7 +1612,7 @@ fn c061(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     acc * s1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c062(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x0.powi(0);
     for &u in xs.iter() {
@@ -1627,7 +1627,7 @@ fn c062(x0: f64, xs: &[f64], n: usize) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c063(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = (x0.abs() + 0.5).sqrt();
     let mut s1: f64 = x0 * 1e300;
@@ -1652,7 +1652,7 @@ fn c063(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     acc + (s2.exp()) + s5
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c064(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x1 * 0.5;
     let mut s1: f64 = x0 * 2.0;
@@ -1674,7 +1674,7 @@ fn c064(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     acc - (s1.min(x1)) - (s5.min(x1))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c065(x1: f64, x0: f64, w: [f64; 2], n: usize) -> f64 {
     let mut acc: f64 = w[1] / x1;
     let mut s1: f64 = x1.exp();
@@ -1698,7 +1698,7 @@ fn c065(x1: f64, x0: f64, w: [f64; 2], n: usize) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c066(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = w[1] * 0.5;
     let e1: f64 = ((x2.tanh().sinh()).abs() + 0.5).log10();
@@ -1721,7 +1721,7 @@ fn c066(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c067(x0: f64, x1: f64, x2: f64, w: [f64; 3], n: usize) -> f64 {
     let mut acc: f64 = x2 + x2;
     let mut s1: f64 = x0 * 2.0;
@@ -1733,7 +1733,7 @@ fn c067(x0: f64, x1: f64, x2: f64, w: [f64; 3], n: usize) -> f64 {
     acc - (s1.exp()) + e2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c068(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x0 + x0;
     let mut s1: f64 = x0 + ((n as f64));
@@ -1774,7 +1774,7 @@ fn c068(x0: f64, xs: &[f64], n: usize) -> f64 {
     acc + (s1.exp2().tanh()) + s3 + (x0 / s5) + s8
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c069(x0: f64, n: usize, xs: &[f64]) -> f64 {
     let mut acc: f64 = x0.powi(2);
     let mut s1: f64 = x0 * 2.0;
@@ -1796,7 +1796,7 @@ fn c069(x0: f64, n: usize, xs: &[f64]) -> f64 {
     acc - (s1.exp())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c070(x1: f64, x0: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x1.exp_m1();
     let mut s1: f64 = 0.0;
@@ -1818,7 +1818,7 @@ fn c070(x1: f64, x0: f64, xs: &[f64]) -> f64 {
     (acc * (s3.tanh())).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c071(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x0.powi(0);
     let e1: f64 = (x0.sinh()) * (x0.mul_add(x0, 1e-3));
@@ -1837,7 +1837,7 @@ fn c071(x0: f64, xs: &[f64], n: usize) -> f64 {
     acc + (s2.exp2().tanh())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c072(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc: f64 = w[1] * 0.25;
     let mut s1: f64 = 0.0;
@@ -1871,7 +1871,7 @@ fn c072(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     acc + (x0 / s2) + s3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c073(x0: f64, w: [f64; 2], xs: &[f64]) -> f64 {
     let mut acc: f64 = x0 * 1e300;
     let mut s1: f64 = 1.0;
@@ -1908,7 +1908,7 @@ fn c073(x0: f64, w: [f64; 2], xs: &[f64]) -> f64 {
     acc - (s1.recip()) + (s5.min(x0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c074(x0: f64, x1: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x1.powi(0);
     for i in 0..n {
@@ -1927,7 +1927,7 @@ fn c074(x0: f64, x1: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c075(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = (x0.abs() + 0.5).log(10.0);
     let mut s1: f64 = x0 * 0.5;
@@ -1962,7 +1962,7 @@ fn c075(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     (acc + s5).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c076(xs: &[f64], x0: f64, x1: f64) -> f64 {
     let mut acc: f64 = (x0.abs() + 1.5).acosh();
     let mut s1: f64 = 0.0;
@@ -1992,7 +1992,7 @@ fn c076(xs: &[f64], x0: f64, x1: f64) -> f64 {
     acc * s3 + s4 - s5
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c077(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = (x0.abs() + 1.5).acosh();
     for &u in xs.iter().skip(1) {
@@ -2015,7 +2015,7 @@ fn c077(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     acc + (s3.min(x1))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c078(x0: f64, xs: &[f64], x1: f64) -> f64 {
     let mut acc: f64 = x0.min(x1);
     let e1: f64 = if x1 < 2.0 { x0 * 10.0 } else { (x1.abs() + 0.5).log2() };
@@ -2031,7 +2031,7 @@ fn c078(x0: f64, xs: &[f64], x1: f64) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c079(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x1 - x0;
     let d1: [f64; 4] = [2.0, f64::MAX, -0.25, 1.0];
@@ -2048,7 +2048,7 @@ fn c079(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     (acc).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c080(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x0.tanh().exp_m1();
     let mut p1: f64 = x0 * 2.0;
@@ -2077,7 +2077,7 @@ fn c080(x0: f64, xs: &[f64], n: usize) -> f64 {
     (acc * (p1.exp())).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c081(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = w[1] * 2.0;
     let mut s1: f64 = x1 * 1e300;
@@ -2100,7 +2100,7 @@ fn c081(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c082(x1: f64, xs: &[f64], x0: f64) -> f64 {
     let mut acc: f64 = x0.tanh().tan();
     let mut s1: f64 = 1.0;
@@ -2120,7 +2120,7 @@ fn c082(x1: f64, xs: &[f64], x0: f64) -> f64 {
     acc - (s1.max(1.0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c083(x0: f64, x1: f64) -> f64 {
     let mut acc: f64 = x1.powi(-1);
     for i in 0..4 {
@@ -2135,7 +2135,7 @@ fn c083(x0: f64, x1: f64) -> f64 {
     acc - s3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c084(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x2 * -1.0;
     for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
@@ -2158,7 +2158,7 @@ fn c084(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     acc + s4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c085(x1: f64, x0: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x1.mul_add(x1, x0);
     let d1: [f64; 4] = [1.0, 0.75, 1e-300, f64::MIN_POSITIVE];
@@ -2191,7 +2191,7 @@ fn c085(x1: f64, x0: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     acc + (s2.exp2().tanh())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c086(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = ((n as f64)) * x1;
     let mut s1: f64 = -x1;
@@ -2217,7 +2217,7 @@ fn c086(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c087(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc: f64 = x0 * 1e300;
     let mut p1: f64 = 1.0;
@@ -2235,7 +2235,7 @@ fn c087(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     acc * p1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c088(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = (x0.abs() + 0.5).log(0.5);
     let d1: [f64; 4] = [0.75, 1.0, 1.0, -1e308];
@@ -2262,7 +2262,7 @@ fn c088(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     (acc + (s2.exp2().tanh())).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c089(x0: f64, n: usize) -> f64 {
     let mut acc: f64 = x0 * 2.0;
     let mut s1: f64 = x0 * 2.0;
@@ -2282,7 +2282,7 @@ fn c089(x0: f64, n: usize) -> f64 {
     acc + (s1.tanh())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c090(x1: f64, x0: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x1.exp_m1();
     let mut s1: f64 = x0.sin();
@@ -2309,7 +2309,7 @@ fn c090(x1: f64, x0: f64, xs: &[f64]) -> f64 {
     (acc * s1).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c091(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x0.cos();
     let d1: [f64; 4] = [1.0, 0.75, 1e154, 1e154];
@@ -2332,7 +2332,7 @@ fn c091(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     acc - (s2.exp())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c092(x0: f64, x1: f64, n: usize) -> f64 {
     let mut acc: f64 = x0.hypot(x0);
     let mut s1: f64 = x0 * -1.0;
@@ -2355,7 +2355,7 @@ fn c092(x0: f64, x1: f64, n: usize) -> f64 {
     acc * s1 + e4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c093(x1: f64, xs: &[f64], n: usize, x0: f64) -> f64 {
     let mut acc: f64 = x0.tanh().exp();
     for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
@@ -2403,7 +2403,7 @@ fn c093(x1: f64, xs: &[f64], n: usize, x0: f64) -> f64 {
     (acc + s5).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c094(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x1 - x0;
     let mut s1: f64 = x2 * 0.5;
@@ -2426,7 +2426,7 @@ fn c094(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     acc * (s1.exp2().tanh())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c095(w: [f64; 3], x0: f64, xs: &[f64], x1: f64) -> f64 {
     let mut acc: f64 = x1 / (w[2] * w[2] + 1.0);
     let mut p1: f64 = w[2] * 2.0;
@@ -2440,7 +2440,7 @@ fn c095(w: [f64; 3], x0: f64, xs: &[f64], x1: f64) -> f64 {
     acc * p1 + (p2.recip())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c096(x0: f64, x1: f64, w: [f64; 3], n: usize) -> f64 {
     let mut acc: f64 = w[0].tanh().exp2();
     let mut s1: f64 = 1.0;
@@ -2460,7 +2460,7 @@ fn c096(x0: f64, x1: f64, w: [f64; 3], n: usize) -> f64 {
     acc * (s2.atan())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c097(x0: f64, n: usize, xs: &[f64], x1: f64) -> f64 {
     let mut acc: f64 = x1 + x0;
     for i in 0..n {
@@ -2482,7 +2482,7 @@ fn c097(x0: f64, n: usize, xs: &[f64], x1: f64) -> f64 {
     acc + (s1.exp2().tanh())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c098(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x0.atan2(x0);
     for (&u, &v) in xs.iter().zip(xs.iter().skip(1)) {
@@ -2502,7 +2502,7 @@ fn c098(x0: f64, xs: &[f64], n: usize) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c099(x0: f64, x1: f64, w: [f64; 2], n: usize) -> f64 {
     let mut acc: f64 = w[0].atan();
     let mut s1: f64 = 0.0;
@@ -2537,7 +2537,7 @@ fn c099(x0: f64, x1: f64, w: [f64; 2], n: usize) -> f64 {
     acc - s1 - s4 - s6
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c100(x1: f64, xs: &[f64], n: usize, x0: f64) -> f64 {
     let mut acc: f64 = (x0.abs() + 0.5).powf(3.0);
     let d1: [f64; 4] = [0.75, 1.0, f64::NEG_INFINITY, 1e154];
@@ -2568,7 +2568,7 @@ fn c100(x1: f64, xs: &[f64], n: usize, x0: f64) -> f64 {
     acc * (s4.max(1.0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c101(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc: f64 = w[1].tanh().exp2();
     let d1: [f64; 4] = [2.0, 3.0, f64::NEG_INFINITY, 0.5];
@@ -2583,7 +2583,7 @@ fn c101(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     acc + (s2.recip())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c102(x0: f64, x1: f64, x2: f64, w: [f64; 2], xs: &[f64]) -> f64 {
     let mut acc: f64 = x2.powf(w[0]);
     let mut s1: f64 = 1.0;
@@ -2611,7 +2611,7 @@ fn c102(x0: f64, x1: f64, x2: f64, w: [f64; 2], xs: &[f64]) -> f64 {
     acc * (w[1] / s1) + s3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c103(x0: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = -x0;
     let mut e1: f64 = ((x0.exp2()) * 300.0).exp();
@@ -2626,7 +2626,7 @@ fn c103(x0: f64, xs: &[f64]) -> f64 {
     (acc * (s2.min(e1))).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c104(xs: &[f64], x1: f64, x2: f64, x0: f64, n: usize) -> f64 {
     let mut acc: f64 = x0.hypot(x2);
     let mut e1: f64 = if x1 >= -0.5 { x1 * x0 } else { x1 * 1e300 };
@@ -2659,7 +2659,7 @@ fn c104(xs: &[f64], x1: f64, x2: f64, x0: f64, n: usize) -> f64 {
     acc + (s2.atan()) + (s3.exp2().tanh()) + s4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c105(x0: f64, x1: f64) -> f64 {
     let mut acc: f64 = x0 * x1;
     let e1: f64 = ((x0.mul_add(0.0, 0.5)) - 1.0) * 1e308;
@@ -2706,7 +2706,7 @@ fn c105(x0: f64, x1: f64) -> f64 {
     (acc + s3).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c106(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x0 * 1e300;
     let mut p1: f64 = x1 + 1.5;
@@ -2738,7 +2738,7 @@ fn c106(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c107(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x1 * x1;
     for &u in xs.iter().skip(1) {
@@ -2768,7 +2768,7 @@ fn c107(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c108(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = (x1.tanh() * 0.5).asin();
     let mut s1: f64 = x0 * 2.0;
@@ -2815,7 +2815,7 @@ fn c108(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     acc + p2 * s3 + (s4.atan())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c109(x0: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x0.tanh().exp2();
     let mut s1: f64 = x0 * 1e300;
@@ -2842,7 +2842,7 @@ fn c109(x0: f64, xs: &[f64]) -> f64 {
     acc - s3 * (s4.powi(0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c110(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x0.tanh().exp();
     let d1: [f64; 4] = [1.0, f64::MIN_POSITIVE, 1.0, 0.0];
@@ -2869,7 +2869,7 @@ fn c110(x0: f64, xs: &[f64], n: usize) -> f64 {
     (acc + (s2.exp()) * (s4.min(x0))).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c111(x0: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x0 + x0;
     let mut s1: f64 = 1.0;
@@ -2887,7 +2887,7 @@ fn c111(x0: f64, xs: &[f64]) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c112(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x1.asinh();
     let mut s1: f64 = x2.log(-1.0);
@@ -2913,7 +2913,7 @@ fn c112(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     acc + (s1.recip()) - (x1 / s2)
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c113(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = -x1;
     let mut s1: f64 = x1 * -1.0;
@@ -2965,7 +2965,7 @@ fn c113(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     acc - (s1.exp2().tanh()) * (s5.min(x1)) + s6
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c114(x2: f64, xs: &[f64], x0: f64, x1: f64, n: usize) -> f64 {
     let mut acc: f64 = x0 * x2;
     let mut s1: f64 = 1.0;
@@ -2984,7 +2984,7 @@ fn c114(x2: f64, xs: &[f64], x0: f64, x1: f64, n: usize) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c115(w: [f64; 2], x1: f64, n: usize, x0: f64) -> f64 {
     let mut acc: f64 = 0.0 / (w[1] * w[1] + 1.0);
     let e1: f64 = if (n as f64) < 2.0 { x1.abs().ln_1p() } else { x0 * (-0.0) };
@@ -3000,7 +3000,7 @@ fn c115(w: [f64; 2], x1: f64, n: usize, x0: f64) -> f64 {
     (acc + s2).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c116(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x0 + x0;
     let mut s1: f64 = x0.atan();
@@ -3018,7 +3018,7 @@ fn c116(x0: f64, xs: &[f64], n: usize) -> f64 {
     acc + s1 + s2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c117(x0: f64, xs: &[f64]) -> f64 {
     let mut acc: f64 = x0.abs().ln_1p();
     let mut s1: f64 = -x0;
@@ -3049,7 +3049,7 @@ fn c117(x0: f64, xs: &[f64]) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c118(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc: f64 = x1 * (-1.0);
     let mut s1: f64 = x1 * 1e300;
@@ -3080,7 +3080,7 @@ fn c118(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     acc
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn c119(x0: f64, x1: f64) -> f64 {
     let mut acc: f64 = x0.max(-1.0);
     let d1: [f64; 4] = [3.0, -0.25, f64::NEG_INFINITY, 0.5];
@@ -5777,6 +5777,12 @@ pub const PROGRAMS: &[Program] = &[
 
 /// How many functions both files' `PROGRAMS` list: a binary runs its share of the cases.
 pub const ALL_PROGRAMS: usize = 464;
+
+/// The functions of `PROGRAMS` written `#[differentiable(tape)]`.
+pub const ON_THE_TAPE: &[&str] = &[];
+
+/// The functions of `PROGRAMS` that call a helper without compiled halves.
+pub const CALLS_THE_TAPE: &[&str] = &[];
 
 /// This file, for reports.
 pub const FILE: &str = "tests/random_programs/generated_checks.rs";

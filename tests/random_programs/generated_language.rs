@@ -48,7 +48,7 @@ pub struct Holder {
 /// The receiver the wrappers call the methods on.
 pub const HOLDER: Holder = Holder { scale: 0.75 };
 
-#[differentiable(tape)]
+#[differentiable]
 fn f000(x0: f64, x1: f64, n: usize) -> f64 {
     let mut acc1 = x1.sin().exp_m1();
     let mut t2 = ({ let b3 = (acc1.tanh() * 0.9).atanh(); b3 * acc1.acosh() + -2.0 });
@@ -133,7 +133,7 @@ fn f001(x0: f64, x1: f64) -> f64 {
     return x1;
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f002(x0: f64, w: [f64; 2], n: usize, #[constant] c: f64) -> f64 {
     let mut acc1 = x0.sin().exp_m1();
     let a2: [f64; 2] = [acc1.log(x0), f64::log2((acc1.abs() + 1.0))];
@@ -155,7 +155,7 @@ fn f002(x0: f64, w: [f64; 2], n: usize, #[constant] c: f64) -> f64 {
     acc1 + c
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f003(x0: f64, w: [f64; 4]) -> f64 {
     if x0 <= -1.0 {
         if x0.asinh() < 0.0 {
@@ -236,7 +236,7 @@ fn f004(x1: f64, #[constant] c: f64, x0: f64, w: [f64; 3]) -> f64 {
     acc1 * t2 + ({ let b8 = w.iter().fold(c, |acc10, q9| acc10 * x0 + q9); b8 * x1 + c }) + t7
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f005(xs: &[f64], x0: f64, x2: f64, x1: f64) -> f64 {
     if x2.hypot(x2) <= 2.0 {
         for (i2, &d1) in xs.iter().enumerate() {
@@ -286,7 +286,7 @@ fn f005(xs: &[f64], x0: f64, x2: f64, x1: f64) -> f64 {
     t15 - x0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f006(#[param] p: &Layer, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = p.w[0].atan2(p.b);
     let mut a3 = [0.0f64; 3];
@@ -321,7 +321,7 @@ fn f006(#[param] p: &Layer, xs: &[f64], n: usize) -> f64 {
     acc1 - acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f007(w: [f64; 3], x0: f64) -> f64 {
     let mut acc1 = x0;
     let t2 = x0.sin().exp2();
@@ -494,7 +494,7 @@ fn f011(x0: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
     (acc1 + acc1).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f012(mut x0: f64, xs: &[f64]) -> f64 {
     let mut acc1: f64 = (if (x0 + x0) < 1.0 { 3.0 } else { 10.0 });
     let t2 = (({ let b3 = x0; b3 * b3 + 1e-3 }) - ({ let b4 = (xs.len() as f64); b4 * x0 + acc1 }));
@@ -570,7 +570,7 @@ fn f013(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     x0 + ((x0 * x0 + 0.5).sqrt() * (x1 / (x1 * x1 + 0.5))) + x1 + ((x0 * x0).ln_1p() + (x1 * 0.1).exp())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f014(x0: f64, x1: f64, w: [f64; 3], #[param] p: &Layer) -> f64 {
     let t1 = ((w[1] * w[1] + 0.5).sqrt() * (w[1] * w[1] + 0.5).sqrt() + 0.5).recip();
     'l2: for (u3, &u4) in p.w.iter().zip(p.w.iter()) {
@@ -613,7 +613,7 @@ fn f014(x0: f64, x1: f64, w: [f64; 3], #[param] p: &Layer) -> f64 {
     (x1).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f015(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let t1 = (-(x1.log10()));
     let t2 = t1.tan();
@@ -626,7 +626,7 @@ fn f015(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     t3.detach().trunc().asin() + t3 + t2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f016(x0: f64) -> f64 {
     let mut acc1 = (x0 * 1.5);
     acc1 = acc1 * ((x0 - 4.0) - acc1) + (-(x0));
@@ -766,7 +766,7 @@ fn f021(x0: f64, n: usize, xs: &[f64]) -> f64 {
     acc1 + ((acc1 - -0.0) * (acc1 - -0.0) + 0.5).cbrt() + acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f022(mut x0: f64, x1: f64, w: [f64; 3], n: usize) -> f64 {
     let mut acc1 = (w[1] * 300.0).cosh();
     acc1 /= (x0 * x0 + 1.0);
@@ -895,7 +895,7 @@ fn f027(x0: f64, xs: &[f64], n: usize) -> f64 {
     t2 - t3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f028(x1: f64, x0: f64, n: usize, w: [f64; 2]) -> f64 {
     let mut acc1 = x0.min(x0);
     if !((x1 + 0.75) >= 2.0) {
@@ -940,7 +940,7 @@ fn arr029(x0: f64, x1: f64, w: [f64; 3], n: usize) -> [f64; 2] {
     [acc1 + x0, acc1 * acc1 * x1 + (f64::log10((x1.abs() + 1.0)) / (0.5 * 0.5 + 0.5))]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f030(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc1 = ((xs.len() as f64) + x2);
     if (x1 * x1 + 0.5).cbrt() > x1.detach().ceil() {
@@ -1135,7 +1135,7 @@ fn f035(#[param] ps: &[f64], x0: f64) -> f64 {
     acc1 - acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f036(x0: f64, n: usize) -> f64 {
     let t1 = (x0.detach() * 3.0);
     for i2 in 0..n {
@@ -1159,7 +1159,7 @@ fn f036(x0: f64, n: usize) -> f64 {
     t1 - ((-0.0 - -1.25) * t1) - t1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f037(x0: f64, n: usize, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc1 = f64::ln_1p(x0);
     let a2 = [f036(-1.25, n); 4];
@@ -1413,7 +1413,7 @@ fn f041(mut x0: f64, x1: f64, v: [f64; 2], n: usize) -> f64 {
     acc1 - x1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f042(x0: f64, w: [f64; 3]) -> f64 {
     let mut acc1 = w.iter().fold(-0.5, |acc3, q2| acc3 * 0.1 + q2);
     for i4 in 0..=0 {
@@ -1518,7 +1518,7 @@ fn f043(x0: f64, x1: f64, x2: f64, w: [f64; 4], #[constant] c: f64) -> f64 {
     (acc1 - c * x2).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f044(x0: f64, mut x1: f64, w: [f64; 4], n: usize) -> f64 {
     if x0 < 0.5 {
         x1 += x0.max(0.0).sqrt();
@@ -1571,7 +1571,7 @@ fn f046(x0: f64, w: [f64; 4], xs: &[f64]) -> f64 {
     (x0 * acc1 + acc1 + t3 * acc1).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f049(x0: f64, x1: f64, w: [f64; 2], #[param] ps: &[f64], n: usize) -> f64 {
     let mut acc1 = x0.max(x0);
     let mut k2 = 0;
@@ -1645,7 +1645,7 @@ fn f050(x0: f64, x1: f64, x2: f64, #[param] ps: &[f64], xs: &[f64], n: usize, #[
     x0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f051(w: [f64; 3], #[param] p: &Layer, v: [f64; 2], xs: &[f64], x0: f64) -> f64 {
     let mut acc1 = ({ let b2 = w[2]; b2 * p.w[1] + w[2] });
     acc1 *= 1.0;
@@ -1677,7 +1677,7 @@ fn f052(x1: f64, xs: &[f64], x0: f64, #[param] ps: &[f64], v: [f64; 3], x2: f64)
     acc1 + x0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f053(x0: f64, x1: f64, n: usize) -> f64 {
     let mut acc1 = (-2.0 - x0);
     acc1 = ((x0 * 0.5).cosh() * (x0 * 0.5).cosh() + 1.0).powf(x0.sin());
@@ -1738,7 +1738,7 @@ fn f055(x0: f64, x1: f64, #[param] p: &Layer) -> f64 {
     (f64::ln_1p((t6 * t6)) * p.b) + t7
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f056(x0: f64, x1: f64, x2: f64, #[param] ps: &[f64], xs: &[f64]) -> f64 {
     let mut acc1 = ps[2];
     let t2 = (if f64::max(x0, x0) >= -0.5 { (acc1 * acc1 + 2.0).log(2.0) } else { 0.5 });
@@ -1774,7 +1774,7 @@ fn f056(x0: f64, x1: f64, x2: f64, #[param] ps: &[f64], xs: &[f64]) -> f64 {
     acc1 - x2 * t2 + x2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f057(mut x1: f64, #[constant] c: f64, w: [f64; 3], x0: f64, n: usize) -> f64 {
     let mut acc1 = x0.powf(x0);
     x1 = f020(acc1, &[0.5, -1.5, 2.0]);
@@ -1813,7 +1813,7 @@ fn f058(x0: f64, x1: f64, w: [f64; 3]) -> f64 {
     v13 + t8
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f059(x0: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
     let mut acc1: f64 = 1e-3;
     let mut k3 = 0;
@@ -1876,7 +1876,7 @@ fn f060(x0: f64, x1: f64, x2: f64, w: [f64; 3], v: [f64; 2], #[param] ps: &[f64]
     return acc1 - v[0];
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f061(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (x0 * x1);
     let mut t2 = f64::powf((xs.iter().product::<f64>() * xs.iter().product::<f64>() + 1.0), -0.5);
@@ -2031,7 +2031,7 @@ fn f063(n: usize, x0: f64) -> f64 {
     return (({ let b26 = acc1; b26 * 0.1 + b26 }).abs() + 1.0).log2() + acc1;
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f064(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     for i1 in 0..=0 {
         if (x1 > (if (xs.iter().sum::<f64>() >= 2.0 && x1.abs() < -0.5) { 1.5 } else { -2.0 }) || xs.len() > 2) {
@@ -2051,7 +2051,7 @@ fn f064(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     x0 - y10 * y10
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f065(mut x0: f64, x1: f64) -> f64 {
     let mut acc1 = (x1 * x1 + 0.5).recip();
     x0 = (if f64::asinh(acc1) > (acc1 - acc1) { 0.25 } else { (x1.abs() + 1.0).log2() });
@@ -2126,7 +2126,7 @@ fn f067(n: usize, #[param] p: &Layer) -> f64 {
     acc1 - p.w.iter().enumerate().map(|(j15, q14)| q14 * acc1).sum::<f64>() * y2 + acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f068(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (x0 * x1);
     acc1 += ((w[0].abs() + 1.0).log2() + (xs.len() as f64));
@@ -2143,7 +2143,7 @@ fn f068(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     x1 * t8
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f069(x0: f64, x1: f64, w: [f64; 2]) -> f64 {
     let mut acc1 = (if f64::cos(w[1]) >= -1.0 { 3.0 } else { x0 });
     let h3 = arr038(({ let b2 = acc1; b2 * b2 + x0 }));
@@ -2226,7 +2226,7 @@ fn f071(x0: f64, x1: f64, w: [f64; 3], #[param] ps: &[f64], n: usize) -> f64 {
     y14 * y14 + y14
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f072(mut x1: f64, x0: f64, w: [f64; 3]) -> f64 {
     let mut acc1 = ({ let b2 = x0; b2 * x0 + b2 });
     acc1 = (0.3 * f64::atan2(x1, 0.0));
@@ -2257,7 +2257,7 @@ fn f072(mut x1: f64, x0: f64, w: [f64; 3]) -> f64 {
     }
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f073(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     for (&d1, d2) in xs.iter().zip(xs.iter().skip(1)) {
         for &d3 in xs {
@@ -2288,7 +2288,7 @@ fn f073(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     x1 * t13
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f074(mut x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     let mut acc1 = x1;
     for i2 in 0..xs.len() {
@@ -2409,7 +2409,7 @@ fn f077(xs: &[f64], x1: f64, mut x0: f64) -> f64 {
     }
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f078(x0: f64, mut x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (x0 * x1);
     x1 -= ((n as f64) + (-(SCALE)));
@@ -2454,7 +2454,7 @@ fn f078(x0: f64, mut x1: f64, xs: &[f64], n: usize) -> f64 {
     acc1 * acc1 + x1 + t9
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f079(x0: f64, x1: f64, w: [f64; 4], xs: &[f64]) -> f64 {
     let mut acc1 = x1;
     acc1 = acc1 * (x0.tan() * 0.5).sinh() + f64::powf((x1 * x1 + 1.0), x1.sin());
@@ -2472,7 +2472,7 @@ fn f079(x0: f64, x1: f64, w: [f64; 4], xs: &[f64]) -> f64 {
     return acc1 * acc1 - x0 * x1;
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f080(x0: f64, mut x1: f64, x2: f64, #[param] p: &Layer, xs: &[f64], n: usize, #[constant] c: f64) -> f64 {
     let mut acc1 = (-(p.w[1]));
     let mut t2 = x2.asinh();
@@ -2540,7 +2540,7 @@ fn f081(x0: f64, x1: f64, #[constant] c: f64, n: usize) -> f64 {
     }
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f082(x0: f64, mut x1: f64, xs: &[f64]) -> f64 {
     x1 *= x0.tanh().min(x1);
     let _dead1 = ((x0 + x0).abs() + 1.0).log10();
@@ -2548,7 +2548,7 @@ fn f082(x0: f64, mut x1: f64, xs: &[f64]) -> f64 {
     x0 + x0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f083(x0: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc1 = x0;
     let _dead2 = f053(acc1, 0.25, 2).ln_1p();
@@ -2637,7 +2637,7 @@ fn f085(w: [f64; 4], xs: &[f64], mut x0: f64, n: usize) -> f64 {
     acc1 - (-(x0)) + t2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f086(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     let t1 = x1;
     {
@@ -2772,7 +2772,7 @@ fn f088(x0: f64, x1: f64, v: [f64; 3], #[param] p: &Layer, xs: &[f64]) -> f64 {
     acc1 + x1 + acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f089(x0: f64, #[constant] c: f64, xs: &[f64], x1: f64, mut x2: f64) -> f64 {
     let mut acc1 = x2;
     let t2 = ((-(x2)) / (1e-3 * 1e-3 + 0.5));
@@ -2879,7 +2879,7 @@ fn f091(x0: f64, w: [f64; 2], n: usize) -> f64 {
     acc1 + t3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f092(x0: f64, w: [f64; 3], x1: f64, xs: &[f64]) -> f64 {
     let mut acc1 = w.iter().enumerate().map(|(j3, q2)| q2 * (x1 / (w[j3] * w[j3] + 0.5))).sum::<f64>();
     let mut t4 = x1;
@@ -2920,7 +2920,7 @@ fn f093(xs: &[f64], x0: f64, mut x2: f64, x1: f64) -> f64 {
     }
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f094(x0: f64, x1: f64) -> f64 {
     let mut k1 = 0;
     while k1 < 3 && (x0 * x1) < 0.125 {
@@ -2941,7 +2941,7 @@ fn f094(x0: f64, x1: f64) -> f64 {
     (x0.tanh().tan() + (x0.abs() + 1.0).log2()) - x0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f095(x0: f64, mut x1: f64, x2: f64, xs: &[f64]) -> f64 {
     {
         let t1 = ((x1.abs() + 1.0).log2() + (x2 * -0.5));
@@ -3224,7 +3224,7 @@ fn f100(#[constant] c: f64, x0: f64, n: usize, w: [f64; 4], xs: &[f64]) -> f64 {
     t7 - t7
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f101(x0: f64, v: [f64; 3], #[param] ps: &[f64], #[param] p: &Layer, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = p.w[0].max(p.b);
     for (i3, &d2) in xs.iter().enumerate() {
@@ -3273,7 +3273,7 @@ fn f102(x0: f64, mut x1: f64, x2: f64, w: [f64; 4], xs: &[f64], n: usize) -> f64
     (acc1 + x0 - v2 - (-(t16.atan2(w[3])))).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f104(x0: f64, x1: f64) -> f64 {
     let mut acc1 = (1.5 * x1);
     let mut t2 = x1.max(1.5).atan();
@@ -3330,7 +3330,7 @@ fn f107(n: usize, x0: f64, x1: f64) -> f64 {
     acc1 - x0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f108(x0: f64, x1: f64, mut x2: f64, n: usize) -> f64 {
     let mut acc1 = x2;
     let mut k2 = 0;
@@ -3349,7 +3349,7 @@ fn f108(x0: f64, x1: f64, mut x2: f64, n: usize) -> f64 {
     acc1 + x2 + acc1 - x2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f109(x1: f64, mut x0: f64, n: usize, v: [f64; 2]) -> f64 {
     let mut acc1 = (x0 + x1);
     let y2 = x1;
@@ -3368,7 +3368,7 @@ fn f109(x1: f64, mut x0: f64, n: usize, v: [f64; 2]) -> f64 {
     (y8 + y2).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f110(x0: f64, x1: f64, #[constant] c: f64) -> f64 {
     let mut acc1 = x0.asinh();
     let t2 = acc1;
@@ -3721,7 +3721,7 @@ fn f119(x0: f64, w: [f64; 4], xs: &[f64], n: usize, #[constant] c: f64) -> f64 {
     }
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f120(x0: f64, #[constant] c: f64, n: usize) -> f64 {
     let mut acc1 = (-(x0));
     let mut t2 = (acc1 * (1.5 * acc1));
@@ -3730,7 +3730,7 @@ fn f120(x0: f64, #[constant] c: f64, n: usize) -> f64 {
     acc1 * f102((acc1 + t2), acc1, ({ let b6 = x0; b6 * t2 + x0 }), [x0, 1.5, t4, t2], &[1.0], n) + ((4.0 * acc1).tanh() * 0.9).acos()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f121(mut x0: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = w[1];
     let t2 = x0;
@@ -3753,7 +3753,7 @@ fn f122(w: [f64; 4], x0: f64, v: [f64; 3]) -> f64 {
     (acc1 - x0 - acc1 * acc1).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f123(w: [f64; 3]) -> f64 {
     let mut acc1 = (1.5 - w[2]);
     acc1 = 1e-3;
@@ -3768,7 +3768,7 @@ fn f123(w: [f64; 3]) -> f64 {
     (w[0].tanh() * 0.9).atanh().asinh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f124(x0: f64, n: usize) -> f64 {
     let mut acc1 = (x0.tanh() * 0.9).atanh();
     let t2 = (acc1 * 0.25).detach();
@@ -3877,7 +3877,7 @@ fn f128(x0: f64, x1: f64, w: [f64; 3], n: usize, #[constant] c: f64) -> f64 {
     x1 * f076([2.0, -2.0, 4.0], (x0 * x0 + 2.0).log(2.0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f129(xs: &[f64], mut x0: f64) -> f64 {
     let mut acc1 = x0;
     let mut t2 = (if xs.is_empty() { acc1.detach().trunc() } else { xs.iter().enumerate().map(|(j4, q3)| q3 * (-(acc1))).sum::<f64>() });
@@ -3931,7 +3931,7 @@ fn f129(xs: &[f64], mut x0: f64) -> f64 {
     acc1 - t5 - t2 + x0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f130(x0: f64, mut x1: f64, n: usize) -> f64 {
     for i1 in (0..n).rev() {
         let _dead2 = ({ let b3 = x1; b3 * 0.25 + x1 }).detach().fract();
@@ -3979,7 +3979,7 @@ fn f131(x0: f64, w: [f64; 4], n: usize) -> f64 {
     acc1 * (-((acc1 + x0))) * acc1 + acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f133(x0: f64, xs: &[f64], v: [f64; 2], n: usize, w: [f64; 3], mut x1: f64) -> f64 {
     let mut acc1 = x0.max(x1);
     if xs.is_empty() {
@@ -4012,7 +4012,7 @@ fn f133(x0: f64, xs: &[f64], v: [f64; 2], n: usize, w: [f64; 3], mut x1: f64) ->
     }
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f134(x0: f64, w: [f64; 3]) -> f64 {
     let mut v1 = x0;
     for i2 in 0..w.len() {
@@ -4038,7 +4038,7 @@ fn f135(mut x0: f64) -> f64 {
     acc1 * t4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f136(x0: f64, xs: &[f64], #[constant] c: f64, w: [f64; 2], x1: f64) -> f64 {
     let mut acc1 = (x1 - c);
     for (j3, u2) in w.iter().enumerate() {
@@ -4054,7 +4054,7 @@ fn f136(x0: f64, xs: &[f64], #[constant] c: f64, w: [f64; 2], x1: f64) -> f64 {
     acc1 - (-(f130(acc1, w[1], 2))) + x0 + w.iter().enumerate().map(|(j6, q5)| q5 * (acc1 + 0.1)).sum::<f64>()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f137(xs: &[f64], w: [f64; 3], x0: f64, n: usize, x1: f64) -> f64 {
     let mut v1 = x0;
     for i2 in 0..xs.len() {
@@ -4074,7 +4074,7 @@ fn f137(xs: &[f64], w: [f64; 3], x0: f64, n: usize, x1: f64) -> f64 {
     x1 + t6 * x1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f138(x0: f64, x1: f64, xs: &[f64], #[constant] c: f64) -> f64 {
     let mut acc1 = x1.mul_add(x1, 0.125);
     let mut t2 = (x1.tanh() * 0.9).asin();
@@ -4104,7 +4104,7 @@ fn f139(x0: f64, x1: f64) -> f64 {
     acc1 + f64::ln((a7.iter().product::<f64>() * a7.iter().product::<f64>() + 0.5))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f140(x0: f64, #[param] p: &Layer) -> f64 {
     let mut acc1 = (p.b * p.b + 2.0).log(2.0);
     let _dead2 = (f64::atanh((x0.tanh() * 0.9)) * 0.1).exp();
@@ -4198,7 +4198,7 @@ fn f142(x1: f64, x0: f64, n: usize) -> f64 {
     acc1 + x0 + x1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f143(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut v1 = x0;
     for i2 in 0..xs.len() {
@@ -4239,7 +4239,7 @@ fn f143(x0: f64, xs: &[f64], n: usize) -> f64 {
     (v1 + x0).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f144(v: [f64; 2], x1: f64, x0: f64) -> f64 {
     let mut acc1 = v.iter().fold(x1, |acc3, q2| acc3 * x1 + q2);
     acc1 = acc1 * ((x0 * x0 + 1.5).acosh() / (x1 * x1 + 0.5)) + (acc1.abs() + 1.0).log2();
@@ -4250,7 +4250,7 @@ fn f144(v: [f64; 2], x1: f64, x0: f64) -> f64 {
     acc1 - x1 + acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f145(x0: f64, x1: f64, x2: f64, n: usize) -> f64 {
     let h1 = arr038(x1.sin().exp2());
     if (x1 * x1 + 1.5).acosh() < 0.5 {
@@ -4435,7 +4435,7 @@ fn f148(x0: f64, n: usize, xs: &[f64], x1: f64, w: [f64; 2]) -> f64 {
     t2 * acc1 + t2 + x1 * (if !(xs.len() > 2) { (if (acc1 - x0) < acc1.sin() { -0.5 } else { 0.0 }) } else { (acc1 * acc1 + 0.5).recip() })
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f149(x0: f64) -> f64 {
     let mut acc1 = (x0 * x0 + 2.0).log(2.0);
     let t2 = ((-(acc1)).tanh() * 0.9).asin();
@@ -4463,7 +4463,7 @@ fn f150(x0: f64, x1: f64, x2: f64) -> f64 {
     return t4 - t4 + (x0.hypot(t2) + t2);
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f151(n: usize, x0: f64, mut x2: f64, x1: f64, xs: &[f64]) -> f64 {
     let mut acc1 = (x1 * x1 + 1.0).powf(1.5);
     for _ in 0..n {
@@ -4498,7 +4498,7 @@ fn f151(n: usize, x0: f64, mut x2: f64, x1: f64, xs: &[f64]) -> f64 {
     return acc1 + acc1.hypot((acc1 + acc1));
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f152(x0: f64, x1: f64, w: [f64; 3], #[param] ps: &[f64], n: usize) -> f64 {
     let mut acc1 = (x1.tanh() * 0.9).acos();
     let acc1 = acc1 * (x1 * x1).ln_1p() + acc1;
@@ -4698,7 +4698,7 @@ fn f154(x0: f64, x1: f64) -> f64 {
     return t49 - t71;
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f155(x0: f64, w: [f64; 4], v: [f64; 3], n: usize) -> f64 {
     let _dead1 = (x0 * x0 * 1e-200).sqrt();
     let mut t2: f64 = -0.0;
@@ -4752,7 +4752,7 @@ fn f157(#[param] p: &Layer, xs: &[f64], x1: f64, n: usize, x0: f64) -> f64 {
     e20 + acc1 * acc1.sin().exp2() + acc1 * acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f158(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     let mut k1 = 0;
     while k1 < 3 && x1 <= 0.5 {
@@ -4831,7 +4831,7 @@ fn f160(n: usize, mut x0: f64) -> f64 {
     acc1 - a2.iter().enumerate().map(|(j7, q6)| q6 * (q6 - x0)).sum::<f64>() * t3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f161(x0: f64, x1: f64, x2: f64, w: [f64; 3]) -> f64 {
     let mut acc1 = w[1];
     for i2 in 0..=1 {
@@ -4919,7 +4919,7 @@ fn f163(x0: f64, mut x1: f64, w: [f64; 3]) -> f64 {
     }
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f164(x0: f64) -> f64 {
     let mut acc1 = x0.atan2(x0);
     let t2 = (acc1.min(0.0) * acc1.min(0.0) + 0.5).recip();
@@ -4976,7 +4976,7 @@ fn f165(w: [f64; 3], n: usize) -> f64 {
     acc1 * t2 + t2 * t2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f166(mut x1: f64, x0: f64, xs: &[f64]) -> f64 {
     for i1 in 0..=0 {
         let t2 = (if (x1 >= -0.5 && (-(x0)) > -0.5) { f64::tan(x0.tanh()) } else { x0.min(x0) });
@@ -5081,7 +5081,7 @@ fn f169(mut x0: f64, n: usize) -> f64 {
     acc1 - (x0 * -1.25).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f170(x0: f64, x1: f64, x2: f64) -> f64 {
     let mut t1 = ((-(x1)) * ({ let b2 = x1; b2 * x0 + x0 }));
     for i3 in 0..=1 {
@@ -5156,7 +5156,7 @@ fn arr171(x0: f64, x1: f64, xs: &[f64], n: usize) -> [f64; 2] {
     [acc1 + acc1 + x1, acc1 - acc1 - x0]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f172(x0: f64, x1: f64, #[param] p: &Layer, n: usize) -> f64 {
     let _dead1 = (x0 * x0 * 1e-200).sqrt();
     for i2 in 0..1 {
@@ -5166,7 +5166,7 @@ fn f172(x0: f64, x1: f64, #[param] p: &Layer, n: usize) -> f64 {
     return ((x0 + t5) * (x0 + t5) + 0.5).sqrt() + x0 + t5;
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn arr174(x1: f64, w: [f64; 4], x2: f64, x0: f64, xs: &[f64]) -> [f64; 2] {
     let mut acc1 = x2;
     let x2 = x2 * x2.asinh() + x2;
@@ -5175,7 +5175,7 @@ fn arr174(x1: f64, w: [f64; 4], x2: f64, x0: f64, xs: &[f64]) -> [f64; 2] {
     [(x1 - x2).tanh(), (acc1 - acc1 - x1 - x2).tanh()]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f175(x0: f64) -> f64 {
     let mut acc1 = x0.hypot(x0);
     let mut t2: f64 = 0.75;
@@ -5200,7 +5200,7 @@ fn f175(x0: f64) -> f64 {
     }
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f176(x0: f64, x1: f64, w: [f64; 4]) -> f64 {
     let mut acc1 = (x1.tanh() * 0.9).asin();
     acc1 += (-((x0 * x0 + 0.5).cbrt()));
@@ -5243,7 +5243,7 @@ fn f177(x0: f64, x1: f64, w: [f64; 2], xs: &[f64]) -> f64 {
     return v12 + x0 + v12 - t9 + f148(x0, 2, &[], t9, [t9, v12]);
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f178(x0: f64, mut x1: f64, x2: f64, w: [f64; 2], xs: &[f64], n: usize, #[constant] c: f64) -> f64 {
     let mut acc1 = x1.mul_add(0.75, x0);
     let _dead2 = (x0 * x0 * 1e-200).sqrt();
@@ -5259,7 +5259,7 @@ fn f178(x0: f64, mut x1: f64, x2: f64, w: [f64; 2], xs: &[f64], n: usize, #[cons
     acc1 - x1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f179(x1: f64, v: [f64; 2], xs: &[f64], x2: f64, x0: f64) -> f64 {
     let mut acc1 = (x2 + 0.5);
     for (u2, &d3) in v.iter().zip(xs) {
@@ -5361,7 +5361,7 @@ impl Holder {
         acc1 * x1
     }
 
-    #[differentiable(tape)]
+    #[differentiable]
     pub fn m033(x1: f64, w: [f64; 4], x0: f64, xs: &[f64]) -> f64 {
         let mut acc1 = (w[1] * w[1]).ln_1p();
         for i2 in 0..xs.len() {
@@ -5380,7 +5380,7 @@ impl Holder {
         }
     }
 
-    #[differentiable(tape)]
+    #[differentiable]
     pub fn m045(&self, xs: &[f64], x1: f64, x2: f64, x0: f64, n: usize) -> f64 {
         let mut acc1 = f036(x1, 0);
         let mut a2: [f64; 4] = [(x1.abs() + 1.0).log10(), (x1 + 4.0), (0.3 + x2), (if (acc1 * acc1 + 0.5).recip() >= 2.0 { x2 } else { 1.5 })];
@@ -5501,7 +5501,7 @@ impl Holder {
         (acc1 + x1 * x0 + x1).tanh()
     }
 
-    #[differentiable(tape)]
+    #[differentiable]
     pub fn m096(&self, x0: f64, x1: f64, x2: f64) -> f64 {
         let mut acc1 = (x2 + x1);
         acc1 = (x2 * x1);
@@ -5520,7 +5520,7 @@ impl Holder {
         acc1 + t4 + t4 - acc1
     }
 
-    #[differentiable(tape)]
+    #[differentiable]
     pub fn m103(#[constant] c: f64, x0: f64, xs: &[f64], x1: f64, #[param] ps: &[f64]) -> f64 {
         let mut acc1 = (x0 + -0.5);
         for (i3, &d2) in xs.iter().enumerate() {
@@ -5618,7 +5618,7 @@ impl Holder {
         return (x0 + ((x0 * x0) + (SCALE * 0.5).cosh())).tanh();
     }
 
-    #[differentiable(tape)]
+    #[differentiable]
     pub fn m156(&self, #[constant] c: f64, x0: f64, w: [f64; 3], x1: f64) -> f64 {
         let mut acc1 = (x0.tanh() * 0.9).acos();
         acc1 /= (x1 * x1 + 1.0);
@@ -9621,6 +9621,12 @@ pub const PROGRAMS: &[Program] = &[
 
 /// How many functions both files' `PROGRAMS` list: a binary runs its share of the cases.
 pub const ALL_PROGRAMS: usize = 464;
+
+/// The functions of `PROGRAMS` written `#[differentiable(tape)]`.
+pub const ON_THE_TAPE: &[&str] = &["f001", "f004", "f008", "f009", "f010", "f011", "f013", "f017", "f018", "m019", "f020", "f021", "m023", "f024", "f025", "m026", "f027", "f031", "f032", "f034", "f035", "f039", "f040", "f041", "f043", "f046", "m047", "m048", "f050", "f052", "f054", "f055", "f058", "f060", "f062", "f063", "f066", "f067", "f070", "f071", "m075", "f076", "f077", "f081", "f084", "f085", "f087", "f088", "f090", "f091", "f093", "f097", "f098", "f099", "f100", "f102", "f105", "f106", "f107", "f111", "f112", "f113", "f114", "f115", "f116", "f117", "f118", "f119", "f122", "f125", "f126", "f128", "f131", "m132", "f135", "f139", "f142", "f146", "f147", "f148", "f150", "f153", "f154", "f157", "f159", "f160", "f162", "f163", "f165", "f167", "f168", "f169", "m173", "f177"];
+
+/// The functions of `PROGRAMS` that call a helper without compiled halves.
+pub const CALLS_THE_TAPE: &[&str] = &["m033", "f057", "f068", "f069", "f104", "f120", "f123", "f136", "f140", "f143", "f145", "f166", "f170"];
 
 /// This file, for reports.
 pub const FILE: &str = "tests/random_programs/generated_language.rs";

@@ -30,7 +30,7 @@ use scalar_autodiff::{differentiable, Scalar, ScalarAutodiffError};
 
 use super::support::{grad_outcome, graph_outcome, Outcome, Program};
 
-#[differentiable(tape)]
+#[differentiable]
 fn s000(x0: f64, xs: &[f64]) -> f64 {
     let mut acc1 = x0 * (-2.0);
     for i in 0..4 {
@@ -51,7 +51,7 @@ fn s000(x0: f64, xs: &[f64]) -> f64 {
     acc1 * ((x0 * x0 + 1.0).recip())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s001(x1: f64, x2: f64, x0: f64, n: usize, w: [f64; 2]) -> f64 {
     let mut acc1 = ((((n as f64)) * ((n as f64)) + 1.0).ln()) * (x1 + x1);
     acc1 += ((x2 * x2 + 1.0).ln()) * (acc1 / ((-0.5) * (-0.5) + 1.0));
@@ -64,7 +64,7 @@ fn s001(x1: f64, x2: f64, x0: f64, n: usize, w: [f64; 2]) -> f64 {
     acc1 + t4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s002(x1: f64, w: [f64; 4], x0: f64, n: usize) -> f64 {
     let mut acc1 = x1 + ((w[3] * 2.0).tanh());
     let _dead2 = w[2];
@@ -72,7 +72,7 @@ fn s002(x1: f64, w: [f64; 4], x0: f64, n: usize) -> f64 {
     acc1 * (((n as f64)) - x0)
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s003(x0: f64, w: [f64; 3], n: usize, xs: &[f64]) -> f64 {
     let mut acc1 = (w[0].powi(2)).hypot((n as f64));
     acc1 = 1.0;
@@ -83,7 +83,7 @@ fn s003(x0: f64, w: [f64; 3], n: usize, xs: &[f64]) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s004(w: [f64; 3], x0: f64, n: usize) -> f64 {
     let mut acc1 = (-((n as f64))).sin();
     if (n as f64) < 1.0 {
@@ -123,7 +123,7 @@ fn s004(w: [f64; 3], x0: f64, n: usize) -> f64 {
     v10 + v10
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s005(w: [f64; 2], n: usize, xs: &[f64], m: [[f64; 3]; 2], x0: f64) -> f64 {
     let mut acc1: f64 = 0.25;
     for i in 0..n {
@@ -137,7 +137,7 @@ fn s005(w: [f64; 2], n: usize, xs: &[f64], m: [[f64; 3]; 2], x0: f64) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s006(x0: f64, n: usize, w: [f64; 4], x1: f64) -> f64 {
     let mut acc1 = ((2.0 - w[3]) * (2.0 - w[3]) + 1.0).recip();
     let t2 = acc1 * (x0 * acc1);
@@ -146,7 +146,7 @@ fn s006(x0: f64, n: usize, w: [f64; 4], x1: f64) -> f64 {
     acc1 + a3[0]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s007(x0: f64, w: [f64; 3], n: usize) -> f64 {
     let mut acc1 = ((w[2] * w[2] + 0.25).sqrt()) * (((n as f64)) / (x0 * x0 + 1.0));
     acc1 += (0.125 / (((n as f64)) * ((n as f64)) + 1.0)) - ((n as f64));
@@ -156,7 +156,7 @@ fn s007(x0: f64, w: [f64; 3], n: usize) -> f64 {
     acc1 + v3 * v3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s008(x0: f64, m: [[f64; 3]; 3], xs: &[f64]) -> f64 {
     let mut acc1 = (m[2][2].powi(4)) * x0;
     let t2 = (-acc1) + (((m[1][2] * 0.25).abs() + 0.5).powf((3.0 as f64).sin()));
@@ -164,7 +164,7 @@ fn s008(x0: f64, m: [[f64; 3]; 3], xs: &[f64]) -> f64 {
     acc1 + t2 * (x0 + t2)
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s009(x0: f64, xs: &[f64], x1: f64, x2: f64) -> f64 {
     let mut acc1: f64 = 1.5;
     let mut t2 = x1.tanh().exp();
@@ -189,7 +189,7 @@ fn s009(x0: f64, xs: &[f64], x1: f64, x2: f64) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s010(w: [f64; 3], m: [[f64; 2]; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (w[0].min(-0.0)).tanh();
     for &u in xs.iter() {
@@ -200,7 +200,7 @@ fn s010(w: [f64; 3], m: [[f64; 2]; 2], xs: &[f64], n: usize) -> f64 {
     acc1 * (-w[1])
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s011(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     let mut acc1 = (x1.sin()) - x1;
     acc1 -= (x2.cos()).powi(2);
@@ -224,7 +224,7 @@ fn s011(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s012(x0: f64, w: [f64; 2], n: usize) -> f64 {
     let mut acc1: f64 = 1.0;
     for i in 0..4 {
@@ -249,7 +249,7 @@ fn s012(x0: f64, w: [f64; 2], n: usize) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s013(x0: f64, x1: f64, x2: f64, w: [f64; 2], xs: &[f64]) -> f64 {
     let mut acc1: f64 = 0.75 * 3.0;
     let t2 = (x2.detach()).cos();
@@ -271,7 +271,7 @@ fn s013(x0: f64, x1: f64, x2: f64, w: [f64; 2], xs: &[f64]) -> f64 {
     acc1 + t6 + a8[2] * (w[1].abs().ln_1p())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s014(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc1: f64 = (2.0 / ((-0.0) * (-0.0) + 1.0)) * (0.0 / (0.125 * 0.125 + 1.0));
     acc1 += x0;
@@ -290,7 +290,7 @@ fn s014(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     w[2] + t3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s015(x0: f64, xs: &[f64]) -> f64 {
     let mut acc1 = ((x0 * 0.3).hypot(x0)).max(0.1);
     acc1 -= (acc1 + x0).tanh();
@@ -321,7 +321,7 @@ fn s015(x0: f64, xs: &[f64]) -> f64 {
     acc1 + t3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s016(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     let mut acc1 = 4.0 / (x0 * x0 + 1.0);
     let t2 = x1;
@@ -330,7 +330,7 @@ fn s016(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     acc1 + t2 + t3 + t4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s017(x0: f64, x1: f64, x2: f64, w: [f64; 2], m: [[f64; 2]; 3], xs: &[f64]) -> f64 {
     let mut acc1: f64 = 0.75;
     acc1 /= (((x0 / ((-0.0) * (-0.0) + 1.0)) - (x2.detach())) * ((x0 / ((-0.0) * (-0.0) + 1.0)) - (x2.detach())) + 1.0);
@@ -382,7 +382,7 @@ fn s017(x0: f64, x1: f64, x2: f64, w: [f64; 2], m: [[f64; 2]; 3], xs: &[f64]) ->
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s018(x0: f64, x2: f64, x1: f64, n: usize, xs: &[f64]) -> f64 {
     let mut acc1 = (x1 / (((n as f64)) * ((n as f64)) + 1.0)) - (x1 + x2);
     if x2 < -0.5 {
@@ -408,7 +408,7 @@ fn s018(x0: f64, x2: f64, x1: f64, n: usize, xs: &[f64]) -> f64 {
     acc1 * (acc1.mul_add(x0, -0.0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s019(xs: &[f64], x1: f64, x0: f64) -> f64 {
     let mut acc1 = (x1 * (0.125 * 0.0)).mul_add(0.25, 1e-3);
     for (&u, &v2) in xs.iter().zip(xs.iter().skip(1)) {
@@ -439,7 +439,7 @@ fn s019(xs: &[f64], x1: f64, x0: f64) -> f64 {
     acc1 + v4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s020(x0: f64, x1: f64, x2: f64) -> f64 {
     let mut acc1 = ((x1 * (-0.0)).sin()) - x2;
     acc1 *= x0.detach();
@@ -453,7 +453,7 @@ fn s020(x0: f64, x1: f64, x2: f64) -> f64 {
     acc1 + t2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s021(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     let mut acc1 = (3.0 + x1) + (2.0 - x0);
     let t2 = x0.atan2(x0 + 0.3);
@@ -462,7 +462,7 @@ fn s021(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     acc1 + t2 + t4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s022(w: [f64; 4], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = w[3] - ((w[2] * (-2.0)).tanh().exp());
     let t2 = (n as f64);
@@ -476,7 +476,7 @@ fn s022(w: [f64; 4], xs: &[f64], n: usize) -> f64 {
     acc1 + t2 * ((w[3] * (1e-3)).sin())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s023(x0: f64, x1: f64, n: usize) -> f64 {
     let mut acc1 = ((n as f64)).hypot(x1);
     for i in 0..4 {
@@ -492,7 +492,7 @@ fn s023(x0: f64, x1: f64, n: usize) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s024(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc1 = (w[0] - (-0.5)) + (x0.powi(3));
     for (&u, &v2) in xs.iter().zip(xs.iter().skip(1)) {
@@ -512,7 +512,7 @@ fn s024(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     acc1 + t5 + t6
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s025(x0: f64, x1: f64, w: [f64; 2], n: usize) -> f64 {
     let mut acc1 = ((((n as f64)) * ((n as f64)) + 1.0).recip()).abs();
     if w[1] <= 2.0 {
@@ -549,7 +549,7 @@ fn s025(x0: f64, x1: f64, w: [f64; 2], n: usize) -> f64 {
     t10 + t9 + v11 + t12 * t10
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s026(x0: f64, n: usize, w: [f64; 3]) -> f64 {
     let mut acc1 = x0 * (x0 - ((n as f64)));
     acc1 -= (w[2].abs()).tanh().sinh();
@@ -590,7 +590,7 @@ fn s026(x0: f64, n: usize, w: [f64; 3]) -> f64 {
     x0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s027(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (((n as f64)) + x1).detach();
     if x1 <= 1.0 {
@@ -609,7 +609,7 @@ fn s027(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s028(n: usize, w: [f64; 4]) -> f64 {
     let mut acc1: f64 = 0.25;
     if acc1 >= -0.5 {
@@ -644,7 +644,7 @@ fn s028(n: usize, w: [f64; 4]) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s029(x2: f64, x1: f64, x0: f64) -> f64 {
     let mut acc1 = ((x2 * (-0.0)) * (x2 * (-0.0)) + 1.0).ln();
     for i in 0..4 {
@@ -658,7 +658,7 @@ fn s029(x2: f64, x1: f64, x0: f64) -> f64 {
     acc1 * 10.0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s030(xs: &[f64], m: [[f64; 3]; 2], n: usize, w: [f64; 2]) -> f64 {
     let mut acc1 = (((n as f64)) / ((n as f64))).mul_add((m[1][1] * m[1][1] + 1.0).recip(), w[1]);
     if m[1][0] > 0.0 {
@@ -699,7 +699,7 @@ fn s030(xs: &[f64], m: [[f64; 3]; 2], n: usize, w: [f64; 2]) -> f64 {
     m[0][1]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s031(x0: f64, x1: f64, x2: f64) -> f64 {
     let mut acc1 = (x2.hypot(x0)) - ((x0 * x0 + 1.0).recip());
     let mut a2 = [0.0f64; 2];
@@ -708,7 +708,7 @@ fn s031(x0: f64, x1: f64, x2: f64) -> f64 {
     acc1 + a2[1] * ((x2 * 0.5).hypot(x0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s032(x0: f64, xs: &[f64]) -> f64 {
     let mut acc1 = 0.5 + ((x0 * (1e-3)).atan());
     for i in 0..3 {
@@ -743,7 +743,7 @@ fn s032(x0: f64, xs: &[f64]) -> f64 {
     a15[2] + t14
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s033(w: [f64; 2]) -> f64 {
     let mut acc1: f64 = 0.75;
     acc1 = acc1 * 0.5 + (-(w[1] * (-1.25)));
@@ -765,7 +765,7 @@ fn s033(w: [f64; 2]) -> f64 {
     acc1 + t5
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s034(x0: f64, n: usize) -> f64 {
     let mut acc1 = x0 - (1.0 - x0);
     acc1 -= ((n as f64)) * (acc1.abs());
@@ -785,7 +785,7 @@ fn s034(x0: f64, n: usize) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s035(x1: f64, xs: &[f64], x0: f64) -> f64 {
     let mut acc1 = (2.0 - 0.0) + (x0.tanh().exp());
     if acc1 >= 2.0 {
@@ -827,7 +827,7 @@ fn s035(x1: f64, xs: &[f64], x0: f64) -> f64 {
     x0 + a11[1] + a12[0] * ((a11[0] * 0.25).powi(0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s036(w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc1 = (w[2] + 1.5).sin();
     let _dead2 = (acc1 * 1e-200).sqrt();
@@ -841,7 +841,7 @@ fn s036(w: [f64; 3], xs: &[f64]) -> f64 {
     acc1 + t3 + t6
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s037(w: [f64; 3], x0: f64, x1: f64) -> f64 {
     let mut acc1 = 3.0 * (-x0);
     acc1 /= (acc1 * acc1 + 1.0);
@@ -859,7 +859,7 @@ fn s037(w: [f64; 3], x0: f64, x1: f64) -> f64 {
     acc1 + t3 + a4[1]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s038(w: [f64; 4], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = w[0] * (-w[3]);
     acc1 += acc1 + (-(-0.5));
@@ -867,7 +867,7 @@ fn s038(w: [f64; 4], xs: &[f64], n: usize) -> f64 {
     acc1 * (acc1 * w[0])
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s039(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (x0.max(x0)) + ((x0 * 10.0).tanh().exp());
     let mut v2 = acc1;
@@ -879,7 +879,7 @@ fn s039(x0: f64, xs: &[f64], n: usize) -> f64 {
     x0 + v2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s040(w: [f64; 3], xs: &[f64], x0: f64) -> f64 {
     let mut acc1 = ((x0 * x0 + 0.25).sqrt()) * w[2];
     if w[1] <= 2.0 {
@@ -902,7 +902,7 @@ fn s040(w: [f64; 3], xs: &[f64], x0: f64) -> f64 {
     acc1 + a4[1]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s041(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     let mut acc1 = (x0.max(x0)).atan2(-2.0);
     let _dead2 = (acc1 * 1e-200).sqrt();
@@ -927,7 +927,7 @@ fn s041(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     acc1 + v3 * ((acc1 * 10.0).abs())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s042(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = -((x0 * 0.125).tanh().exp());
     acc1 -= (x0.detach()) * (((n as f64)).abs());
@@ -941,7 +941,7 @@ fn s042(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s043(x0: f64, x1: f64, x2: f64, m: [[f64; 3]; 2], xs: &[f64]) -> f64 {
     let mut acc1 = x2 / ((x2.abs()) * (x2.abs()) + 1.0);
     let t3 = (x0 * x0 + 1.0).ln();
@@ -953,7 +953,7 @@ fn s043(x0: f64, x1: f64, x2: f64, m: [[f64; 3]; 2], xs: &[f64]) -> f64 {
     acc1 + t4 * (x1 * x1)
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s044(w: [f64; 4], m: [[f64; 2]; 2], xs: &[f64]) -> f64 {
     let mut acc1 = (w[3] * 0.0).cbrt();
     for i in 0..3 {
@@ -967,7 +967,7 @@ fn s044(w: [f64; 4], m: [[f64; 2]; 2], xs: &[f64]) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s045(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (n as f64);
     acc1 *= (acc1 + x1) - ((n as f64));
@@ -983,7 +983,7 @@ fn s045(x0: f64, x1: f64, x2: f64, xs: &[f64], n: usize) -> f64 {
     acc1 + a2[1] + t5
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s046(x0: f64) -> f64 {
     let mut acc1 = (((x0 * 1.5) * (x0 * 1.5) + 1.0).recip()) + (x0 * x0);
     if acc1 > 0.0 {
@@ -1023,7 +1023,7 @@ fn s046(x0: f64) -> f64 {
     acc1 + t7
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s047(x0: f64, xs: &[f64]) -> f64 {
     let mut acc1 = (x0 * (-0.0)).detach();
     if x0 > -0.5 {
@@ -1071,7 +1071,7 @@ fn s047(x0: f64, xs: &[f64]) -> f64 {
     acc1 * ((v15 * (-0.5)).mul_add(0.5, 1.0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s048(w: [f64; 2], m: [[f64; 2]; 3], xs: &[f64]) -> f64 {
     let mut acc1 = ((w[0] * 0.75).cos()) - (w[1] - w[1]);
     acc1 = acc1 * 0.5 + ((w[0] - w[1]) - (m[1][0] + acc1));
@@ -1080,7 +1080,7 @@ fn s048(w: [f64; 2], m: [[f64; 2]; 3], xs: &[f64]) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s049(x0: f64, x1: f64, w: [f64; 4], xs: &[f64]) -> f64 {
     let mut acc1: f64 = -0.5;
     acc1 = (w[3] * (0.1 + 2.0)).sin();
@@ -1128,7 +1128,7 @@ fn s050(x0: f64, n: usize) -> f64 {
     acc1 + t5
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s051(xs: &[f64], x1: f64, x0: f64) -> f64 {
     let mut acc1 = (x0.min(x1)).cos();
     for i in 0..2 {
@@ -1140,7 +1140,7 @@ fn s051(xs: &[f64], x1: f64, x0: f64) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s052(x0: f64, x1: f64, m: [[f64; 3]; 2], n: usize) -> f64 {
     let mut acc1 = (n as f64);
     for i in 0..3 {
@@ -1168,7 +1168,7 @@ fn s052(x0: f64, x1: f64, m: [[f64; 3]; 2], n: usize) -> f64 {
     acc1 + t3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s053(w: [f64; 4], xs: &[f64], x0: f64) -> f64 {
     let mut acc1 = ((w[1] * 0.75).abs()).abs().ln_1p();
     let mut a2 = [0.0f64; 3];
@@ -1186,7 +1186,7 @@ fn s053(w: [f64; 4], xs: &[f64], x0: f64) -> f64 {
     acc1 + a2[0] * a2[1]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s054(w: [f64; 3], x0: f64, xs: &[f64], x1: f64) -> f64 {
     let mut acc1 = -(w[1] * (-1.25));
     let t2 = (-w[2]) * (1.0 + x0);
@@ -1196,7 +1196,7 @@ fn s054(w: [f64; 3], x0: f64, xs: &[f64], x1: f64) -> f64 {
     acc1 + t2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s055(x0: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (w[0].tanh().exp()) + ((w[1] * (-2.0)).powi(2));
     let c2 = (n as f64) - 0.25;
@@ -1210,7 +1210,7 @@ fn s055(x0: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     acc1 * (x0 / (x0 * x0 + 1.0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s056(n: usize, w: [f64; 2], x0: f64) -> f64 {
     let mut acc1 = (x0.mul_add((n as f64), (n as f64))).abs();
     acc1 *= (acc1.detach()).tanh().exp();
@@ -1223,7 +1223,7 @@ fn s056(n: usize, w: [f64; 2], x0: f64) -> f64 {
     acc1 + a2[0] + t3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s057(x0: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = -w[1];
     let mut t2 = (acc1.sin()) + (((n as f64)) + x0);
@@ -1243,7 +1243,7 @@ fn s057(x0: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
     x0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s058(x0: f64, x1: f64, m: [[f64; 3]; 2]) -> f64 {
     let mut acc1 = x1.cos();
     let v2 = x0;
@@ -1264,7 +1264,7 @@ fn s058(x0: f64, x1: f64, m: [[f64; 3]; 2]) -> f64 {
     acc1 + v2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s059(x0: f64, x1: f64, w: [f64; 4], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (x1 - ((n as f64))) - (((n as f64)) - x0);
     let mut t2 = x0.powi(4);
@@ -1272,7 +1272,7 @@ fn s059(x0: f64, x1: f64, w: [f64; 4], xs: &[f64], n: usize) -> f64 {
     acc1 + t2 * c3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s060(x0: f64, x1: f64, n: usize) -> f64 {
     let mut acc1 = ((((n as f64)) * ((n as f64)) + 1.0).recip()).tanh();
     for i in 0..2 {
@@ -1282,7 +1282,7 @@ fn s060(x0: f64, x1: f64, n: usize) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s061(x0: f64, w: [f64; 3], n: usize) -> f64 {
     let mut acc1 = (w[1] - ((n as f64))) / ((((n as f64)) * w[1]) * (((n as f64)) * w[1]) + 1.0);
     for i in 0..2 {
@@ -1296,7 +1296,7 @@ fn s061(x0: f64, w: [f64; 3], n: usize) -> f64 {
     w[2] + v3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s062(w: [f64; 3], m: [[f64; 3]; 3]) -> f64 {
     let mut acc1: f64 = 10.0;
     let _dead2 = (m[2][1] * m[2][1] * 1e-200).sqrt();
@@ -1310,7 +1310,7 @@ fn s062(w: [f64; 3], m: [[f64; 3]; 3]) -> f64 {
     w[1]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s063(x1: f64, n: usize, m: [[f64; 2]; 3], x2: f64, w: [f64; 4], x0: f64) -> f64 {
     let mut acc1 = (0.25 * ((n as f64))).cos();
     for i in 0..3 {
@@ -1327,7 +1327,7 @@ fn s063(x1: f64, n: usize, m: [[f64; 2]; 3], x2: f64, w: [f64; 4], x0: f64) -> f
     acc1 * x1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s064(m: [[f64; 2]; 3], n: usize, x2: f64, x0: f64, x1: f64) -> f64 {
     let mut acc1 = (0.5 * x1) + ((x0 * 0.5).tanh().exp());
     acc1 /= ((((n as f64)) / ((((n as f64)) * x0) * (((n as f64)) * x0) + 1.0)) * (((n as f64)) / ((((n as f64)) * x0) * (((n as f64)) * x0) + 1.0)) + 1.0);
@@ -1338,7 +1338,7 @@ fn s064(m: [[f64; 2]; 3], n: usize, x2: f64, x0: f64, x1: f64) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s065(x1: f64, x0: f64, xs: &[f64]) -> f64 {
     let mut acc1 = 1.0 * x0;
     acc1 = x0.abs();
@@ -1346,7 +1346,7 @@ fn s065(x1: f64, x0: f64, xs: &[f64]) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s066(x0: f64, n: usize, m: [[f64; 3]; 2]) -> f64 {
     let mut acc1 = -(((n as f64)) * m[1][1]);
     let t2 = (m[1][1].sin()) * (((n as f64)) + 0.0);
@@ -1384,7 +1384,7 @@ fn s067(x0: f64, x1: f64, w: [f64; 3]) -> f64 {
     w[1] + a10[0]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s068(w: [f64; 3], m: [[f64; 2]; 3]) -> f64 {
     let mut acc1 = (m[1][1].min(m[2][0])).detach();
     let mut v2 = acc1;
@@ -1393,7 +1393,7 @@ fn s068(w: [f64; 3], m: [[f64; 2]; 3]) -> f64 {
     w[0] + v2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s069(x0: f64, w: [f64; 3]) -> f64 {
     let mut acc1: f64 = 4.0;
     let mut t3 = (x0.powi(-1)).tanh();
@@ -1457,7 +1457,7 @@ fn s070(x0: f64, x1: f64, x2: f64) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s071(n: usize, x0: f64, x1: f64) -> f64 {
     let mut acc1 = (1.5 / (x0 * x0 + 1.0)).detach();
     let c2 = (n as f64) - 0.0;
@@ -1465,7 +1465,7 @@ fn s071(n: usize, x0: f64, x1: f64) -> f64 {
     acc1 * (x0.hypot(x1))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s072(n: usize, x0: f64) -> f64 {
     let mut acc1 = ((x0 * 0.75) * (x0 * 0.75) + 0.25).sqrt();
     acc1 += (x0 * ((n as f64))).tanh();
@@ -1473,7 +1473,7 @@ fn s072(n: usize, x0: f64) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s073(x0: f64, m: [[f64; 2]; 3], xs: &[f64]) -> f64 {
     let mut acc1 = (((x0 * 1.0).tanh().exp()) * ((x0 * 1.0).tanh().exp()) + 1.0).ln();
     let mut a2 = [0.0f64; 4];
@@ -1493,7 +1493,7 @@ fn s073(x0: f64, m: [[f64; 2]; 3], xs: &[f64]) -> f64 {
     acc1 + a2[2] + v3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s074(x0: f64) -> f64 {
     let mut acc1 = x0.powf((x0 * 2.0).cbrt());
     acc1 *= 0.5;
@@ -1503,7 +1503,7 @@ fn s074(x0: f64) -> f64 {
     acc1 + t3 + t4 * ((x0 * (-0.0)).mul_add(-1.25, t4))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s075(x0: f64, m: [[f64; 2]; 3]) -> f64 {
     let mut acc1 = (m[2][1] * ((1e-3) * 1.0)).max(0.5 + (-0.5));
     let mut a2 = [0.0f64; 2];
@@ -1530,7 +1530,7 @@ fn s075(x0: f64, m: [[f64; 2]; 3]) -> f64 {
     acc1 + a2[1] * (a2[1].cos())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s076(x0: f64) -> f64 {
     let mut acc1 = (x0.min(x0)).min((x0 * x0 + 1.0).ln());
     acc1 += (acc1 * acc1 + 1.0).recip();
@@ -1538,7 +1538,7 @@ fn s076(x0: f64) -> f64 {
     acc1 * (acc1.detach())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s077(w: [f64; 4], x1: f64, x0: f64) -> f64 {
     let mut acc1 = ((x1 * 3.0).powi(2)).tanh();
     if x1 > -0.5 {
@@ -1574,7 +1574,7 @@ fn s077(w: [f64; 4], x1: f64, x0: f64) -> f64 {
     acc1 + a5[0]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s078(x0: f64, x1: f64, m: [[f64; 3]; 3], n: usize) -> f64 {
     let mut acc1 = (x1 - m[2][1]) - ((x0 * (-1.25)).powi(2));
     let _dead2 = (x1 * 1e-200).sqrt();
@@ -1601,7 +1601,7 @@ fn s078(x0: f64, x1: f64, m: [[f64; 3]; 3], n: usize) -> f64 {
     acc1 * 4.0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s079(w: [f64; 4], m: [[f64; 2]; 3], xs: &[f64], n: usize) -> f64 {
     let mut acc1: f64 = 0.0;
     let t2 = ((-0.5) / (m[1][0] * m[1][0] + 1.0)) * (0.125 + ((n as f64)));
@@ -1610,7 +1610,7 @@ fn s079(w: [f64; 4], m: [[f64; 2]; 3], xs: &[f64], n: usize) -> f64 {
     acc1 + t2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s080(w: [f64; 2]) -> f64 {
     let mut acc1 = ((w[0] * 3.0).powf(w[0])) * (2.0 + w[1]);
     let mut a2 = [0.0f64; 3];
@@ -1632,7 +1632,7 @@ fn s080(w: [f64; 2]) -> f64 {
     acc1 + a2[1] + t3 + t8
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s081(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (x1.powi(4)) + (((n as f64)) / (0.5 * 0.5 + 1.0));
     let t2 = w[0];
@@ -1650,7 +1650,7 @@ fn s081(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     acc1 + t2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s082(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = ((((n as f64)) * ((n as f64)) + 0.25).sqrt()) * ((n as f64));
     if acc1 >= 1.0 {
@@ -1665,7 +1665,7 @@ fn s082(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s083(w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (-(-0.5)) * (w[0].hypot(0.1));
     if acc1 < 0.5 {
@@ -1687,7 +1687,7 @@ fn s083(w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     acc1 * (w[1] * w[0])
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s084(w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc1 = (-w[1]).atan2(-0.0);
     let t3 = (w[2] - 0.0).mul_add((w[2] * 3.0).atan(), w[1] + w[0]);
@@ -1745,7 +1745,7 @@ fn s084(w: [f64; 3], xs: &[f64]) -> f64 {
     acc1 + t3 + a4[2] * 0.25
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s085(xs: &[f64], x0: f64, x1: f64, m: [[f64; 3]; 3], w: [f64; 2]) -> f64 {
     let mut acc1 = ((x0 * 0.75).sqrt()) * (((w[1] * 1.0) * (w[1] * 1.0) + 1.0).recip());
     let mut t2 = (x0 - acc1) * (m[1][1] / ((-1.25) * (-1.25) + 1.0));
@@ -1759,7 +1759,7 @@ fn s085(xs: &[f64], x0: f64, x1: f64, m: [[f64; 3]; 3], w: [f64; 2]) -> f64 {
     acc1 + t2 + t4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s086(x0: f64, x1: f64, m: [[f64; 3]; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (m[1][0].powi(2)).tanh();
     let mut a2 = [0.0f64; 2];
@@ -1774,7 +1774,7 @@ fn s086(x0: f64, x1: f64, m: [[f64; 3]; 2], xs: &[f64], n: usize) -> f64 {
     acc1 + v4 * 0.5
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s087(x0: f64, x1: f64, x2: f64, m: [[f64; 3]; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = -m[0][0];
     if m[0][1] <= 1.0 {
@@ -1803,7 +1803,7 @@ fn s087(x0: f64, x1: f64, x2: f64, m: [[f64; 3]; 2], xs: &[f64], n: usize) -> f6
     acc1 * (acc1 * acc1)
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s088(x1: f64, x0: f64, n: usize) -> f64 {
     let mut acc1: f64 = 0.1;
     let v2 = x1;
@@ -1818,7 +1818,7 @@ fn s088(x1: f64, x0: f64, n: usize) -> f64 {
     acc1 + v2 + t4 * ((-1.25) + v2)
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s089(x1: f64, w: [f64; 2], n: usize, x0: f64, xs: &[f64]) -> f64 {
     let mut acc1 = (-x1) * (4.0 + x1);
     let c2 = (n as f64) - -0.0;
@@ -1827,7 +1827,7 @@ fn s089(x1: f64, w: [f64; 2], n: usize, x0: f64, xs: &[f64]) -> f64 {
     acc1 + a3[2]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s090(w: [f64; 4]) -> f64 {
     let mut acc1 = (w[1] / w[3]).sin();
     let mut v2 = acc1;
@@ -1838,7 +1838,7 @@ fn s090(w: [f64; 4]) -> f64 {
     w[0] + t5
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s091(w: [f64; 3]) -> f64 {
     let mut acc1: f64 = 0.1;
     let mut a2 = [0.0f64; 2];
@@ -1851,7 +1851,7 @@ fn s091(w: [f64; 3]) -> f64 {
     acc1 + t3 + t5 * (0.5 * (-1.25))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s092(x0: f64, x1: f64, w: [f64; 4]) -> f64 {
     let mut acc1 = (0.1 + 4.0) * (w[3] / x1);
     let t2 = w[1].powi(2);
@@ -1860,7 +1860,7 @@ fn s092(x0: f64, x1: f64, w: [f64; 4]) -> f64 {
     acc1 + t2 + t4 + t6
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s093(x0: f64, x1: f64, x2: f64, w: [f64; 3], m: [[f64; 3]; 2], n: usize) -> f64 {
     let mut acc1 = (x2 * (-0.5)) + m[0][2];
     let mut t2 = ((-2.0) * ((n as f64))).sin();
@@ -1873,7 +1873,7 @@ fn s093(x0: f64, x1: f64, x2: f64, w: [f64; 3], m: [[f64; 3]; 2], n: usize) -> f
     acc1 + t2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s094(x1: f64, xs: &[f64], w: [f64; 2], m: [[f64; 3]; 3], x0: f64, x2: f64) -> f64 {
     let mut acc1: f64 = -1.25;
     acc1 += x0;
@@ -1893,7 +1893,7 @@ fn s094(x1: f64, xs: &[f64], w: [f64; 2], m: [[f64; 3]; 3], x0: f64, x2: f64) ->
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s095(x0: f64, m: [[f64; 2]; 3], xs: &[f64]) -> f64 {
     let mut acc1: f64 = 0.5;
     if m[1][1] < 0.0 {
@@ -1929,7 +1929,7 @@ fn s095(x0: f64, m: [[f64; 2]; 3], xs: &[f64]) -> f64 {
     m[0][1] + a13[1] + v14
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s096(xs: &[f64], x0: f64, x1: f64) -> f64 {
     let mut acc1 = (x0.tanh().exp()).sin();
     let t2 = ((x1 * x1) * (x1 * x1) + 0.25).sqrt();
@@ -1950,7 +1950,7 @@ fn s096(xs: &[f64], x0: f64, x1: f64) -> f64 {
     v9 + t2 + v9
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s097(xs: &[f64], w: [f64; 4]) -> f64 {
     let mut acc1 = (w[0].cos()) + (w[2] + w[0]);
     let t2 = ((acc1 * 1.5).min(acc1)).cos();
@@ -1978,7 +1978,7 @@ fn s097(xs: &[f64], w: [f64; 4]) -> f64 {
     t2 + t2 + a3[2] + v10 * v10
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s098(x0: f64) -> f64 {
     let mut acc1 = (x0 - x0).max(0.25);
     for i in 0..2 {
@@ -2021,7 +2021,7 @@ fn s098(x0: f64) -> f64 {
     v6 + v6
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s099(x0: f64, x1: f64, w: [f64; 2], m: [[f64; 2]; 3], n: usize) -> f64 {
     let mut acc1 = (x0.atan2(10.0)) + ((x0 * (-1.25)).mul_add((n as f64), 10.0));
     let mut a2 = [0.0f64; 4];
@@ -2040,7 +2040,7 @@ fn s099(x0: f64, x1: f64, w: [f64; 2], m: [[f64; 2]; 3], n: usize) -> f64 {
     acc1 + a2[3] + t5
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s100(x1: f64, xs: &[f64], x0: f64) -> f64 {
     let mut acc1 = (x0 + 3.0).max(x1.atan2(3.0));
     let v2 = x1;
@@ -2055,7 +2055,7 @@ fn s100(x1: f64, xs: &[f64], x0: f64) -> f64 {
     acc1 + v2 + t3 + a4[1] * t3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s101(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     let mut acc1 = (x0 * x0 + 0.25).sqrt();
     let t3 = (x2 * (2.0 / (2.0 * 2.0 + 1.0))).min(((x1 * 1.5) * (x1 * 1.5) + 1.0).ln());
@@ -2063,7 +2063,7 @@ fn s101(x0: f64, x1: f64, x2: f64, xs: &[f64]) -> f64 {
     acc1 + t3 + t4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s102(x0: f64, x1: f64, x2: f64, n: usize) -> f64 {
     let mut acc1 = ((x2 * 0.3).atan2((n as f64))) * x1;
     let mut t2 = (((n as f64)) / (0.75 * 0.75 + 1.0)).mul_add((n as f64), 0.3);
@@ -2122,7 +2122,7 @@ fn s102(x0: f64, x1: f64, x2: f64, n: usize) -> f64 {
     acc1 + a4[3]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s103(x0: f64, x1: f64, m: [[f64; 2]; 2], xs: &[f64]) -> f64 {
     let mut acc1 = ((x0 * (1e-3)) * (x0 * (1e-3)) + 0.25).sqrt();
     let mut t3 = ((m[0][0] * 0.3) * (m[0][0] * 0.3) + 0.25).sqrt();
@@ -2151,7 +2151,7 @@ fn s103(x0: f64, x1: f64, m: [[f64; 2]; 2], xs: &[f64]) -> f64 {
     acc1 + t3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s104(w: [f64; 3]) -> f64 {
     let mut acc1 = (((w[1] * 0.1) * (w[1] * 0.1) + 1.0).ln()) - (0.3 * w[0]);
     if acc1 < 1.0 {
@@ -2204,7 +2204,7 @@ fn s104(w: [f64; 3]) -> f64 {
     w[0] * (w[0] / (w[2] * w[2] + 1.0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s105(x0: f64, xs: &[f64]) -> f64 {
     let mut acc1 = (-0.125) * (x0 * x0);
     if x0 > -0.5 {
@@ -2219,7 +2219,7 @@ fn s105(x0: f64, xs: &[f64]) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s106(x0: f64, n: usize) -> f64 {
     let mut acc1 = ((x0 * x0) * (x0 * x0) + 1.0).ln();
     acc1 *= (acc1.atan2(acc1)) * (0.0 * acc1);
@@ -2228,7 +2228,7 @@ fn s106(x0: f64, n: usize) -> f64 {
     acc1 * acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s107(xs: &[f64], x1: f64, w: [f64; 4], x0: f64, n: usize) -> f64 {
     let mut acc1 = (n as f64);
     let t2 = w[1];
@@ -2247,7 +2247,7 @@ fn s107(xs: &[f64], x1: f64, w: [f64; 4], x0: f64, n: usize) -> f64 {
     t2 + a3[1]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s108(x0: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (x0.tanh()) * w[0];
     if acc1 <= 2.0 {
@@ -2280,7 +2280,7 @@ fn s108(x0: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
     acc1 + v4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s109(x0: f64, x1: f64) -> f64 {
     let mut acc1: f64 = 1.0;
     acc1 /= (((x0 / (0.5 * 0.5 + 1.0)) - ((acc1 * 0.125).atan2(x0))) * ((x0 / (0.5 * 0.5 + 1.0)) - ((acc1 * 0.125).atan2(x0))) + 1.0);
@@ -2322,7 +2322,7 @@ fn s110(x0: f64, x1: f64) -> f64 {
     acc1 + t3 * ((acc1 * 0.125).min(a5[1]))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s111(x0: f64, x1: f64, w: [f64; 4], n: usize) -> f64 {
     let mut acc1 = 0.3 + ((n as f64));
     let mut a2 = [0.0f64; 4];
@@ -2361,7 +2361,7 @@ fn s111(x0: f64, x1: f64, w: [f64; 4], n: usize) -> f64 {
     x0 + a2[3] + t7
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s112(xs: &[f64], n: usize, x0: f64) -> f64 {
     let mut acc1 = ((x0.abs()) * (x0.abs()) + 1.0).ln();
     let mut a2 = [0.0f64; 3];
@@ -2409,7 +2409,7 @@ fn s112(xs: &[f64], n: usize, x0: f64) -> f64 {
     a2[0] * (((n as f64)) - a2[2])
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s113(w: [f64; 2], xs: &[f64]) -> f64 {
     let mut acc1 = ((w[0] * (1e-3)).max(w[0])).tanh().exp();
     let t2 = (w[0] + 0.125).tanh();
@@ -2418,7 +2418,7 @@ fn s113(w: [f64; 2], xs: &[f64]) -> f64 {
     acc1 + a3[0] * ((a3[1] * (-0.0)).min(a3[2]))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s114(x0: f64, w: [f64; 2], m: [[f64; 2]; 2], xs: &[f64]) -> f64 {
     let mut acc1 = (x0 + m[0][0]).cos();
     acc1 /= (0.25 * 0.25 + 1.0);
@@ -2431,7 +2431,7 @@ fn s114(x0: f64, w: [f64; 2], m: [[f64; 2]; 2], xs: &[f64]) -> f64 {
     acc1 + t3 * ((x0 * x0 + 1.0).recip())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s115(x1: f64, m: [[f64; 2]; 3], x0: f64, x2: f64, xs: &[f64]) -> f64 {
     let mut acc1 = (x2 * 0.75).cos();
     let mut t2 = (m[2][1].abs()).powi(2);
@@ -2453,7 +2453,7 @@ fn s115(x1: f64, m: [[f64; 2]; 3], x0: f64, x2: f64, xs: &[f64]) -> f64 {
     acc1 + t2 * (x1.sin())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s116(x0: f64, w: [f64; 4], xs: &[f64]) -> f64 {
     let mut acc1 = -((w[0] * w[0] + 1.0).ln());
     acc1 += 1e-3;
@@ -2487,7 +2487,7 @@ fn s116(x0: f64, w: [f64; 4], xs: &[f64]) -> f64 {
     acc1 * 3.0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s117(n: usize, x0: f64, xs: &[f64]) -> f64 {
     let mut acc1 = (x0.sin()) + (x0 + x0);
     let mut v2 = x0;
@@ -2509,7 +2509,7 @@ fn s117(n: usize, x0: f64, xs: &[f64]) -> f64 {
     acc1 + v6 * (acc1 * c5)
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s118(x0: f64, w: [f64; 4], xs: &[f64]) -> f64 {
     let mut acc1: f64 = (0.0 * 1.0) / ((-(-0.0)) * (-(-0.0)) + 1.0);
     for &u in xs.iter().rev() {
@@ -2535,7 +2535,7 @@ fn s118(x0: f64, w: [f64; 4], xs: &[f64]) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s119(x0: f64, x1: f64, w: [f64; 3]) -> f64 {
     let mut acc1 = (x0.tanh().sinh()).sqrt();
     let mut t3 = x1.sin();
@@ -2599,7 +2599,7 @@ fn s120(x0: f64, w: [f64; 4], xs: &[f64], n: usize) -> f64 {
     t2 + t2 + t18
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s121(w: [f64; 4], n: usize) -> f64 {
     let mut acc1: f64 = 1.0;
     for i in 0..n {
@@ -2640,7 +2640,7 @@ fn s121(w: [f64; 4], n: usize) -> f64 {
     a6[0] + a6[0]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s122(x0: f64, x1: f64, m: [[f64; 3]; 3], n: usize) -> f64 {
     let mut acc1 = (n as f64);
     let mut t2 = m[2][1] - (-(-0.5));
@@ -2672,7 +2672,7 @@ fn s122(x0: f64, x1: f64, m: [[f64; 3]; 3], n: usize) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s123(x0: f64, x1: f64) -> f64 {
     let mut acc1: f64 = (1e-3) + (0.125 * (-1.25));
     let v2 = x0;
@@ -2687,7 +2687,7 @@ fn s123(x0: f64, x1: f64) -> f64 {
     acc1 * (x0.hypot(4.0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s124(xs: &[f64], x0: f64, n: usize) -> f64 {
     let mut acc1 = (-0.0) - (x0.mul_add((n as f64), 0.3));
     for (i, &u) in xs.iter().enumerate() {
@@ -2703,7 +2703,7 @@ fn s124(xs: &[f64], x0: f64, n: usize) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s125(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     let mut acc1 = ((x1 * 0.75).cbrt()) * 0.5;
     if x0 <= 0.5 {
@@ -2754,7 +2754,7 @@ fn s125(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     v17 + t14 + v17
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s126(x0: f64, xs: &[f64]) -> f64 {
     let mut acc1 = ((x0 * x0 + 0.25).sqrt()).tanh().exp();
     acc1 = acc1 * 0.5 + (((acc1 * 1.5).abs()) * (-x0));
@@ -2785,7 +2785,7 @@ fn s126(x0: f64, xs: &[f64]) -> f64 {
     acc1 * (x0.powi(2))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s127(x1: f64, x0: f64) -> f64 {
     let mut acc1 = -((x0 * 3.0).abs());
     acc1 -= (x0 * (0.125 + 3.0)).recip();
@@ -2794,7 +2794,7 @@ fn s127(x1: f64, x0: f64) -> f64 {
     acc1 + t3
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s128(xs: &[f64], w: [f64; 2]) -> f64 {
     let mut acc1 = (w[1].min(w[1])) * (-2.0);
     let t2 = ((acc1 + w[1]) * (acc1 + w[1]) + 0.25).sqrt();
@@ -2804,7 +2804,7 @@ fn s128(xs: &[f64], w: [f64; 2]) -> f64 {
     acc1 + t2 + t4 * (-t4)
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s129(x0: f64, w: [f64; 4], n: usize) -> f64 {
     let mut acc1 = (((n as f64)) + x0) - x0;
     let mut v2 = acc1;
@@ -2834,7 +2834,7 @@ fn s129(x0: f64, w: [f64; 4], n: usize) -> f64 {
     x0 + v10 * (((n as f64)) - v10)
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s130(x0: f64, w: [f64; 4], xs: &[f64]) -> f64 {
     let mut acc1 = (w[3] * 1.0).hypot(0.5 - 0.1);
     let mut t2: f64 = 0.5;
@@ -2850,7 +2850,7 @@ fn s130(x0: f64, w: [f64; 4], xs: &[f64]) -> f64 {
     acc1 + t2 + t4 * (t7.cos())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s131(x0: f64, x1: f64, w: [f64; 2], m: [[f64; 2]; 2], n: usize) -> f64 {
     let mut acc1 = -((w[0] * 1.0).max(0.5));
     acc1 /= (((n as f64)) * ((n as f64)) + 1.0);
@@ -2859,7 +2859,7 @@ fn s131(x0: f64, x1: f64, w: [f64; 2], m: [[f64; 2]; 2], n: usize) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s132(m: [[f64; 3]; 2], x1: f64, x0: f64) -> f64 {
     let mut acc1 = (x0 * 0.75).hypot((-0.0) / (x1 * x1 + 1.0));
     acc1 /= (1.5 * 1.5 + 1.0);
@@ -2911,7 +2911,7 @@ fn s132(m: [[f64; 3]; 2], x1: f64, x0: f64) -> f64 {
     a11[0] + a11[0] * (10.0 / (a2[0] * a2[0] + 1.0))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s133(x0: f64, x1: f64, x2: f64, w: [f64; 4], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (x2 * x1).min(w[3]);
     let _dead2 = (acc1.detach()) * (acc1 * ((n as f64)));
@@ -2923,7 +2923,7 @@ fn s133(x0: f64, x1: f64, x2: f64, w: [f64; 4], xs: &[f64], n: usize) -> f64 {
     acc1 + t4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s134(x0: f64, x1: f64, m: [[f64; 3]; 3], n: usize) -> f64 {
     let mut acc1 = -((m[1][1] * 0.125).mul_add(x1, m[2][2]));
     let v2 = x0;
@@ -2932,7 +2932,7 @@ fn s134(x0: f64, x1: f64, m: [[f64; 3]; 3], n: usize) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s135(x0: f64, x1: f64, w: [f64; 4], m: [[f64; 3]; 2], xs: &[f64]) -> f64 {
     let mut acc1 = ((x0 / (w[2] * w[2] + 1.0)) * (x0 / (w[2] * w[2] + 1.0)) + 0.25).sqrt();
     let mut v2 = x1;
@@ -3029,7 +3029,7 @@ fn s136(w: [f64; 3], m: [[f64; 2]; 3], n: usize) -> f64 {
     m[1][0]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s137(x0: f64, xs: &[f64]) -> f64 {
     let mut acc1 = ((x0 - x0) * (x0 - x0) + 0.25).sqrt();
     for i in 0..4 {
@@ -3045,7 +3045,7 @@ fn s137(x0: f64, xs: &[f64]) -> f64 {
     acc1 + t3 * (((t3 * (1e-3)) * (t3 * (1e-3)) + 1.0).recip())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s138(xs: &[f64], w: [f64; 3], m: [[f64; 3]; 3], n: usize) -> f64 {
     let mut acc1 = ((m[1][0] + ((n as f64))).abs() + 0.5).powf((m[2][0].abs()).sin());
     let c2 = (n as f64) - 0.5;
@@ -3056,7 +3056,7 @@ fn s138(xs: &[f64], w: [f64; 3], m: [[f64; 3]; 3], n: usize) -> f64 {
     acc1 * (acc1.min(m[0][2]))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s139(w: [f64; 4], n: usize) -> f64 {
     let mut acc1 = (w[2].min(w[1])) - ((w[2] * 1.0).max(w[2]));
     for i in 0..4 {
@@ -3086,7 +3086,7 @@ fn s139(w: [f64; 4], n: usize) -> f64 {
     w[1] * (-((n as f64)))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s140(n: usize, w: [f64; 2]) -> f64 {
     let mut acc1 = (w[0] * w[0]) / (w[1] * w[0]);
     let mut t2 = ((n as f64)) * ((n as f64));
@@ -3134,7 +3134,7 @@ fn s140(n: usize, w: [f64; 2]) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s141(x0: f64, x1: f64, x2: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (((w[0] * (-1.25)) * (w[0] * (-1.25)) + 1.0).recip()) * (((n as f64)).min(4.0));
     let mut t2 = (((n as f64)) + x0) / ((((n as f64)).hypot(x2)) * (((n as f64)).hypot(x2)) + 1.0);
@@ -3162,7 +3162,7 @@ fn s141(x0: f64, x1: f64, x2: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     acc1 + t2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s142(xs: &[f64], w: [f64; 2]) -> f64 {
     let mut acc1 = (w[0].abs() + 0.5).powf(w[1].sin());
     let mut a2 = [0.0f64; 4];
@@ -3183,7 +3183,7 @@ fn s142(xs: &[f64], w: [f64; 2]) -> f64 {
     v6 + a2[3] + a3[1]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s143(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = -(10.0 / x1);
     let mut t2 = (acc1 + ((n as f64))) - (((n as f64)) - x1);
@@ -3222,7 +3222,7 @@ fn s143(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     acc1 + t2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s144(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc1 = (-0.5) * (x1 + w[1]);
     let t3 = (x1 * acc1).detach();
@@ -3230,7 +3230,7 @@ fn s144(x0: f64, x1: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     acc1 + t3 + t4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s145(x0: f64, n: usize) -> f64 {
     let mut acc1 = (n as f64);
     acc1 = acc1 * 0.5 + (0.75 * (acc1 - acc1));
@@ -3244,7 +3244,7 @@ fn s145(x0: f64, n: usize) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s146(x1: f64, w: [f64; 4], x0: f64, xs: &[f64]) -> f64 {
     let mut acc1 = ((x1 * w[1]).abs() + 0.5).powf((10.0 * x1).sin());
     let mut v2 = acc1;
@@ -3253,7 +3253,7 @@ fn s146(x1: f64, w: [f64; 4], x0: f64, xs: &[f64]) -> f64 {
     x1 + v2 + t4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s147(x0: f64, xs: &[f64], x1: f64) -> f64 {
     let mut acc1 = (x1.sin()) / ((((x0 * 0.125) * (x0 * 0.125) + 1.0).recip()) * (((x0 * 0.125) * (x0 * 0.125) + 1.0).recip()) + 1.0);
     let t2 = (x1.hypot(-1.25)) * 1.5;
@@ -3279,7 +3279,7 @@ fn s147(x0: f64, xs: &[f64], x1: f64) -> f64 {
     acc1 + t2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s148(w: [f64; 2]) -> f64 {
     let mut acc1 = (((w[1] * 0.75) * (w[1] * 0.75) + 1.0).recip()) - (w[0] * w[0]);
     acc1 -= (-acc1) * (acc1 - w[1]);
@@ -3289,7 +3289,7 @@ fn s148(w: [f64; 2]) -> f64 {
     acc1 * (acc1.tanh().exp_m1())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s149(x1: f64, x2: f64, x0: f64) -> f64 {
     let mut acc1 = (x1 + x1) * (x0 + (-0.0));
     for i in 0..2 {
@@ -3307,7 +3307,7 @@ fn s149(x1: f64, x2: f64, x0: f64) -> f64 {
     acc1 + t3 + t7
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s150(x0: f64, xs: &[f64]) -> f64 {
     let mut acc1 = ((x0 / ((-1.25) * (-1.25) + 1.0)) * (x0 / ((-1.25) * (-1.25) + 1.0)) + 1.0).recip();
     let mut t2: f64 = (0.1 + 1.5) - ((-0.5) * (-0.5));
@@ -3352,7 +3352,7 @@ fn s150(x0: f64, xs: &[f64]) -> f64 {
     acc1 + t2 + t3 + t4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s151(n: usize, w: [f64; 3], m: [[f64; 2]; 3]) -> f64 {
     let mut acc1 = w[2] * w[1];
     let mut t2 = (((m[0][0] * 2.0) * (m[0][0] * 2.0) + 1.0).ln()).powi(2);
@@ -3367,7 +3367,7 @@ fn s151(n: usize, w: [f64; 3], m: [[f64; 2]; 3]) -> f64 {
     acc1 + t2 + t4 * (((n as f64)) + w[1])
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s152(x0: f64, x1: f64, x2: f64, w: [f64; 4], xs: &[f64], n: usize) -> f64 {
     let mut acc1: f64 = 2.0;
     acc1 -= 0.1;
@@ -3392,7 +3392,7 @@ fn s152(x0: f64, x1: f64, x2: f64, w: [f64; 4], xs: &[f64], n: usize) -> f64 {
     acc1 + a2[0] + a6[0]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s153(x0: f64, x1: f64, w: [f64; 4]) -> f64 {
     let mut acc1 = (w[3] * 10.0).detach();
     acc1 /= (((x1 + 2.0).detach()) * ((x1 + 2.0).detach()) + 1.0);
@@ -3418,7 +3418,7 @@ fn s153(x0: f64, x1: f64, w: [f64; 4]) -> f64 {
     acc1 + a2[2] + v3 + v8
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s154(x0: f64, w: [f64; 2], m: [[f64; 3]; 3], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = x0.hypot(0.125);
     let mut t2 = (((n as f64)) * ((n as f64))) - ((n as f64));
@@ -3427,7 +3427,7 @@ fn s154(x0: f64, w: [f64; 2], m: [[f64; 3]; 3], xs: &[f64], n: usize) -> f64 {
     acc1 + t3 * (((n as f64)).sqrt())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s155(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc1 = (x0.tanh().exp()).min((x2 * x2 + 1.0).ln());
     let v2 = x2;
@@ -3437,7 +3437,7 @@ fn s155(x0: f64, x1: f64, x2: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     acc1 + v2 + t3 + t4 * ((w[2].abs() + 0.5).powf(x2.sin()))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s156(x1: f64, n: usize, w: [f64; 3], x0: f64) -> f64 {
     let mut acc1 = (x1 + x0).abs();
     let v2 = x1;
@@ -3477,7 +3477,7 @@ fn s156(x1: f64, n: usize, w: [f64; 3], x0: f64) -> f64 {
     acc1 + v2 + t6 * (x0.cos())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s157(w: [f64; 2], m: [[f64; 3]; 3], n: usize) -> f64 {
     let mut acc1 = (w[1].mul_add(m[2][1], -0.5)) / (w[1] * w[1] + 1.0);
     for i in 0..4 {
@@ -3501,7 +3501,7 @@ fn s157(w: [f64; 2], m: [[f64; 3]; 3], n: usize) -> f64 {
     acc1 + t4 + t8
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s158(xs: &[f64], x1: f64, x0: f64) -> f64 {
     let mut acc1 = (x0 + (1e-3)) / ((x0 * 2.0) * (x0 * 2.0) + 1.0);
     let t2 = ((x0 * (1e-3)).max(x1)) + (0.125 + x1);
@@ -3529,7 +3529,7 @@ fn s158(xs: &[f64], x1: f64, x0: f64) -> f64 {
     acc1 + t2 + t10
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s159(x1: f64, x0: f64, n: usize) -> f64 {
     let mut acc1 = ((((n as f64)).tanh()) * (((n as f64)).tanh()) + 0.25).sqrt();
     acc1 += (((n as f64)) - x0) * (0.5 * (-2.0));
@@ -3544,7 +3544,7 @@ fn s159(x1: f64, x0: f64, n: usize) -> f64 {
     acc1 * acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s160(x0: f64, w: [f64; 3], n: usize) -> f64 {
     let mut acc1 = ((x0 * (-0.5)).min(x0)) + ((x0 * x0 + 1.0).recip());
     let mut a2 = [0.0f64; 4];
@@ -3562,7 +3562,7 @@ fn s160(x0: f64, w: [f64; 3], n: usize) -> f64 {
     acc1 + a2[0] + a3[3]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s161(w: [f64; 3]) -> f64 {
     let mut acc1 = ((w[2].powi(0)) * (w[2].powi(0)) + 1.0).recip();
     acc1 += (w[0].mul_add(1.5, 0.125)) * 0.3;
@@ -3614,7 +3614,7 @@ fn s161(w: [f64; 3]) -> f64 {
     t13 + t13 + t14 + t15
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s162(x0: f64, w: [f64; 3], m: [[f64; 2]; 3], n: usize) -> f64 {
     let mut acc1 = (m[0][0] * (-2.0)).max(x0 + m[2][1]);
     for i in 0..4 {
@@ -3632,7 +3632,7 @@ fn s162(x0: f64, w: [f64; 3], m: [[f64; 2]; 3], n: usize) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s163(x0: f64, xs: &[f64]) -> f64 {
     let mut acc1 = ((x0 * (0.1 - 10.0)) * (x0 * (0.1 - 10.0)) + 0.25).sqrt();
     let mut a2 = [0.0f64; 4];
@@ -3641,7 +3641,7 @@ fn s163(x0: f64, xs: &[f64]) -> f64 {
     acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s164(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = ((x0.mul_add((n as f64), 0.125)) * (x0.mul_add((n as f64), 0.125)) + 1.0).ln();
     let t2 = (-x0) + (0.3 - acc1);
@@ -3650,7 +3650,7 @@ fn s164(x0: f64, xs: &[f64], n: usize) -> f64 {
     acc1 + t2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s165(xs: &[f64], w: [f64; 4]) -> f64 {
     let mut acc1 = (w[0].detach()) - (-w[0]);
     let mut v2 = acc1;
@@ -3712,7 +3712,7 @@ fn s166(x1: f64, x0: f64) -> f64 {
     acc1 + t3 + a4[0] * (x1 + 2.0)
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s167(w: [f64; 2]) -> f64 {
     let mut acc1 = (w[0] - 0.1).hypot((-0.0) + 4.0);
     acc1 /= (2.0 * 2.0 + 1.0);
@@ -3731,7 +3731,7 @@ fn s167(w: [f64; 2]) -> f64 {
     v2 + v2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s168(x0: f64, x1: f64, x2: f64) -> f64 {
     let mut acc1 = (x0 + (-0.0)).cos();
     if x0 > -0.5 {
@@ -3751,7 +3751,7 @@ fn s168(x0: f64, x1: f64, x2: f64) -> f64 {
     acc1 + a4[0] + t7 + t9
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn s169(x0: f64, x1: f64, n: usize, x2: f64, m: [[f64; 3]; 2]) -> f64 {
     let mut acc1 = (x1.detach()) + (x2.sin());
     if (n as f64) < 0.0 {
@@ -7604,6 +7604,12 @@ pub const PROGRAMS: &[Program] = &[
 
 /// How many functions both files' `PROGRAMS` list: a binary runs its share of the cases.
 pub const ALL_PROGRAMS: usize = 464;
+
+/// The functions of `PROGRAMS` written `#[differentiable(tape)]`.
+pub const ON_THE_TAPE: &[&str] = &["s050", "s067", "s070", "s110", "s120", "s136", "s166"];
+
+/// The functions of `PROGRAMS` that call a helper without compiled halves.
+pub const CALLS_THE_TAPE: &[&str] = &[];
 
 /// This file, for reports.
 pub const FILE: &str = "tests/random_programs/generated_sweeps.rs";

@@ -326,6 +326,22 @@ fn deep_loop_return(x: f64, xs: &[f64]) -> f64 {
     acc
 }
 
+/// Horner's rule over a range walked backwards, then a backwards loop that breaks.
+#[differentiable]
+fn horner(c: [f64; 4], x: f64, n: usize) -> f64 {
+    let mut acc = 0.0;
+    for i in (0..n.min(4)).rev() {
+        acc = acc * x + c[i];
+    }
+    for i in (0..4).rev() {
+        if i == 1 {
+            break;
+        }
+        acc += c[i] * 0.5;
+    }
+    acc
+}
+
 fn scalar(result: Result<(f64, [f64; 1]), scalar_autodiff::ScalarAutodiffError>) -> Outcome {
     outcome(result.map(|(v, g)| (v, g.to_vec())))
 }
@@ -572,4 +588,32 @@ fn exits_at_any_depth_run_compiled_and_agree() {
         }
     }
     assert!(taken.iter().all(|&count| count > 2), "{taken:?}");
+}
+
+#[test]
+fn ranges_walked_backwards_run_compiled_and_agree() {
+    let mut rng = XorShift::new(0x0bac_c0a2_d5ee_d001);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..30 {
+        let c = [next(), next(), next(), next()];
+        let (x, n) = (next(), case % 6);
+        let fast = outcome(horner_grad(c, x, n).map(|(v, g)| (v, g.to_vec())));
+        let at = [c[0], c[1], c[2], c[3], x];
+        let checked = graph_of(&at, |t| {
+            let c = [t[0].clone(), t[1].clone(), t[2].clone(), t[3].clone()];
+            horner_graph(&c, &t[4], n)
+        });
+        assert_eq!(fast, checked, "case {case}");
+        assert_eq!(traces(|| drop(horner_grad(c, x, n))), 0, "case {case}");
+        let (value, gradient) = horner_grad(c, x, n).expect("finite");
+        assert_eq!(value.to_bits(), horner(c, x, n).to_bits());
+        for k in 0..5 {
+            let moved = |t: f64| {
+                let mut q = at;
+                q[k] = t;
+                horner([q[0], q[1], q[2], q[3]], q[4], n)
+            };
+            near(gradient[k], moved, at[k], "horner");
+        }
+    }
 }

@@ -2613,6 +2613,8 @@ fn reversible(iter: &Expr) -> bool {
                 "iter" | "chunks" | "chunks_exact" | "windows" => {
                     call.turbofish.is_none() && !matches!(&*call.receiver, Expr::Range(_))
                 }
+                // A range backwards (`(0..n).rev()`): walked back, it runs forwards.
+                "rev" if is_range(&call.receiver) => true,
                 "enumerate" | "rev" | "copied" | "cloned" | "skip" | "take" => {
                     slice_like(&call.receiver)
                 }
@@ -2637,6 +2639,16 @@ fn slice_like(iter: &Expr) -> bool {
         Expr::Range(_) => false,
         Expr::Paren(paren) => slice_like(&paren.expr),
         _ => reversible(iter),
+    }
+}
+
+/// A range with both ends (in parentheses, as `.rev()` needs one).
+fn is_range(expr: &Expr) -> bool {
+    match expr {
+        Expr::Range(range) => range.start.is_some() && range.end.is_some(),
+        Expr::Paren(paren) => is_range(&paren.expr),
+        Expr::Group(group) => is_range(&group.expr),
+        _ => false,
     }
 }
 
