@@ -25,7 +25,6 @@ mod generated {
     pub const PROGRAMS: &[crate::support::Program] = &[];
     pub const ALL_PROGRAMS: usize = 0;
     pub const ON_THE_TAPE: &[&str] = &[];
-    pub const CALLS_THE_TAPE: &[&str] = &[];
     pub const FILE: &str = "";
 }
 

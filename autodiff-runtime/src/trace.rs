@@ -625,6 +625,32 @@ fn fold<'t>(
 #[derive(Clone, Copy, Debug)]
 pub struct Outlined<'b, B>(pub &'b B);
 
+/// Every backend but [`Halves`]: the bound of a hidden body that has no compiled halves
+/// (written `#[differentiable(tape)]`, or a body they do not cover), so that a function
+/// whose compiled sweeps would call it is a compile error at the call, not a call that
+/// falls back to the tape at run time.
+#[diagnostic::on_unimplemented(
+    message = "this helper has no compiled halves: a compiled gradient cannot call it",
+    label = "this call would record the whole gradient on the tape, many times slower",
+    note = "the helper is `#[differentiable(tape)]`, or its body holds a form its compiled \
+            halves do not follow (one returning a parameter as it is, \
+            `if x > 0.0 {{ x }} else {{ 0.0 }}`, does not: `x.max(0.0)` does)",
+    note = "give the helper a body its halves cover, or write `#[differentiable(tape)]` on \
+            this function too to record every call on the tape knowingly"
+)]
+pub trait Recordable {}
+
+#[diagnostic::do_not_recommend]
+impl Recordable for Handles {}
+#[diagnostic::do_not_recommend]
+impl Recordable for Trace<'_> {}
+#[diagnostic::do_not_recommend]
+impl<const CHECKED: bool> Recordable for Primal<CHECKED> {}
+#[diagnostic::do_not_recommend]
+impl Recordable for crate::dual::Forward {}
+#[diagnostic::do_not_recommend]
+impl<B: Recordable> Recordable for Outlined<'_, B> {}
+
 /// Plain `f64`s, no graph: compiled sweeps convert their data through it with the
 /// trace's own `constant`, so that a type error in the user's data reads the same (and
 /// is reported once) on both paths.

@@ -383,8 +383,7 @@ fn ordinary(rng: &mut Rng) -> f64 {
 /// (`scalar_autodiff::__private::traces` counts the checked path's runs). Every function
 /// written `#[differentiable]` must (its sweeps compiled, or the build would have failed,
 /// and its callees' too), and exactly those written `#[differentiable(tape)]` (the
-/// generated file's `ON_THE_TAPE`) take the checked path, with those that call a helper
-/// without compiled halves (`CALLS_THE_TAPE`).
+/// generated file's `ON_THE_TAPE`) take the checked path.
 #[test]
 fn the_sweeps_families_run_compiled() {
     let mut rng = Rng(DEFAULT_SEED ^ 2);
@@ -424,9 +423,7 @@ fn the_sweeps_families_run_compiled() {
     let expected: Vec<&str> = measured
         .iter()
         .copied()
-        .filter(|name| {
-            generated::ON_THE_TAPE.contains(name) || generated::CALLS_THE_TAPE.contains(name)
-        })
+        .filter(|name| generated::ON_THE_TAPE.contains(name))
         .collect();
     assert_eq!(
         traced, expected,

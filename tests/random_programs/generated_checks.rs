@@ -5781,8 +5781,5 @@ pub const ALL_PROGRAMS: usize = 464;
 /// The functions of `PROGRAMS` written `#[differentiable(tape)]`.
 pub const ON_THE_TAPE: &[&str] = &[];
 
-/// The functions of `PROGRAMS` that call a helper without compiled halves.
-pub const CALLS_THE_TAPE: &[&str] = &[];
-
 /// This file, for reports.
 pub const FILE: &str = "tests/random_programs/generated_checks.rs";

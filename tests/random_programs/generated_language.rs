@@ -133,7 +133,7 @@ fn f001(x0: f64, x1: f64) -> f64 {
     return x1;
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f002(x0: f64, w: [f64; 2], n: usize, #[constant] c: f64) -> f64 {
     let mut acc1 = x0.sin().exp_m1();
     let a2: [f64; 2] = [acc1.log(x0), f64::log2((acc1.abs() + 1.0))];
@@ -570,7 +570,7 @@ fn f013(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     x0 + ((x0 * x0 + 0.5).sqrt() * (x1 / (x1 * x1 + 0.5))) + x1 + ((x0 * x0).ln_1p() + (x1 * 0.1).exp())
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f014(x0: f64, x1: f64, w: [f64; 3], #[param] p: &Layer) -> f64 {
     let t1 = ((w[1] * w[1] + 0.5).sqrt() * (w[1] * w[1] + 0.5).sqrt() + 0.5).recip();
     'l2: for (u3, &u4) in p.w.iter().zip(p.w.iter()) {
@@ -1413,7 +1413,7 @@ fn f041(mut x0: f64, x1: f64, v: [f64; 2], n: usize) -> f64 {
     acc1 - x1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f042(x0: f64, w: [f64; 3]) -> f64 {
     let mut acc1 = w.iter().fold(-0.5, |acc3, q2| acc3 * 0.1 + q2);
     for i4 in 0..=0 {
@@ -1677,7 +1677,7 @@ fn f052(x1: f64, xs: &[f64], x0: f64, #[param] ps: &[f64], v: [f64; 3], x2: f64)
     acc1 + x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f053(x0: f64, x1: f64, n: usize) -> f64 {
     let mut acc1 = (-2.0 - x0);
     acc1 = ((x0 * 0.5).cosh() * (x0 * 0.5).cosh() + 1.0).powf(x0.sin());
@@ -1738,7 +1738,7 @@ fn f055(x0: f64, x1: f64, #[param] p: &Layer) -> f64 {
     (f64::ln_1p((t6 * t6)) * p.b) + t7
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f056(x0: f64, x1: f64, x2: f64, #[param] ps: &[f64], xs: &[f64]) -> f64 {
     let mut acc1 = ps[2];
     let t2 = (if f64::max(x0, x0) >= -0.5 { (acc1 * acc1 + 2.0).log(2.0) } else { 0.5 });
@@ -1774,7 +1774,7 @@ fn f056(x0: f64, x1: f64, x2: f64, #[param] ps: &[f64], xs: &[f64]) -> f64 {
     acc1 - x2 * t2 + x2
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f057(mut x1: f64, #[constant] c: f64, w: [f64; 3], x0: f64, n: usize) -> f64 {
     let mut acc1 = x0.powf(x0);
     x1 = f020(acc1, &[0.5, -1.5, 2.0]);
@@ -2126,7 +2126,7 @@ fn f067(n: usize, #[param] p: &Layer) -> f64 {
     acc1 - p.w.iter().enumerate().map(|(j15, q14)| q14 * acc1).sum::<f64>() * y2 + acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f068(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (x0 * x1);
     acc1 += ((w[0].abs() + 1.0).log2() + (xs.len() as f64));
@@ -2143,7 +2143,7 @@ fn f068(x0: f64, x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     x1 * t8
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f069(x0: f64, x1: f64, w: [f64; 2]) -> f64 {
     let mut acc1 = (if f64::cos(w[1]) >= -1.0 { 3.0 } else { x0 });
     let h3 = arr038(({ let b2 = acc1; b2 * b2 + x0 }));
@@ -2226,7 +2226,7 @@ fn f071(x0: f64, x1: f64, w: [f64; 3], #[param] ps: &[f64], n: usize) -> f64 {
     y14 * y14 + y14
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f072(mut x1: f64, x0: f64, w: [f64; 3]) -> f64 {
     let mut acc1 = ({ let b2 = x0; b2 * x0 + b2 });
     acc1 = (0.3 * f64::atan2(x1, 0.0));
@@ -2257,7 +2257,7 @@ fn f072(mut x1: f64, x0: f64, w: [f64; 3]) -> f64 {
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f073(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     for (&d1, d2) in xs.iter().zip(xs.iter().skip(1)) {
         for &d3 in xs {
@@ -2548,7 +2548,7 @@ fn f082(x0: f64, mut x1: f64, xs: &[f64]) -> f64 {
     x0 + x0
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f083(x0: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     let mut acc1 = x0;
     let _dead2 = f053(acc1, 0.25, 2).ln_1p();
@@ -2637,7 +2637,7 @@ fn f085(w: [f64; 4], xs: &[f64], mut x0: f64, n: usize) -> f64 {
     acc1 - (-(x0)) + t2
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f086(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     let t1 = x1;
     {
@@ -2772,7 +2772,7 @@ fn f088(x0: f64, x1: f64, v: [f64; 3], #[param] p: &Layer, xs: &[f64]) -> f64 {
     acc1 + x1 + acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f089(x0: f64, #[constant] c: f64, xs: &[f64], x1: f64, mut x2: f64) -> f64 {
     let mut acc1 = x2;
     let t2 = ((-(x2)) / (1e-3 * 1e-3 + 0.5));
@@ -3224,7 +3224,7 @@ fn f100(#[constant] c: f64, x0: f64, n: usize, w: [f64; 4], xs: &[f64]) -> f64 {
     t7 - t7
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f101(x0: f64, v: [f64; 3], #[param] ps: &[f64], #[param] p: &Layer, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = p.w[0].max(p.b);
     for (i3, &d2) in xs.iter().enumerate() {
@@ -3273,7 +3273,7 @@ fn f102(x0: f64, mut x1: f64, x2: f64, w: [f64; 4], xs: &[f64], n: usize) -> f64
     (acc1 + x0 - v2 - (-(t16.atan2(w[3])))).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f104(x0: f64, x1: f64) -> f64 {
     let mut acc1 = (1.5 * x1);
     let mut t2 = x1.max(1.5).atan();
@@ -3368,7 +3368,7 @@ fn f109(x1: f64, mut x0: f64, n: usize, v: [f64; 2]) -> f64 {
     (y8 + y2).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f110(x0: f64, x1: f64, #[constant] c: f64) -> f64 {
     let mut acc1 = x0.asinh();
     let t2 = acc1;
@@ -3721,7 +3721,7 @@ fn f119(x0: f64, w: [f64; 4], xs: &[f64], n: usize, #[constant] c: f64) -> f64 {
     }
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f120(x0: f64, #[constant] c: f64, n: usize) -> f64 {
     let mut acc1 = (-(x0));
     let mut t2 = (acc1 * (1.5 * acc1));
@@ -3753,7 +3753,7 @@ fn f122(w: [f64; 4], x0: f64, v: [f64; 3]) -> f64 {
     (acc1 - x0 - acc1 * acc1).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f123(w: [f64; 3]) -> f64 {
     let mut acc1 = (1.5 - w[2]);
     acc1 = 1e-3;
@@ -4038,7 +4038,7 @@ fn f135(mut x0: f64) -> f64 {
     acc1 * t4
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f136(x0: f64, xs: &[f64], #[constant] c: f64, w: [f64; 2], x1: f64) -> f64 {
     let mut acc1 = (x1 - c);
     for (j3, u2) in w.iter().enumerate() {
@@ -4104,7 +4104,7 @@ fn f139(x0: f64, x1: f64) -> f64 {
     acc1 + f64::ln((a7.iter().product::<f64>() * a7.iter().product::<f64>() + 0.5))
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f140(x0: f64, #[param] p: &Layer) -> f64 {
     let mut acc1 = (p.b * p.b + 2.0).log(2.0);
     let _dead2 = (f64::atanh((x0.tanh() * 0.9)) * 0.1).exp();
@@ -4198,7 +4198,7 @@ fn f142(x1: f64, x0: f64, n: usize) -> f64 {
     acc1 + x0 + x1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f143(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut v1 = x0;
     for i2 in 0..xs.len() {
@@ -4239,7 +4239,7 @@ fn f143(x0: f64, xs: &[f64], n: usize) -> f64 {
     (v1 + x0).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f144(v: [f64; 2], x1: f64, x0: f64) -> f64 {
     let mut acc1 = v.iter().fold(x1, |acc3, q2| acc3 * x1 + q2);
     acc1 = acc1 * ((x0 * x0 + 1.5).acosh() / (x1 * x1 + 0.5)) + (acc1.abs() + 1.0).log2();
@@ -4250,7 +4250,7 @@ fn f144(v: [f64; 2], x1: f64, x0: f64) -> f64 {
     acc1 - x1 + acc1
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f145(x0: f64, x1: f64, x2: f64, n: usize) -> f64 {
     let h1 = arr038(x1.sin().exp2());
     if (x1 * x1 + 1.5).acosh() < 0.5 {
@@ -4976,7 +4976,7 @@ fn f165(w: [f64; 3], n: usize) -> f64 {
     acc1 * t2 + t2 * t2
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f166(mut x1: f64, x0: f64, xs: &[f64]) -> f64 {
     for i1 in 0..=0 {
         let t2 = (if (x1 >= -0.5 && (-(x0)) > -0.5) { f64::tan(x0.tanh()) } else { x0.min(x0) });
@@ -5081,7 +5081,7 @@ fn f169(mut x0: f64, n: usize) -> f64 {
     acc1 - (x0 * -1.25).tanh()
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn f170(x0: f64, x1: f64, x2: f64) -> f64 {
     let mut t1 = ((-(x1)) * ({ let b2 = x1; b2 * x0 + x0 }));
     for i3 in 0..=1 {
@@ -5361,7 +5361,7 @@ impl Holder {
         acc1 * x1
     }
 
-    #[differentiable]
+    #[differentiable(tape)]
     pub fn m033(x1: f64, w: [f64; 4], x0: f64, xs: &[f64]) -> f64 {
         let mut acc1 = (w[1] * w[1]).ln_1p();
         for i2 in 0..xs.len() {
@@ -5520,7 +5520,7 @@ impl Holder {
         acc1 + t4 + t4 - acc1
     }
 
-    #[differentiable]
+    #[differentiable(tape)]
     pub fn m103(#[constant] c: f64, x0: f64, xs: &[f64], x1: f64, #[param] ps: &[f64]) -> f64 {
         let mut acc1 = (x0 + -0.5);
         for (i3, &d2) in xs.iter().enumerate() {
@@ -5618,7 +5618,7 @@ impl Holder {
         return (x0 + ((x0 * x0) + (SCALE * 0.5).cosh())).tanh();
     }
 
-    #[differentiable]
+    #[differentiable(tape)]
     pub fn m156(&self, #[constant] c: f64, x0: f64, w: [f64; 3], x1: f64) -> f64 {
         let mut acc1 = (x0.tanh() * 0.9).acos();
         acc1 /= (x1 * x1 + 1.0);
@@ -9623,10 +9623,7 @@ pub const PROGRAMS: &[Program] = &[
 pub const ALL_PROGRAMS: usize = 464;
 
 /// The functions of `PROGRAMS` written `#[differentiable(tape)]`.
-pub const ON_THE_TAPE: &[&str] = &["f001", "f004", "f008", "f009", "f010", "f011", "f013", "f017", "f018", "m019", "f020", "f021", "m023", "f024", "f025", "m026", "f027", "f031", "f032", "f034", "f035", "f039", "f040", "f041", "f043", "f046", "m047", "m048", "f050", "f052", "f054", "f055", "f058", "f060", "f062", "f063", "f066", "f067", "f070", "f071", "m075", "f076", "f077", "f081", "f084", "f085", "f087", "f088", "f090", "f091", "f093", "f097", "f098", "f099", "f100", "f102", "f105", "f106", "f107", "f111", "f112", "f113", "f114", "f115", "f116", "f117", "f118", "f119", "f122", "f125", "f126", "f128", "f131", "m132", "f135", "f139", "f142", "f146", "f147", "f148", "f150", "f153", "f154", "f157", "f159", "f160", "f162", "f163", "f165", "f167", "f168", "f169", "m173", "f177"];
-
-/// The functions of `PROGRAMS` that call a helper without compiled halves.
-pub const CALLS_THE_TAPE: &[&str] = &["m033", "f057", "f068", "f069", "f104", "f120", "f123", "f136", "f140", "f143", "f145", "f166", "f170"];
+pub const ON_THE_TAPE: &[&str] = &["f001", "f002", "f004", "f008", "f009", "f010", "f011", "f013", "f014", "f017", "f018", "m019", "f020", "f021", "m023", "f024", "f025", "m026", "f027", "f031", "f032", "m033", "f034", "f035", "f039", "f040", "f041", "f042", "f043", "f046", "m047", "m048", "f050", "f052", "f053", "f054", "f055", "f056", "f057", "f058", "f060", "f062", "f063", "f066", "f067", "f068", "f069", "f070", "f071", "f072", "f073", "m075", "f076", "f077", "f081", "f083", "f084", "f085", "f086", "f087", "f088", "f089", "f090", "f091", "f093", "f097", "f098", "f099", "f100", "f101", "f102", "m103", "f104", "f105", "f106", "f107", "f110", "f111", "f112", "f113", "f114", "f115", "f116", "f117", "f118", "f119", "f120", "f122", "f123", "f125", "f126", "f128", "f131", "m132", "f135", "f136", "f139", "f140", "f142", "f143", "f144", "f145", "f146", "f147", "f148", "f150", "f153", "f154", "m156", "f157", "f159", "f160", "f162", "f163", "f165", "f166", "f167", "f168", "f169", "f170", "m173", "f177"];
 
 /// This file, for reports.
 pub const FILE: &str = "tests/random_programs/generated_language.rs";

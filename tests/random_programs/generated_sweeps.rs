@@ -7608,8 +7608,5 @@ pub const ALL_PROGRAMS: usize = 464;
 /// The functions of `PROGRAMS` written `#[differentiable(tape)]`.
 pub const ON_THE_TAPE: &[&str] = &["s050", "s067", "s070", "s110", "s120", "s136", "s166"];
 
-/// The functions of `PROGRAMS` that call a helper without compiled halves.
-pub const CALLS_THE_TAPE: &[&str] = &[];
-
 /// This file, for reports.
 pub const FILE: &str = "tests/random_programs/generated_sweeps.rs";

@@ -168,7 +168,8 @@ fn soft(v: f64, xs: &[f64]) -> f64 {
 }
 
 /// Returns a parameter as it is: a copy, which a half cannot hand back in the trace's
-/// order, so its callers keep the checked path.
+/// order, so it has no compiled halves: a caller whose sweeps would call it is a compile
+/// error, and one written `tape` records every call.
 #[differentiable]
 fn passes(x: f64) -> f64 {
     x
@@ -198,7 +199,7 @@ fn spilled(x: f64, y: f64) -> f64 {
     x * y + if x > 0.0 { x.sin() } else { y * y } - (x - y).exp() * soft(y, &[0.5])
 }
 
-#[differentiable]
+#[differentiable(tape)]
 fn through(x: f64, y: f64) -> f64 {
     passes(x) * y + passes(y)
 }

@@ -16,7 +16,7 @@
 use std::collections::HashSet;
 
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{quote, ToTokens};
+use quote::{quote, quote_spanned, ToTokens};
 
 use super::checks::{self, reader};
 use super::ir::{Arg, Data, Op, Operand, Place, Program, Stmt, Value, Var, VarId};
@@ -805,11 +805,50 @@ fn call_halves(path: &TokenStream, args: &[TokenStream], which: TokenStream) -> 
     let stack = stack();
     let halves = Ident::new("__halves", Span::mixed_site());
     let result = Ident::new("__result", Span::mixed_site());
+    // Spanned at the call, where rustc's error for a callee without halves points.
+    let span = path
+        .clone()
+        .into_iter()
+        .last()
+        .map_or_else(Span::call_site, |token| token.span());
+    let check = callable_path(path).map(|check| {
+        let located = Ident::new("__halves", span.resolved_at(Span::mixed_site()));
+        let argument = quote_spanned!(span=> &#located);
+        quote!(#check(#argument);)
+    });
     quote! {{
         let #halves = #private::Halves::#which(&mut *#stack);
+        #check
         let #result = #path(&#halves, #(#args),*);
         #result
     }}
+}
+
+/// The callee's check (`crate::emit::callable_fn`) beside its hidden body `path`
+/// (`differentiable_g`, `m::differentiable_g::<3>`, `self.differentiable_g`): the same
+/// path to `__autodiff_callable_g`, without the sizes.
+fn callable_path(path: &TokenStream) -> Option<TokenStream> {
+    let callable = |ident: &Ident| {
+        let name = ident.to_string();
+        let name = name.strip_prefix("differentiable_")?;
+        Some(crate::emit::callable_ident(&Ident::new(name, ident.span())))
+    };
+    match syn::parse2::<syn::Expr>(path.clone()).ok()? {
+        syn::Expr::Path(mut path) => {
+            let last = path.path.segments.last_mut()?;
+            last.ident = callable(&last.ident)?;
+            last.arguments = syn::PathArguments::None;
+            Some(path.to_token_stream())
+        }
+        syn::Expr::Field(mut field) => {
+            let syn::Member::Named(method) = &field.member else {
+                return None;
+            };
+            field.member = syn::Member::Named(callable(method)?);
+            Some(field.to_token_stream())
+        }
+        _ => None,
+    }
 }
 
 /// Whether `param` is a `#[param]` slice (`&[f64]`).
