@@ -242,19 +242,25 @@ pub mod parallel;
 /// callee's own compiled halves (through its hidden body, so a call of a function that is
 /// not differentiable is still one compile error), which add the callee's contributions
 /// straight into the caller's adjoints, in the trace's order (a `#[param]` slice is read in
-/// place, when the caller lends its own); a callee outside the sweeps' forms (one
-/// returning a parameter as it is, one given a slice the caller computed) makes its
-/// callers' warm calls take the checked path. Other bodies (a `break`, `continue` or
-/// `return` inside an expression, a `mut` parameter that is not a scalar, a `push` of
-/// anything but a helper's result or onto a vector declared inside a loop or a helper, a
-/// loop over a vector's length that pushes to it, `.flatten()`, an assignment `a[i] = y;`
-/// or `v = y;` of a tracked `y` read again later, a `let v = y;` of a local `y` assigned
-/// again while `v` is still its copy, an array `[y; N]` of one tracked value, an array
-/// literal lending one tracked value twice, bodies of more than 128 operations as written,
-/// where sweeps would double the compile time) are a compile error that points at the
-/// first thing the sweeps do not follow: a slow path is never silent. Rewrite that part,
-/// move it into a helper, or write `#[differentiable(tape)]` to run `name_grad` on the
-/// checked path alone knowingly: same results, at the speed of the tape.
+/// place, when the caller lends its own); a helper without compiled halves (one written
+/// `#[differentiable(tape)]`, or one whose halves do not cover its body, such as one
+/// returning a parameter as it is: `if x > 0.0 { x } else { 0.0 }`, where `x.max(0.0)`
+/// compiles) makes a caller whose sweeps would call it a compile error at the call; one
+/// given a slice the caller computed still makes its callers' warm calls take the checked
+/// path. Copies of tracked scalars read again later (`let prev = h; h = f(h);`,
+/// `second = best; best = v;`) are followed with node numbers: each such scalar carries
+/// the number of the node it holds, and the reverse sweep adds every read into that
+/// node's cell, in the trace's order. Other bodies (a `break`, `continue` or `return`
+/// inside an expression, a `mut` parameter that is not a scalar, a `push` of anything but
+/// a helper's result or onto a vector declared inside a loop or a helper, a loop over a
+/// vector's length that pushes to it, `.flatten()`, a copy `a[i] = y;` into an array's
+/// element or out of one, read again later, an array `[y; N]` of one tracked value, an
+/// array literal lending one tracked value twice, bodies of more than 128 operations as
+/// written, where sweeps would double the compile time) are a compile error that points
+/// at the first thing the sweeps do not follow: a slow path is never silent. Rewrite that
+/// part, move it into a helper, or write `#[differentiable(tape)]` to run `name_grad` on
+/// the checked path alone knowingly (and the function then has no compiled halves for
+/// its callers either): same results, at the speed of the tape.
 ///
 /// ```compile_fail
 /// use scalar_autodiff::differentiable;
