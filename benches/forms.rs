@@ -2,7 +2,8 @@
 //! `.fold(..)`, `.map(..).fold(..)`, a counted `while`, `loop` left by `break`, `return`
 //! from inside a `for`, a helper lent rows of a parameter struct, a helper's result stored
 //! into a row of a local array, a helper's result changed in place, `self.helper(..)` from a
-//! method), `form_grad` of the
+//! method, exits nested in `if`s, a copy read again later, an array literal lent as it is),
+//! `form_grad` of the
 //! function written that way against `twin_grad` of the same computation written in a form
 //! the compiled sweeps ran before (`if` instead of `continue`, a `for` loop instead of a
 //! fold, `.sum()` instead of `.fold(..)`, `for` instead of `while`, the method inline, and
@@ -675,6 +676,147 @@ fn self_helper_case(c: &mut Criterion) {
     );
 }
 
+// ---------------------------------------------------------------- exits nested in `if`s
+
+/// [`continue_in_for`] with the `continue` one `if` deeper, and a `break` two deep.
+#[differentiable]
+fn deep_exits(w: f64, xs: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for &x in xs {
+        if x < 0.0 {
+            if x < -0.5 {
+                continue;
+            }
+            total += (w * x).cos();
+        }
+        if total > 1.0e6 {
+            if x > 2.0 {
+                break;
+            }
+        }
+        total += (w * x).sin();
+    }
+    total
+}
+
+/// [`deep_exits`] with `if`s and `else`s alone (the data never breaks).
+#[differentiable]
+fn deep_exits_twin(w: f64, xs: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for &x in xs {
+        if x < -0.5 {
+        } else {
+            if x < 0.0 {
+                total += (w * x).cos();
+            }
+            total += (w * x).sin();
+        }
+    }
+    total
+}
+
+/// `deep_exits` over 256 numbers in [-1, 1).
+fn deep_exits_case(c: &mut Criterion) {
+    let xs = uniform(0xdee9_e817, 256);
+    let w = 0.7;
+    pair(
+        c,
+        "deep_exits",
+        [deep_exits(w, &xs), deep_exits_twin(w, &xs)],
+        || deep_exits_grad(black_box(w), black_box(&xs)),
+        || deep_exits_twin_grad(black_box(w), black_box(&xs)),
+    );
+}
+
+// ---------------------------------------------------------------- copies read again
+
+/// A recurrence that keeps the previous state (`let prev = h;` before `h` changes): the
+/// copy and its source share a node.
+#[differentiable]
+fn kept_state(w: [f64; 2], xs: &[f64]) -> f64 {
+    let mut h = 0.0;
+    let mut out = 0.0;
+    for x in xs {
+        let prev = h;
+        h = (w[0] * h + w[1] * x).tanh();
+        out += prev * h;
+    }
+    out
+}
+
+/// [`kept_state`] with the new state computed into a local first.
+#[differentiable]
+fn kept_state_twin(w: [f64; 2], xs: &[f64]) -> f64 {
+    let mut h = 0.0;
+    let mut out = 0.0;
+    for x in xs {
+        let next = (w[0] * h + w[1] * x).tanh();
+        out += h * next;
+        h = next;
+    }
+    out
+}
+
+/// `kept_state` over 256 numbers.
+fn kept_state_case(c: &mut Criterion) {
+    let xs = uniform(0x5747_e001, 256);
+    let w = [0.6, 0.9];
+    pair(
+        c,
+        "kept_state",
+        [kept_state(w, &xs), kept_state_twin(w, &xs)],
+        || kept_state_grad(black_box(w), black_box(&xs)),
+        || kept_state_twin_grad(black_box(w), black_box(&xs)),
+    );
+}
+
+// ---------------------------------------------------------------- array literals
+
+#[differentiable]
+fn mix(v: [f64; 4]) -> f64 {
+    (v[0] * v[1] + v[2]).tanh() * v[3]
+}
+
+#[differentiable]
+fn mix_scalars(a: f64, b: f64, c: f64, d: f64) -> f64 {
+    (a * b + c).tanh() * d
+}
+
+/// A helper lent an array literal of tracked values as they are and a constant.
+#[differentiable]
+fn lent_literal(w: [f64; 2], xs: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for x in xs {
+        let z = w[0] * x;
+        total += mix([z, w[1], x * 0.5, 1.5]);
+    }
+    total
+}
+
+/// [`lent_literal`] through a helper with four scalar parameters.
+#[differentiable]
+fn lent_literal_twin(w: [f64; 2], xs: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for x in xs {
+        let z = w[0] * x;
+        total += mix_scalars(z, w[1], x * 0.5, 1.5);
+    }
+    total
+}
+
+/// `lent_literal` over 256 numbers.
+fn lent_literal_case(c: &mut Criterion) {
+    let xs = uniform(0x11e4_a1, 256);
+    let w = [0.8, -0.3];
+    pair(
+        c,
+        "lent_literal",
+        [lent_literal(w, &xs), lent_literal_twin(w, &xs)],
+        || lent_literal_grad(black_box(w), black_box(&xs)),
+        || lent_literal_twin_grad(black_box(w), black_box(&xs)),
+    );
+}
+
 criterion_group!(
     benches,
     continue_case,
@@ -683,6 +825,9 @@ criterion_group!(
     return_case,
     helper_rows_case,
     layer_cases,
-    self_helper_case
+    self_helper_case,
+    deep_exits_case,
+    kept_state_case,
+    lent_literal_case
 );
 criterion_main!(benches);
