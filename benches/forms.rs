@@ -806,7 +806,7 @@ fn lent_literal_twin(w: [f64; 2], xs: &[f64]) -> f64 {
 
 /// `lent_literal` over 256 numbers.
 fn lent_literal_case(c: &mut Criterion) {
-    let xs = uniform(0x11e4_a1, 256);
+    let xs = uniform(0x0011_e4a1, 256);
     let w = [0.8, -0.3];
     pair(
         c,
