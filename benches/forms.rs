@@ -678,7 +678,9 @@ fn self_helper_case(c: &mut Criterion) {
 
 // ---------------------------------------------------------------- exits nested in `if`s
 
-/// [`continue_in_for`] with the `continue` one `if` deeper, and a `break` two deep.
+/// [`continue_in_for`] with the `continue` one `if` deeper, and a `break` two deep (as a
+/// user nests them).
+#[allow(clippy::collapsible_if)]
 #[differentiable]
 fn deep_exits(w: f64, xs: &[f64]) -> f64 {
     let mut total = 0.0;
