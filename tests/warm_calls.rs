@@ -77,6 +77,20 @@ fn network(
     total
 }
 
+/// A recurrence keeping its previous state (`let prev = h;`): its scalars share nodes,
+/// whose adjoint cells the thread's stack lends.
+#[differentiable]
+fn recurrence(w: [f64; 2], xs: &[f64]) -> f64 {
+    let mut h = 0.0;
+    let mut out = 0.0;
+    for x in xs {
+        let prev = h;
+        h = (w[0] * h + w[1] * x).tanh();
+        out += prev * h;
+    }
+    out
+}
+
 /// Operations the network's forward sweep records per row.
 const NETWORK_OPS_PER_ROW: usize = 16 * (2 * 64 + 1) + 10 * 2 * 16 + 10 * 2 + 3;
 
@@ -138,8 +152,10 @@ fn warm_calls_allocate_nothing_and_keep_little() {
     let line = mse_grad(2.0, 0.5, &xs, &ys);
     let batch = network_grad(w1, b1, w2, b2, &rows[..32], &labels[..32]);
     let short = chain_grad(0.5, 1_000);
+    let kept = recurrence_grad([0.6, 0.9], &xs);
     let before = heap();
     for _ in 0..50 {
+        assert_eq!(recurrence_grad([0.6, 0.9], &xs), kept);
         assert_eq!(mse_grad(2.0, 0.5, &xs, &ys), line);
         assert_eq!(
             network_grad(w1, b1, w2, b2, &rows[..32], &labels[..32]),

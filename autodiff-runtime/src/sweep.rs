@@ -35,6 +35,9 @@ pub struct Stack {
     flags: Box<[u64]>,
     /// How many flags are kept.
     taken: usize,
+    /// The adjoint cells of shared nodes (see [`Stack::cells`]), kept between calls for
+    /// their capacity.
+    cells: Vec<f64>,
 }
 
 thread_local! {
@@ -77,6 +80,21 @@ fn grow<T: Copy + Default>(buffer: &mut Box<[T]>, least: usize) {
 }
 
 impl Stack {
+    /// `count` adjoint cells, zeros, for a sweep whose scalars share nodes: taken out of
+    /// the stack (so that the sweep can still push and pop) and given back with
+    /// [`Stack::return_cells`], whose capacity a warm call then reuses.
+    pub fn cells(&mut self, count: usize) -> Vec<f64> {
+        let mut cells = core::mem::take(&mut self.cells);
+        cells.clear();
+        cells.resize(count, 0.0);
+        cells
+    }
+
+    /// Gives back the cells [`Stack::cells`] handed out.
+    pub fn return_cells(&mut self, cells: Vec<f64>) {
+        self.cells = cells;
+    }
+
     /// Keeps `value`.
     #[inline(always)]
     pub fn push(&mut self, value: f64) {

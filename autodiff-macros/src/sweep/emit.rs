@@ -254,9 +254,11 @@ fn compiled(
                 nodes_start.extend(quote!(let mut #node: usize = 0;));
             }
         }
+        // (From the thread's stack, whose capacity stays: a warm call allocates nothing.)
         cells_start.extend(quote! {
-            let mut #cells: ::std::vec::Vec<f64> = ::std::vec![0.0f64; #count];
+            let mut #cells: ::std::vec::Vec<f64> = #stack.cells(#count);
         });
+        cells_end.extend(quote!(#stack.return_cells(#cells);));
     }
     let body = quote! {
         #start
