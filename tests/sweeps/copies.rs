@@ -1,6 +1,7 @@
 //! Copies of tracked scalars that are read again later: `let prev = h;` before `h` is
 //! assigned again (a recurrence), `second = best; best = v;` (a running maximum), a swap
-//! through a temporary. On the tape a copy is the same node under another name, and each
+//! through a temporary, states kept in an array's elements (`hs[t] = h;`), an element of
+//! a parameter array copied out (`best = w[i];`). On the tape a copy is the same node under another name, and each
 //! read adds into that node in the order of the reads; the compiled sweeps follow that by
 //! giving these scalars node numbers and one adjoint cell per node. Each body runs
 //! compiled, with `name_graph` + `backward`'s bits, the plain function's value and
@@ -50,6 +51,37 @@ fn swap(x: f64, y: f64, n: usize) -> f64 {
         b = b * 0.5 + t * a;
     }
     a * b + x * a
+}
+
+/// States kept in an array's elements, the state read again after each copy.
+#[differentiable]
+fn states(w: [f64; 2], xs: &[f64]) -> f64 {
+    let mut hs = [0.0; 4];
+    let mut h = 0.0;
+    for t in 0..4.min(xs.len()) {
+        h = (w[0] * h + w[1] * xs[t]).tanh();
+        hs[t] = h;
+        h = h * 0.9 + hs[t] * 0.1;
+    }
+    let mut total = 0.0;
+    for state in hs.iter() {
+        total += state * h;
+    }
+    total
+}
+
+/// The parameter whose product with `x` is largest, copied out of the array and read
+/// with it again.
+#[allow(clippy::needless_range_loop)]
+#[differentiable]
+fn pick(w: [f64; 3], x: f64) -> f64 {
+    let mut best = w[0];
+    for i in 1..3 {
+        if w[i] * x > best * x {
+            best = w[i];
+        }
+    }
+    best * w[1] + best * x + w[0]
 }
 
 fn near(derivative: f64, f: impl Fn(f64) -> f64, at: f64, what: &str) {
@@ -110,5 +142,53 @@ fn copies_read_again_run_compiled_and_agree_with_the_graph_bit_for_bit() {
         assert_eq!(value.to_bits(), swap(x, y, n).to_bits());
         near(dx, |t| swap(t, y, n), x, "swap d/dx");
         near(dy, |t| swap(x, t, n), y, "swap d/dy");
+    }
+}
+
+#[test]
+fn copies_into_and_out_of_elements_run_compiled_and_agree() {
+    let mut rng = XorShift::new(0xc0_91e5_5eed_0002);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..60 {
+        let w = [next(), next() * 1.5];
+        let xs: Vec<f64> = (0..case % 6).map(|_| next()).collect();
+        let fast = outcome(states_grad(w, &xs).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&w, |t| states_graph(t, &xs));
+        assert_eq!(fast, checked, "states, case {case}");
+        assert_eq!(
+            traces(|| drop(states_grad(w, &xs))),
+            0,
+            "states, case {case}"
+        );
+        let (value, gradient) = states_grad(w, &xs).expect("finite");
+        assert_eq!(value.to_bits(), states(w, &xs).to_bits());
+        for k in 0..2 {
+            let moved = |t: f64| {
+                let mut q = w;
+                q[k] = t;
+                states(q, &xs)
+            };
+            near(gradient[k], moved, w[k], "states");
+        }
+
+        let (ws, x) = ([next(), next(), next()], next());
+        let fast = outcome(pick_grad(ws, x).map(|(v, g)| (v, g.to_vec())));
+        let at = [ws[0], ws[1], ws[2], x];
+        let checked = graph_of(&at, |t| {
+            let w = [t[0].clone(), t[1].clone(), t[2].clone()];
+            pick_graph(&w, &t[3])
+        });
+        assert_eq!(fast, checked, "pick, case {case}");
+        assert_eq!(traces(|| drop(pick_grad(ws, x))), 0, "pick, case {case}");
+        let (value, gradient) = pick_grad(ws, x).expect("finite");
+        assert_eq!(value.to_bits(), pick(ws, x).to_bits());
+        for k in 0..4 {
+            let moved = |t: f64| {
+                let mut q = at;
+                q[k] = t;
+                pick([q[0], q[1], q[2]], q[3])
+            };
+            near(gradient[k], moved, at[k], "pick");
+        }
     }
 }

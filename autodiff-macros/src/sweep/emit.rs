@@ -241,17 +241,36 @@ fn compiled(
         nodes_start.extend(quote!(let mut #count: usize = 0;));
         let mut shared: Vec<VarId> = emit.shared.iter().copied().collect();
         shared.sort_unstable();
+        let k = Ident::new("__element", Span::mixed_site());
         for var in shared {
             let (node, param) = (node_ident(var), &program.vars[var]);
-            if param.param {
-                let adjoint = &param.adjoint;
-                nodes_start.extend(quote! {
-                    let mut #node: usize = #count;
-                    #count += 1;
-                });
-                cells_end.extend(quote!(#adjoint = #cells[#node];));
-            } else {
-                nodes_start.extend(quote!(let mut #node: usize = 0;));
+            let adjoint = &param.adjoint;
+            match (param.depth, param.param) {
+                (0, true) => {
+                    nodes_start.extend(quote! {
+                        let mut #node: usize = #count;
+                        #count += 1;
+                    });
+                    cells_end.extend(quote!(#adjoint = #cells[#node];));
+                }
+                (0, false) => nodes_start.extend(quote!(let mut #node: usize = 0;)),
+                (_, param) => {
+                    let len = &program.vars[var].lengths[0];
+                    nodes_start.extend(quote!(let mut #node: [usize; #len] = [0usize; #len];));
+                    if param {
+                        nodes_start.extend(quote! {
+                            for #k in 0..(#len) {
+                                #node[#k] = #count;
+                                #count += 1;
+                            }
+                        });
+                        cells_end.extend(quote! {
+                            for #k in 0..(#len) {
+                                #adjoint[#k] = #cells[#node[#k]];
+                            }
+                        });
+                    }
+                }
             }
         }
         // (From the thread's stack, whose capacity stays: a warm call allocates nothing.)
@@ -696,9 +715,18 @@ fn analysed(
 /// (`__cells`), so that every read adds into its node's cell in the trace's order,
 /// whichever variable it went through.
 fn shared_nodes(program: &Program) -> Option<HashSet<VarId>> {
+    // A scalar variable, or an element of an array of scalars whose length the macro
+    // knows (its elements' numbers are an array of that length).
     fn whole_scalar(program: &Program, place: &Place) -> bool {
         let var = &program.vars[place.var];
-        place.is_whole() && var.depth == 0 && !var.call && !var.growable
+        let shape = match var.depth {
+            0 => place.is_whole(),
+            1 => place.indices.len() == 1 && var.lengths.len() == 1,
+            _ => false,
+        };
+        // (Not a vector sized at run time: its numbers would be an array of no fixed size.)
+        let sized = !var.zero.to_string().contains("vec");
+        shape && sized && place.fields.is_empty() && !var.call && !var.growable
     }
     fn copies(stmts: &[Stmt], out: &mut Vec<(Place, Place)>) {
         for stmt in stmts {
@@ -765,7 +793,41 @@ fn shared_nodes(program: &Program) -> Option<HashSet<VarId>> {
             _ => false,
         })
     }
-    (!shared.is_empty() && !joined && !lends_two(&program.body, &shared)).then_some(shared)
+    // A shared array's adjoints are cells, not an array: it cannot be lent whole, stored
+    // into by a call, or have its length read from its adjoints.
+    fn whole_use(stmts: &[Stmt], program: &Program, shared: &HashSet<VarId>) -> bool {
+        let array = |place: &Place| {
+            shared.contains(&place.var) && program.vars[place.var].depth > place.indices.len()
+        };
+        stmts.iter().any(|stmt| match stmt {
+            Stmt::Call {
+                args, store, var, ..
+            } => {
+                shared.contains(var)
+                    || store
+                        .as_ref()
+                        .is_some_and(|place| shared.contains(&place.var))
+                    || args
+                        .iter()
+                        .any(|arg| matches!(arg, Arg::Tracked(place) if array(place)))
+            }
+            Stmt::If {
+                then, otherwise, ..
+            } => whole_use(then, program, shared) || whole_use(otherwise, program, shared),
+            Stmt::For { body, length, .. } => {
+                length.iter().any(|(_, place)| shared.contains(&place.var))
+                    || whole_use(body, program, shared)
+            }
+            _ => false,
+        })
+    }
+    (!shared.is_empty()
+        && !joined
+        && !lends_two(&program.body, &shared)
+        && !whole_use(&program.body, program, &shared)
+        && !matches!(&program.output.result, Operand::Place(place) if
+            shared.contains(&place.var) && program.vars[place.var].depth > place.indices.len()))
+    .then_some(shared)
 }
 
 /// Whether a copy reads a parameter (`let mut v = x;`, `v = x`, or the output `x`):
@@ -1175,17 +1237,14 @@ impl<'a> Emit<'a> {
     /// Going forward, the node a shared scalar `var` holds after a value is assigned to
     /// it: the number it held kept for the reverse sweep, then its copy's source's or a
     /// new one (see [`shared_nodes`]).
-    fn node_forward(&mut self, var: VarId, value: &Value) -> TokenStream {
-        if !self.shared.contains(&var) {
+    fn node_forward(&mut self, target: &Place, value: &Value) -> TokenStream {
+        if !self.shared.contains(&target.var) {
             return TokenStream::new();
         }
         self.loops = true;
-        let (stack, node, count) = (stack(), node_ident(var), nodes_ident());
+        let (stack, node, count) = (stack(), self.node_place(target), nodes_ident());
         let new = match &value.result {
-            Operand::Place(source) if self.copies_node(value) => {
-                let source = node_ident(source.var);
-                quote!(#source)
-            }
+            Operand::Place(source) if self.copies_node(value) => self.node_place(source),
             _ => quote!({
                 #count += 1;
                 #count - 1
@@ -1194,6 +1253,39 @@ impl<'a> Emit<'a> {
         quote! {
             #stack.push(#node as f64);
             #node = #new;
+        }
+    }
+
+    /// The number of the node a shared place holds: `__node_v`, or `__node_a[i]`.
+    fn node_place(&self, place: &Place) -> TokenStream {
+        let node = node_ident(place.var);
+        let indices = &place.indices;
+        quote!(#node #([(#indices)])*)
+    }
+
+    /// A shared array's elements, each given a new node (a `let` of the array), their
+    /// numbers kept going forward; and, going back (`forward` false), given back.
+    fn array_nodes(&mut self, var: VarId, forward: bool) -> TokenStream {
+        if !self.shared.contains(&var) {
+            return TokenStream::new();
+        }
+        self.loops = true;
+        let (stack, node, count) = (stack(), node_ident(var), nodes_ident());
+        let len = &self.program.vars[var].lengths[0];
+        let k = Ident::new("__element", Span::mixed_site());
+        match forward {
+            true => quote! {
+                for #k in 0..(#len) {
+                    #stack.push(#node[#k] as f64);
+                    #node[#k] = #count;
+                    #count += 1;
+                }
+            },
+            false => quote! {
+                for #k in (0..(#len)).rev() {
+                    #node[#k] = #stack.pop() as usize;
+                }
+            },
         }
     }
 
@@ -1293,7 +1385,7 @@ impl<'a> Emit<'a> {
                     let version = version_ident(*var);
                     quote!(let mut #version: u32 = 0;)
                 });
-                let node = self.node_forward(*var, value);
+                let node = self.node_forward(&Place::whole(*var), value);
                 let var = &self.program.vars[*var];
                 let primal = &var.primal;
                 let mutability = var.mutable.then(|| quote!(mut));
@@ -1315,12 +1407,14 @@ impl<'a> Emit<'a> {
                 }
             }
             Stmt::LetArray { var, init } => {
+                let nodes = self.array_nodes(*var, true);
                 let primal = &self.program.vars[*var].primal;
                 quote! {
                     let mut #primal = #init;
                     if !#private::finite(&#primal) {
                         return #none;
                     }
+                    #nodes
                 }
             }
             Stmt::Assign { place, value } => {
@@ -1331,7 +1425,7 @@ impl<'a> Emit<'a> {
                     let version = version_ident(place.var);
                     quote!(#version += 1;)
                 });
-                let node = self.node_forward(place.var, value);
+                let node = self.node_forward(place, value);
                 quote! {
                     #ops
                     #target = #result;
@@ -1753,7 +1847,9 @@ impl<'a> Emit<'a> {
     fn reverse_stmt(&mut self, stmt: &Stmt, in_loop: bool) -> Option<TokenStream> {
         let upstream = Ident::new("__upstream", Span::mixed_site());
         Some(match stmt {
-            Stmt::Data { .. } | Stmt::LetArray { .. } => TokenStream::new(),
+            Stmt::Data { .. } => TokenStream::new(),
+            // (A shared array's elements get their numbers back.)
+            Stmt::LetArray { var, .. } => self.array_nodes(*var, false),
             // A versioned copy's reads of version 0 went to its source already.
             Stmt::Let { var, .. } if self.versioned.contains_key(var) => TokenStream::new(),
             // A shared scalar's node: its cell is the value's upstream, and the number
@@ -1763,7 +1859,11 @@ impl<'a> Emit<'a> {
                 place: Place { var, .. },
                 value,
             } if self.shared.contains(var) => {
-                let (cells, node, stack) = (cells_ident(), node_ident(*var), stack());
+                let target = match stmt {
+                    Stmt::Assign { place, .. } => place.clone(),
+                    _ => Place::whole(*var),
+                };
+                let (cells, node, stack) = (cells_ident(), self.node_place(&target), stack());
                 if self.copies_node(value) {
                     quote!(#node = #stack.pop() as usize;)
                 } else {
@@ -2116,7 +2216,7 @@ impl<'a> Emit<'a> {
 
     fn place_adjoint(&mut self, place: &Place, in_loop: bool) -> Option<TokenStream> {
         if self.shared.contains(&place.var) {
-            let (cells, node) = (cells_ident(), node_ident(place.var));
+            let (cells, node) = (cells_ident(), self.node_place(place));
             return Some(quote!(#cells[#node]));
         }
         if let Some(source) = self.versioned.get(&place.var).cloned() {
