@@ -215,7 +215,7 @@ fn f003(x0: f64, w: [f64; 4]) -> f64 {
     (v27 + x0 + v27).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f004(x1: f64, #[constant] c: f64, x0: f64, w: [f64; 3]) -> f64 {
     let mut acc1 = (w[1] * x1);
     let mut t2: f64 = 0.1;
@@ -1788,7 +1788,7 @@ fn f057(mut x1: f64, #[constant] c: f64, w: [f64; 3], x0: f64, n: usize) -> f64 
     acc1 + acc1 * (acc1 * 0.1).exp()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f058(x0: f64, x1: f64, w: [f64; 3]) -> f64 {
     if (-2.0 - x1) >= -1.0 {
         let t1 = ((x1 * x1) + (if (x1 * x1 + 1.0).powf(3.0) < (-(3.0)) { 0.75 } else { x0 }));
@@ -2356,7 +2356,7 @@ fn f076(w: [f64; 3], x0: f64) -> f64 {
     }
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f077(xs: &[f64], x1: f64, mut x0: f64) -> f64 {
     let mut acc1 = x0;
     acc1 = x0;
@@ -3207,7 +3207,7 @@ fn f099(x0: f64, v: [f64; 3], xs: &[f64], n: usize) -> f64 {
     x0 * t6 * ((t15 / (t15 * t15 + 0.5)) / (t16 * t16 + 0.5))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f100(#[constant] c: f64, x0: f64, n: usize, w: [f64; 4], xs: &[f64]) -> f64 {
     if (x0 - 10.0) < 3.0 {
         if c.detach().floor() >= 1.0 {
@@ -3744,7 +3744,7 @@ fn f121(mut x0: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     t4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f122(w: [f64; 4], x0: f64, v: [f64; 3]) -> f64 {
     let mut acc1 = v[1];
     let t2 = acc1;
@@ -5037,7 +5037,7 @@ fn f167(x0: f64, x1: f64, xs: &[f64], n: usize, #[constant] c: f64) -> f64 {
     }
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f168(x0: f64, n: usize) -> f64 {
     let mut acc1 = (x0 * 300.0).cosh();
     let _dead2 = (acc1 * acc1 * 1e-200).sqrt();
@@ -5460,7 +5460,7 @@ impl Holder {
         acc1 + ((x1 * x1 + 0.5).ln() * 0.5).sinh() - acc1
     }
 
-    #[differentiable(tape)]
+    #[differentiable]
     pub fn m075(&self, x0: f64, n: usize, x2: f64, x1: f64) -> f64 {
         let mut acc1 = x0;
         if x0.atan() > 2.0 {
@@ -9623,7 +9623,7 @@ pub const PROGRAMS: &[Program] = &[
 pub const ALL_PROGRAMS: usize = 464;
 
 /// The functions of `PROGRAMS` written `#[differentiable(tape)]`.
-pub const ON_THE_TAPE: &[&str] = &["f001", "f002", "f004", "f008", "f009", "f010", "f011", "f013", "f014", "f017", "f018", "m019", "f020", "f021", "m023", "f024", "f025", "m026", "f027", "f031", "f032", "m033", "f034", "f035", "f039", "f040", "f041", "f042", "f043", "f046", "m047", "m048", "f050", "f052", "f053", "f054", "f055", "f056", "f057", "f058", "f060", "f062", "f063", "f066", "f067", "f068", "f069", "f070", "f071", "f072", "f073", "m075", "f076", "f077", "f081", "f083", "f084", "f085", "f086", "f087", "f088", "f089", "f090", "f091", "f093", "f097", "f098", "f099", "f100", "f101", "f102", "m103", "f104", "f105", "f106", "f107", "f110", "f111", "f112", "f113", "f114", "f115", "f116", "f117", "f118", "f119", "f120", "f122", "f123", "f125", "f126", "f128", "f131", "m132", "f135", "f136", "f139", "f140", "f142", "f143", "f144", "f145", "f146", "f147", "f148", "f150", "f153", "f154", "m156", "f157", "f159", "f160", "f162", "f163", "f165", "f166", "f167", "f168", "f169", "f170", "m173", "f177"];
+pub const ON_THE_TAPE: &[&str] = &["f001", "f002", "f008", "f009", "f010", "f011", "f013", "f014", "f017", "f018", "m019", "f020", "f021", "m023", "f024", "f025", "m026", "f027", "f031", "f032", "m033", "f034", "f035", "f039", "f040", "f041", "f042", "f043", "f046", "m047", "m048", "f050", "f052", "f053", "f054", "f055", "f056", "f057", "f060", "f062", "f063", "f066", "f067", "f068", "f069", "f070", "f071", "f072", "f073", "f076", "f081", "f083", "f084", "f085", "f086", "f087", "f088", "f089", "f090", "f091", "f093", "f097", "f098", "f099", "f101", "f102", "m103", "f104", "f105", "f106", "f107", "f110", "f111", "f112", "f113", "f114", "f115", "f116", "f117", "f118", "f119", "f120", "f123", "f125", "f126", "f128", "f131", "m132", "f135", "f136", "f139", "f140", "f142", "f143", "f144", "f145", "f146", "f147", "f148", "f150", "f153", "f154", "m156", "f157", "f159", "f160", "f162", "f163", "f165", "f166", "f167", "f169", "f170", "m173", "f177"];
 
 /// This file, for reports.
 pub const FILE: &str = "tests/random_programs/generated_language.rs";
