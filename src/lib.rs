@@ -248,13 +248,15 @@ pub mod parallel;
 /// compiles) makes a caller whose sweeps would call it a compile error at the call; one
 /// given a slice the caller computed still makes its callers' warm calls take the checked
 /// path. Copies of tracked scalars read again later (`let prev = h; h = f(h);`,
-/// `second = best; best = v;`) are followed with node numbers: each such scalar carries
-/// the number of the node it holds, and the reverse sweep adds every read into that
-/// node's cell, in the trace's order. Other bodies (a `break`, `continue` or `return`
+/// `second = best; best = v;`, `hs[t] = h;`, `best = w[i];`) are followed with node
+/// numbers: each such scalar (or element of an array of a known length) carries the
+/// number of the node it holds, and the reverse sweep adds every read into that node's
+/// cell, in the trace's order. Other bodies (a `break`, `continue` or `return`
 /// inside an expression, a `mut` parameter that is not a scalar, a `push` of anything but
 /// a helper's result or onto a vector declared inside a loop or a helper, a loop over a
-/// vector's length that pushes to it, `.flatten()`, a copy `a[i] = y;` into an array's
-/// element or out of one, read again later, an array `[y; N]` of one tracked value, an
+/// vector's length that pushes to it, `.flatten()`, a copy read again later in a
+/// helper's halves (`name_grad`'s own sweeps follow it), an array `[y; N]` of one tracked
+/// value, an
 /// array literal lending one tracked value twice, bodies of more than 128 operations as
 /// written, where sweeps would double the compile time) are a compile error that points
 /// at the first thing the sweeps do not follow: a slow path is never silent. Rewrite that
