@@ -255,9 +255,8 @@ pub mod parallel;
 /// inside an expression, a `mut` parameter that is not a scalar, a `push` of anything but
 /// a helper's result or onto a vector declared inside a loop or a helper, a loop over a
 /// vector's length that pushes to it, `.flatten()`, a copy read again later in a
-/// helper's halves (`name_grad`'s own sweeps follow it), an array `[y; N]` of one tracked
-/// value, an
-/// array literal lending one tracked value twice, bodies of more than 128 operations as
+/// helper's halves (`name_grad`'s own sweeps follow it), one tracked value lent twice to
+/// a call (`mix([x, x])`), bodies of more than 128 operations as
 /// written, where sweeps would double the compile time) are a compile error that points
 /// at the first thing the sweeps do not follow: a slow path is never silent. Rewrite that
 /// part, move it into a helper, or write `#[differentiable(tape)]` to run `name_grad` on
@@ -267,26 +266,34 @@ pub mod parallel;
 /// ```compile_fail
 /// use scalar_autodiff::differentiable;
 ///
-/// #[differentiable] // error: `repeated_grad` would run on the tape (at the `let a`)
-/// fn repeated(x: f64) -> f64 {
-///     let h = x * 2.0;
-///     let a = [h; 3];
-///     a[0] * a[1] + a[2]
+/// #[differentiable]
+/// fn mix(v: [f64; 2]) -> f64 {
+///     v[0] * v[1] + v[0].sin()
+/// }
+///
+/// #[differentiable] // error: `lent_twice_grad` would run on the tape (at `mix`)
+/// fn lent_twice(x: f64) -> f64 {
+///     mix([x, x]) + x
 /// }
 /// ```
 ///
 /// ```
 /// use scalar_autodiff::differentiable;
 ///
-/// #[differentiable(tape)] // chosen: every call is recorded on the tape
-/// fn repeated(x: f64) -> f64 {
-///     let h = x * 2.0;
-///     let a = [h; 3];
-///     a[0] * a[1] + a[2]
+/// #[differentiable]
+/// fn mix(v: [f64; 2]) -> f64 {
+///     v[0] * v[1] + v[0].sin()
 /// }
 ///
-/// // 4x² + 2x at x = 1.5, and its derivative 8x + 2.
-/// assert_eq!(repeated_grad(1.5)?, (12.0, [14.0]));
+/// #[differentiable(tape)] // chosen: every call is recorded on the tape
+/// fn lent_twice(x: f64) -> f64 {
+///     mix([x, x]) + x
+/// }
+///
+/// // x² + sin x + x at x = 1.5, and its derivative 2x + cos x + 1.
+/// let (value, [slope]) = lent_twice_grad(1.5)?;
+/// assert!((value - (2.25 + 1.5f64.sin() + 1.5)).abs() < 1e-12);
+/// assert!((slope - (3.0 + 1.5f64.cos() + 1.0)).abs() < 1e-12);
 /// # Ok::<(), scalar_autodiff::ScalarAutodiffError>(())
 /// ```
 ///

@@ -67,18 +67,17 @@ fn accepted(item: TokenStream) -> TokenStream {
 
 #[test]
 fn a_body_the_sweeps_do_not_cover_needs_the_tape() {
-    // An array of one tracked value repeated (its elements are one node on the tape).
+    // An array literal lending one tracked value twice (two elements, one node).
     let item = quote! {
         fn nested(x: f64, n: usize) -> f64 {
-            let a = [x * 2.0; 3];
-            a[0] * a[1] + a[2]
+            helper([x, x]) + x
         }
     };
     let messages = errors(&expand(TokenStream::new(), item.clone()));
     assert_eq!(messages.len(), 1, "{messages:#?}");
     assert!(messages[0].starts_with(
         "#[differentiable] cannot compile the gradient of `nested` yet: `nested_grad` would run \
-         on the tape\nnote: the compiled sweeps do not yet follow this statement"
+         on the tape\nnote: the compiled sweeps do not yet follow this call's arguments"
     ));
     assert!(messages[0].contains("`#[differentiable(tape)]`"));
     // With `tape`, the same body is accepted and `nested_grad` runs on the tape.
@@ -1232,10 +1231,14 @@ fn bodies_outside_the_sweeps_keep_the_trace() {
             s
         }
     }));
-    // An array of one tracked value repeated still runs on the trace alone (and gives
-    // the same bits).
-    assert!(!compiled(quote! {
+    // An array of one tracked value repeated: its elements share the node.
+    assert!(compiled(quote! {
         fn repeated(x: f64) -> f64 { let a = [x * 2.0; 3]; a[0] * a[1] + a[2] }
+    }));
+    // One tracked value lent twice in an array literal still runs on the trace alone (and
+    // gives the same bits).
+    assert!(!compiled(quote! {
+        fn twice(x: f64) -> f64 { helper([x, x]) + x }
     }));
     // Early returns from branches are compiled: what follows is the `else`.
     assert!(compiled(quote! {

@@ -98,7 +98,7 @@ fn f000(x0: f64, x1: f64, n: usize) -> f64 {
     }
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f001(x0: f64, x1: f64) -> f64 {
     let a1 = [x1.log(x1); 4];
     if (x1 * 1e-3) <= 2.0 {
@@ -478,7 +478,7 @@ fn f010(x0: f64, x1: f64, x2: f64) -> f64 {
     acc1 - x2 + acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f011(x0: f64, w: [f64; 3], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (w[1] + x0);
     let t2 = match n % 3 {
@@ -1070,7 +1070,7 @@ fn f032(x0: f64, x1: f64) -> f64 {
     v23 * x1 - acc1 - t10 + v23
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f034(x0: f64, w: [f64; 4], n: usize) -> f64 {
     let mut acc1 = w[3].mul_add(w[2], 3.0);
     let t2: f64 = 0.25;
@@ -1556,7 +1556,7 @@ fn f044(x0: f64, mut x1: f64, w: [f64; 4], n: usize) -> f64 {
     t11
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f046(x0: f64, w: [f64; 4], xs: &[f64]) -> f64 {
     let mut acc1 = ({ let b2 = x0; b2 * x0 + x0 });
     let mut t3 = ((x0 + acc1) * (0.1 - -1.25));
@@ -4818,7 +4818,7 @@ fn f159(#[param] ps: &[f64], xs: &[f64]) -> f64 {
     acc1 + (ps[0] * ps[0] + 0.5).sqrt()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f160(n: usize, mut x0: f64) -> f64 {
     let mut acc1 = (n as f64).mul_add(x0, 1.0);
     let a2 = [(x0 - x0); 2];
@@ -5279,7 +5279,7 @@ fn f179(x1: f64, v: [f64; 2], xs: &[f64], x2: f64, x0: f64) -> f64 {
 }
 
 impl Holder {
-    #[differentiable(tape)]
+    #[differentiable]
     pub fn m019(&self, x0: f64, n: usize, x1: f64) -> f64 {
         let mut acc1 = x1;
         for i2 in 0..1 {
@@ -9623,7 +9623,7 @@ pub const PROGRAMS: &[Program] = &[
 pub const ALL_PROGRAMS: usize = 464;
 
 /// The functions of `PROGRAMS` written `#[differentiable(tape)]`.
-pub const ON_THE_TAPE: &[&str] = &["f001", "f002", "f008", "f009", "f010", "f011", "f013", "f014", "f017", "f018", "m019", "f020", "f021", "m023", "f024", "f025", "m026", "f027", "f031", "f032", "m033", "f034", "f035", "f039", "f040", "f041", "f042", "f043", "f046", "m047", "m048", "f050", "f052", "f053", "f054", "f055", "f056", "f057", "f060", "f062", "f063", "f066", "f067", "f068", "f069", "f070", "f071", "f072", "f073", "f076", "f081", "f083", "f084", "f085", "f086", "f087", "f088", "f089", "f090", "f091", "f093", "f097", "f098", "f099", "f101", "f102", "m103", "f104", "f105", "f106", "f107", "f110", "f111", "f112", "f113", "f114", "f115", "f116", "f117", "f118", "f119", "f120", "f123", "f125", "f126", "f128", "f131", "m132", "f135", "f136", "f139", "f140", "f142", "f143", "f144", "f145", "f146", "f147", "f148", "f150", "f153", "f154", "m156", "f157", "f159", "f160", "f162", "f163", "f165", "f166", "f167", "f169", "f170", "m173", "f177"];
+pub const ON_THE_TAPE: &[&str] = &["f002", "f008", "f009", "f010", "f013", "f014", "f017", "f018", "f020", "f021", "m023", "f024", "f025", "m026", "f027", "f031", "f032", "m033", "f035", "f039", "f040", "f041", "f042", "f043", "m047", "m048", "f050", "f052", "f053", "f054", "f055", "f056", "f057", "f060", "f062", "f063", "f066", "f067", "f068", "f069", "f070", "f071", "f072", "f073", "f076", "f081", "f083", "f084", "f085", "f086", "f087", "f088", "f089", "f090", "f091", "f093", "f097", "f098", "f099", "f101", "f102", "m103", "f104", "f105", "f106", "f107", "f110", "f111", "f112", "f113", "f114", "f115", "f116", "f117", "f118", "f119", "f120", "f123", "f125", "f126", "f128", "f131", "m132", "f135", "f136", "f139", "f140", "f142", "f143", "f144", "f145", "f146", "f147", "f148", "f150", "f153", "f154", "m156", "f157", "f159", "f162", "f163", "f165", "f166", "f167", "f169", "f170", "m173", "f177"];
 
 /// This file, for reports.
 pub const FILE: &str = "tests/random_programs/generated_language.rs";

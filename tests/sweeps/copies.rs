@@ -84,6 +84,14 @@ fn pick(w: [f64; 3], x: f64) -> f64 {
     best * w[1] + best * x + w[0]
 }
 
+/// `[value; 4]`: one node in every element, one element then assigned anew.
+#[differentiable]
+fn repeated(x: f64, y: f64) -> f64 {
+    let mut a = [x.sin() * y; 4];
+    a[1] *= x;
+    a[0] * a[1] + a[2] * a[3] + y
+}
+
 fn near(derivative: f64, f: impl Fn(f64) -> f64, at: f64, what: &str) {
     let numeric = central(f, at);
     assert!(
@@ -190,5 +198,22 @@ fn copies_into_and_out_of_elements_run_compiled_and_agree() {
             };
             near(gradient[k], moved, at[k], "pick");
         }
+    }
+}
+
+#[test]
+fn repeated_arrays_run_compiled_and_agree() {
+    let mut rng = XorShift::new(0xc0_91e5_5eed_0003);
+    let mut next = move || rng.unit() * 4.0 - 2.0;
+    for case in 0..40 {
+        let (x, y) = (next(), next());
+        let fast = outcome(repeated_grad(x, y).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&[x, y], |t| repeated_graph(&t[0], &t[1]));
+        assert_eq!(fast, checked, "case {case}");
+        assert_eq!(traces(|| drop(repeated_grad(x, y))), 0, "case {case}");
+        let (value, [dx, dy]) = repeated_grad(x, y).expect("finite");
+        assert_eq!(value.to_bits(), repeated(x, y).to_bits());
+        near(dx, |t| repeated(t, y), x, "d/dx");
+        near(dy, |t| repeated(x, t), y, "d/dy");
     }
 }

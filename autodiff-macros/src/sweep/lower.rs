@@ -855,6 +855,13 @@ impl Lower {
             self.bind(&name, Some(place));
             return Some(vec![Stmt::LetArray { var, init }]);
         }
+        // `let a = [h; 3];` (`repeat::<_, { 3 }>(h)`): one node in every element, copied in
+        // (which the sweeps follow by sharing nodes, see `emit::shared_nodes`).
+        if let Some((elem, len)) = repeat_call(expr) {
+            let place = self.repeated_local(&name, mutable, elem, len)?;
+            self.bind(&name, Some(place));
+            return Some(Vec::new());
+        }
         // `let a = [x * 2.0, y.sin(), 1.0];`: a local array, its elements assigned in order.
         if let Expr::Array(array) = strip_parens(expr) {
             let place = self.array_local(&name, mutable, array)?;
@@ -1635,6 +1642,16 @@ impl Lower {
             .collect();
         let seeds = self.seeds.split_off(seeded);
         if !self.seeds_apart(&seeds, &args, pending) {
+            let at = match call.callee {
+                Callee::Function(func) => func.to_token_stream(),
+                Callee::Method(_, method) => method.to_token_stream(),
+            };
+            why(
+                "call's arguments: one tracked value lent twice (in an array literal, or as \
+                 an argument and an element), whose two adjoints the callee adds into one \
+                 node on the tape",
+                &at,
+            );
             return None;
         }
         let var = self.declare(&name, false, UNKNOWN, zero_of(&path, &witnesses));
@@ -1784,6 +1801,51 @@ impl Lower {
                 indices: vec![quote!(#at)],
             };
             let assign = self.assign(place, value)?;
+            self.pending.push(assign);
+        }
+        Some(Place::whole(var))
+    }
+
+    /// `let name = [value; n];` of a scalar value and a literal `n`: the value (a node of
+    /// its own, if it is an expression) copied into each element of a local array.
+    fn repeated_local(
+        &mut self,
+        name: &Ident,
+        mutable: bool,
+        elem: &Expr,
+        len: &Expr,
+    ) -> Option<Place> {
+        let Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(count),
+            ..
+        }) = strip_parens(len)
+        else {
+            why("repeated array's length", len);
+            return None;
+        };
+        let count: usize = count.base10_parse().ok()?;
+        let value = self.value(elem)?;
+        if self.place_depth(&value.result) != Some(0) {
+            why("repeated array's element", elem);
+            return None;
+        }
+        let source = match &value.result {
+            Operand::Place(place) if value.ops.is_empty() => place.clone(),
+            _ => self.local_argument(value)?,
+        };
+        let zero = quote!([0.0f64; #count]);
+        let var = self.declare(name, false, 1, zero.clone());
+        self.vars[var].mutable = mutable;
+        self.vars[var].lengths = vec![quote!(#count)];
+        self.pending.push(Stmt::LetArray { var, init: zero });
+        for at in 0..count {
+            let place = Place {
+                var,
+                fields: TokenStream::new(),
+                indices: vec![quote!(#at)],
+            };
+            let copy = Value::new(Vec::new(), Operand::Place(source.clone()));
+            let assign = self.assign(place, copy)?;
             self.pending.push(assign);
         }
         Some(Place::whole(var))
@@ -2488,6 +2550,35 @@ fn pushes(stmts: &[Stmt], var: VarId) -> bool {
         Stmt::For { body, .. } => pushes(body, var),
         _ => false,
     })
+}
+
+/// `repeat::<_, { n }>(e)` (the rewrite's `[e; n]` of a tracked value) as `(e, n)`.
+fn repeat_call(expr: &Expr) -> Option<(&Expr, &Expr)> {
+    let Expr::Call(call) = expr else {
+        return None;
+    };
+    let Expr::Path(func) = &*call.func else {
+        return None;
+    };
+    let last = func.path.segments.last()?;
+    if last.ident != "repeat" || call.args.len() != 1 {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
+        return None;
+    };
+    let len = match generics.args.iter().nth(1)? {
+        syn::GenericArgument::Const(len) => len,
+        _ => return None,
+    };
+    let len = match len {
+        Expr::Block(block) if block.block.stmts.len() == 1 => match &block.block.stmts[0] {
+            SynStmt::Expr(inner, None) => inner,
+            _ => return None,
+        },
+        other => other,
+    };
+    Some((&call.args[0], len))
 }
 
 /// `vec![e; n]` as `(e, n)`.
