@@ -685,23 +685,41 @@ fn breaks_as_flags(block: &mut Block, count: &mut usize, scalar_output: bool) {
 /// closures), an unlabelled `break` outside nested loops, or any mention of the loop's
 /// label.
 fn leaves(body: &Block, label: Option<&Label>) -> bool {
-    struct Leaves<'a> {
+    jumps(body, label, Exit::Loop)
+}
+
+/// Whether `body` holds a jump of its loop (labelled `label`) of `kind`, closures aside:
+/// for [`Exit::Loop`], see [`leaves`]; for [`Exit::Next`], a `continue` outside nested
+/// loops, or one naming the label.
+fn jumps(body: &Block, label: Option<&Label>, kind: Exit) -> bool {
+    struct Jumps<'a> {
         label: Option<&'a Label>,
+        kind: Exit,
         nested: usize,
         found: bool,
     }
-    impl<'ast> syn::visit::Visit<'ast> for Leaves<'_> {
+    impl<'ast> syn::visit::Visit<'ast> for Jumps<'_> {
         fn visit_expr_return(&mut self, _: &'ast syn::ExprReturn) {
-            self.found = true;
+            self.found |= self.kind == Exit::Loop;
         }
         fn visit_expr_break(&mut self, exit: &'ast syn::ExprBreak) {
-            self.found |= exit.label.is_none() && self.nested == 0;
+            self.found |= self.kind == Exit::Loop && exit.label.is_none() && self.nested == 0;
             syn::visit::visit_expr_break(self, exit);
         }
+        fn visit_expr_continue(&mut self, skip: &'ast syn::ExprContinue) {
+            self.found |= self.kind == Exit::Next
+                && match (&skip.label, self.label) {
+                    (None, _) => self.nested == 0,
+                    (Some(target), Some(label)) => target.ident == label.name.ident,
+                    (Some(_), None) => false,
+                };
+            syn::visit::visit_expr_continue(self, skip);
+        }
         fn visit_lifetime(&mut self, lifetime: &'ast syn::Lifetime) {
-            self.found |= self
-                .label
-                .is_some_and(|label| label.name.ident == lifetime.ident);
+            self.found |= self.kind == Exit::Loop
+                && self
+                    .label
+                    .is_some_and(|label| label.name.ident == lifetime.ident);
         }
         fn visit_expr_closure(&mut self, _: &'ast ExprClosure) {}
         fn visit_expr_for_loop(&mut self, lp: &'ast syn::ExprForLoop) {
@@ -721,16 +739,21 @@ fn leaves(body: &Block, label: Option<&Label>) -> bool {
             self.nested -= 1;
         }
         fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-            self.found |= names_any(&mac.tokens, &["break", "return"]);
+            let names: &[&str] = match self.kind {
+                Exit::Next => &["continue"],
+                _ => &["break", "return"],
+            };
+            self.found |= names_any(&mac.tokens, names);
         }
     }
-    let mut leaves = Leaves {
+    let mut visit = Jumps {
         label,
+        kind,
         nested: 0,
         found: false,
     };
-    syn::visit::Visit::visit_block(&mut leaves, body);
-    leaves.found
+    syn::visit::Visit::visit_block(&mut visit, body);
+    visit.found
 }
 
 /// How one loop's exits are rewritten: its label, its flag, and the local a `return`'s
@@ -1044,50 +1067,9 @@ fn continues_as_flags(body: &mut Block, label: Option<&Label>, count: &mut usize
     *body = rewritten;
 }
 
-/// Whether `body` holds a `continue` of its loop (labelled `label`): an unlabelled one
-/// outside nested loops, or one naming the label; closures aside.
+/// Whether `body` holds a `continue` of its loop (labelled `label`) (see [`jumps`]).
 fn continues(body: &Block, label: Option<&Label>) -> bool {
-    struct Continues<'a> {
-        label: Option<&'a Label>,
-        nested: usize,
-        found: bool,
-    }
-    impl<'ast> syn::visit::Visit<'ast> for Continues<'_> {
-        fn visit_expr_continue(&mut self, skip: &'ast syn::ExprContinue) {
-            self.found |= match (&skip.label, self.label) {
-                (None, _) => self.nested == 0,
-                (Some(target), Some(label)) => target.ident == label.name.ident,
-                (Some(_), None) => false,
-            };
-        }
-        fn visit_expr_closure(&mut self, _: &'ast ExprClosure) {}
-        fn visit_expr_for_loop(&mut self, lp: &'ast syn::ExprForLoop) {
-            self.visit_expr(&lp.expr);
-            self.nested += 1;
-            self.visit_block(&lp.body);
-            self.nested -= 1;
-        }
-        fn visit_expr_while(&mut self, lp: &'ast syn::ExprWhile) {
-            self.nested += 1;
-            syn::visit::visit_expr_while(self, lp);
-            self.nested -= 1;
-        }
-        fn visit_expr_loop(&mut self, lp: &'ast syn::ExprLoop) {
-            self.nested += 1;
-            syn::visit::visit_expr_loop(self, lp);
-            self.nested -= 1;
-        }
-        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-            self.found |= names_any(&mac.tokens, &["continue"]);
-        }
-    }
-    let mut visit = Continues {
-        label,
-        nested: 0,
-        found: false,
-    };
-    syn::visit::Visit::visit_block(&mut visit, body);
-    visit.found
+    jumps(body, label, Exit::Next)
 }
 
 /// A function body (returning `f64`) with a `return` deeper than the sweeps read one (in
