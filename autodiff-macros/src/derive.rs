@@ -28,7 +28,7 @@ use syn::{
 
 use crate::errors::Errors;
 use crate::lesson::lesson;
-use crate::nesting;
+use crate::parse::nesting;
 
 /// What a parameter struct may hold, for the `help:` lines.
 const WHAT_FIELDS_HOLD: &str = "fields of type `f64`, `[f64; K]` (nested to any depth), \

@@ -6,7 +6,8 @@ use syn::ItemFn;
 
 use crate::errors::Errors;
 use crate::lesson::lesson;
-use crate::{args, desugar, emit, nesting, rewrite, rule, signature};
+use crate::parse::{args, nesting, signature};
+use crate::{desugar, emit, rewrite, rule};
 
 /// What to write instead of a function nested too deep.
 const SPLIT: &str = "split the expression into `let` bindings or helper functions";

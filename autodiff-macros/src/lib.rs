@@ -6,49 +6,50 @@
 //! generated code names the runtime as `::scalar_autodiff`, and the runnable examples live on those
 //! re-exports.
 //!
-//! The crate is laid out like dtolnay's attribute crates: this file only delegates to
-//! `expand`, which first measures how deep the item nests (`nesting`: syn's parser recurses
-//! on the compiler's stack, so an item nested past a limit is an error rather than a
-//! crash), then checks the attribute's arguments (`args`) and the signature (`signature`,
-//! which sorts parameters into differentiated ones and data), reads a few forms as others it
-//! knows (`desugar`: `.map(..).fold(..)`, a fold over a helper's result, `continue`, `match`
-//! on data; `hoist`: folds as loops), rewrites the body
-//! (`rewrite`) and emits the generated functions (`emit`). The rewrite classifies each expression by
-//! the tracked names it mentions (`mentions`): plain Rust over data is kept as written; the
-//! rest becomes graph operations (`expression`, `value`), with statements, branches and
-//! loops keeping their shape (`statement`, `branch`, `looping`), conditions read on primal
-//! values (`primal`) and calls to other differentiable functions recorded into the same
-//! graph (`compose`). Every rejection is worded in `unsupported`, and every error of one
-//! function is collected (`errors`) and reported in one compile. The derive lives in
-//! `derive`, worded with the same `lesson`s.
+//! The crate reads as its phases. This file only delegates to `expand`, which runs them in
+//! order for one function:
+//!
+//! 1. **`parse`**: how deep the item nests (`nesting`: syn's parser recurses on the
+//!    compiler's stack, so an item nested past a limit is an error rather than a crash), the
+//!    attribute's arguments (`args`), and the signature (`signature`: which parameters are
+//!    differentiated, in which shape, and which are data).
+//! 2. **`desugar`**: forms read as others the later phases know (`continue`, `break` and
+//!    `return` at any depth as flags, `match` on data as an `if` chain, `.map(..).fold(..)`,
+//!    folds as loops in `hoist`).
+//! 3. **`rewrite`**: the body as graph operations on a backend, the hidden generic body that
+//!    `_graph`, the tape and callers run. Each expression is classified by the tracked names
+//!    it mentions (`mentions`): plain Rust over data is kept as written; the rest becomes
+//!    operations (`expression`, `value`), with statements, branches and loops keeping their
+//!    shape (`statement`, `branch`, `looping`), conditions read on primal values
+//!    (`primal`), calls to other differentiable functions recorded into the same graph
+//!    (`compose`), and growable vectors (`growable`). Every rejection is worded in
+//!    `unsupported`.
+//! 4. **`sweep`**: the compiled sweeps of `_grad` and `_hvp`, and the halves other sweeps
+//!    call. `lower` reads the rewritten body into the analysed form of `ir` (tracked
+//!    variables, operations in recording order, statements, calls, loops); `names` and
+//!    `checks` add what may be recomputed and where numbers are checked; `emit` writes the
+//!    forward and reverse sweeps from it.
+//! 5. **`emit`**: the generated functions, one file per form (`plain`, `hidden`, `graph`,
+//!    `grad`, `higher`, and `stubs` for a rejected function).
+//!
+//! A `while` loop, for example, is rewritten in `rewrite/looping.rs`, lowered to a
+//! `Stmt::For` with `condition` set in `sweep/lower.rs` (`while_loop`), and swept forward
+//! and back in `sweep/emit.rs`. The operations the runtime records are one table, `ops`.
+//! Every error of one function is collected (`errors`) and reported in one compile, worded
+//! as a `lesson`; custom derivative rules live in `rule`, and the derive in `derive`.
 #![forbid(unsafe_code)]
 
-mod args;
-mod branch;
-mod compose;
 mod derive;
 mod desugar;
 mod emit;
 mod errors;
 mod expand;
-mod expression;
-mod growable;
-mod higher;
-mod hoist;
 mod lesson;
-mod looping;
-mod mentions;
-mod nesting;
 mod ops;
-mod plain;
-mod primal;
+mod parse;
 mod rewrite;
 mod rule;
-mod signature;
-mod statement;
 mod sweep;
-mod unsupported;
-mod value;
 
 #[cfg(test)]
 mod tests;

@@ -28,8 +28,8 @@ use syn::{Ident, ItemFn, Path};
 use crate::emit::body_ident;
 use crate::errors::Errors;
 use crate::lesson::lesson;
+use crate::parse::signature::{Kind, Output, Param};
 use crate::rewrite::backend;
-use crate::signature::{Kind, Output, Param};
 
 /// Checks what a custom rule needs beyond a plain signature: a free function of one to
 /// three `f64` operands returning `f64`.

@@ -540,7 +540,7 @@ fn expand_on_compiler_stack(source: String) -> (Vec<String>, Vec<String>) {
 
 #[test]
 fn a_body_nested_too_deep_is_one_error_beside_stand_ins() {
-    let limit = crate::nesting::LIMIT;
+    let limit = crate::parse::nesting::LIMIT;
     let parens = |n: usize| {
         format!(
             "fn deep(x: f64) -> f64 {{ {}x{} }}",
@@ -572,7 +572,7 @@ fn a_body_nested_too_deep_is_one_error_beside_stand_ins() {
 
 #[test]
 fn blocks_operators_and_generic_arguments_are_levels_too() {
-    let limit = crate::nesting::LIMIT;
+    let limit = crate::parse::nesting::LIMIT;
     let depth = |body: String| {
         let source = format!("fn f(x: f64, n: i64) -> f64 {{ {body} }}");
         expand_on_compiler_stack(source).0.len()
@@ -612,7 +612,7 @@ fn blocks_operators_and_generic_arguments_are_levels_too() {
 
 #[test]
 fn a_derive_nested_too_deep_is_one_error() {
-    let limit = crate::nesting::LIMIT;
+    let limit = crate::parse::nesting::LIMIT;
     let array = |n: usize| {
         let open = "[".repeat(n);
         format!("struct P {{ w: {open}f64{} }}", "; 1]".repeat(n))

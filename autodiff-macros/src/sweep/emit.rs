@@ -23,7 +23,7 @@ use super::ir::{Arg, Data, Op, Operand, Place, Program, Stmt, Value, Var, VarId}
 use super::lower::{lower, temp};
 use super::names::Names;
 use crate::emit::by_reference;
-use crate::signature::{Kind, Param};
+use crate::parse::signature::{Kind, Param};
 
 /// Bodies with more operations than this (as written: a loop's body counts once) keep the
 /// checked path alone. Sweeps beside the trace roughly double what rustc does for a

@@ -11,7 +11,7 @@ use syn::{Block, Expr, Pat, Stmt as SynStmt};
 use super::ir::{Arg, Data, Op, Operand, Place, Program, Stmt, Value, Var, VarId, UNKNOWN};
 use super::names::Names;
 use crate::ops::{self, Shape};
-use crate::signature::{self, Kind, Param};
+use crate::parse::signature::{self, Kind, Param};
 
 /// Lowers `graph_body` (the rewrite's output) with the signature's `params`; for the
 /// halves other sweeps call (`half`), whose reverse half is a function of its own, data

@@ -11,7 +11,7 @@ use syn::visit::Visit;
 use syn::{Block, Expr, Pat};
 
 use super::lower::pattern_names;
-use crate::signature::{Kind, Param};
+use crate::parse::signature::{Kind, Param};
 
 /// Where a name is bound and how.
 struct Site {

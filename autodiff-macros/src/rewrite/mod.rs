@@ -17,19 +17,29 @@
 //! A `let` local that is assigned a tracked value anywhere is tracked from its declaration:
 //! [`graph_body`] rewrites the body repeatedly, promoting such locals, until nothing changes.
 
+pub(crate) mod branch;
+pub(crate) mod compose;
+pub(crate) mod expression;
+pub(crate) mod growable;
+pub(crate) mod looping;
+pub(crate) mod mentions;
+pub(crate) mod primal;
+pub(crate) mod statement;
+pub(crate) mod unsupported;
+pub(crate) mod value;
+
 use std::collections::HashSet;
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::{BinOp, Block, Expr, ExprCall, ExprPath, Ident, Lit, UnOp};
 
+use crate::emit::plain;
 use crate::errors::Errors;
-use crate::mentions::{self, Scan, Tracked};
-use crate::plain;
-use crate::signature::{Kind, Param};
+use crate::parse::signature::{Kind, Param};
 use crate::sweep::COMPILED_UP_TO;
-use crate::unsupported;
-use crate::value::Value;
+use mentions::{Scan, Tracked};
+use value::Value;
 
 /// What a name in scope holds in the generated body.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

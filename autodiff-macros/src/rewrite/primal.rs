@@ -12,9 +12,9 @@ use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Expr, ExprMethodCall, Item, Macro};
 
-use crate::mentions::{macro_mentions, Scan, Tracked};
+use crate::rewrite::mentions::{macro_mentions, Scan, Tracked};
+use crate::rewrite::unsupported;
 use crate::rewrite::{backend, Binding, Rewriter};
-use crate::unsupported;
 
 impl Rewriter<'_> {
     /// `expr` evaluated on primal values; `None` if something in it was rejected (and

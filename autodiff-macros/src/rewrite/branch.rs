@@ -10,11 +10,11 @@ use quote::{quote, ToTokens};
 use syn::{BinOp, Expr, ExprIf, ExprMatch};
 
 use crate::desugar;
-use crate::mentions::split_guard;
-use crate::plain::strip_detach_expr;
+use crate::emit::plain::strip_detach_expr;
+use crate::rewrite::mentions::split_guard;
+use crate::rewrite::unsupported;
+use crate::rewrite::value::Value;
 use crate::rewrite::Rewriter;
-use crate::unsupported;
-use crate::value::Value;
 
 impl Rewriter<'_> {
     /// An `if` in statement position.

@@ -6,13 +6,13 @@ use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{Block, Expr, ExprAssign, ExprBinary, ExprReturn, Item, Local, Pat, Stmt, Token};
 
-use crate::growable;
-use crate::mentions::{macro_mentions, Tracked};
-use crate::plain::strip_detach_expr;
+use crate::emit::plain::strip_detach_expr;
+use crate::parse::signature::{is_f64, is_f64_array};
+use crate::rewrite::growable;
+use crate::rewrite::mentions::{macro_mentions, Tracked};
+use crate::rewrite::unsupported;
+use crate::rewrite::value::Value;
 use crate::rewrite::{backend, compound, is_assign_op, unparenthesized, Binding, Rewriter};
-use crate::signature::{is_f64, is_f64_array};
-use crate::unsupported;
-use crate::value::Value;
 
 /// What the left side of an assignment names.
 enum Target {

@@ -460,7 +460,7 @@ fn loop_value(tokens: impl ToTokens) -> syn::Error {
 /// other than `f64`.
 pub(crate) fn binding(local: &Local) -> syn::Error {
     if let Pat::Type(typed) = &local.pat {
-        if !crate::signature::is_f64(&typed.ty) {
+        if !crate::parse::signature::is_f64(&typed.ty) {
             return lesson(
                 &typed.ty,
                 "a local variable holding a tracked value must be an `f64`",

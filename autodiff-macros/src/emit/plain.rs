@@ -5,7 +5,26 @@ use std::mem;
 
 use proc_macro2::TokenStream;
 use syn::visit_mut::{self, VisitMut};
-use syn::{Block, Expr, ExprMethodCall, Item};
+use syn::{Attribute, Block, Expr, ExprMethodCall, Item, Signature, Visibility};
+
+use quote::quote;
+
+/// The plain function: the user's, without `#[constant]` and with `.detach()` removed.
+pub(crate) fn function(
+    attrs: &[Attribute],
+    vis: &Visibility,
+    sig: &Signature,
+    block: Block,
+) -> TokenStream {
+    let sig = crate::parse::signature::without_constant(sig);
+    let block = strip_detach(block);
+    quote! {
+        // Calling only `name_grad` or `name_graph` uses the function: no dead-code warning.
+        #[allow(dead_code)]
+        #(#attrs)*
+        #vis #sig #block
+    }
+}
 
 /// The body with every `value.detach()` replaced by `value`.
 ///

@@ -19,7 +19,7 @@ use proc_macro2::Span;
 use syn::visit::Visit;
 use syn::{parse_quote, Block, Expr, ExprClosure, ExprMethodCall, Ident, Pat, Stmt};
 
-use crate::mentions::Tracked;
+use crate::rewrite::mentions::Tracked;
 
 /// The name `desugar` gives a computed array a fold walks.
 pub(crate) const ITEMS: &str = "__autodiff_items";
@@ -285,7 +285,7 @@ fn over_references(src: &Expr) -> bool {
 
 /// Whether `body` dereferences a name `item` binds.
 fn derefs(body: &Expr, item: &Pat) -> bool {
-    let names = crate::mentions::pattern_names(item);
+    let names = crate::rewrite::mentions::pattern_names(item);
     let mut found = Derefs {
         names: names.iter().map(Ident::to_string).collect(),
         found: false,
@@ -363,7 +363,7 @@ pub(crate) fn rebinds(body: &Expr, name: &Ident) -> bool {
         }
         fn visit_macro(&mut self, mac: &'ast syn::Macro) {
             let lookup = |seen: &str| (*self.0 == seen).then_some(Tracked::Value);
-            self.1 |= crate::mentions::macro_mentions(&mac.tokens, &lookup);
+            self.1 |= crate::rewrite::mentions::macro_mentions(&mac.tokens, &lookup);
         }
     }
     let mut binds = Binds(name, false);

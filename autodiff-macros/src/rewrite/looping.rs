@@ -8,11 +8,11 @@ use quote::quote_spanned;
 use quote::{quote, ToTokens};
 use syn::{Expr, ExprForLoop, ExprLoop, ExprMethodCall, ExprWhile, Ident, Pat};
 
-use crate::value::Value;
+use crate::rewrite::value::Value;
 
-use crate::plain::strip_detach_expr;
+use crate::emit::plain::strip_detach_expr;
+use crate::rewrite::unsupported;
 use crate::rewrite::{unparenthesized, Binding, Rewriter};
-use crate::unsupported;
 
 /// What one iteration of a `for` loop over tracked values yields.
 enum Item {

@@ -14,7 +14,7 @@ use quote::{format_ident, quote};
 use syn::{Attribute, Ident, Visibility};
 
 use crate::emit::{by_reference, gradient_len, gradient_type, gradient_value, is_flat};
-use crate::signature::Param;
+use crate::parse::signature::Param;
 
 /// What the three functions share with `name_grad`.
 pub(crate) struct Context<'a> {
@@ -70,6 +70,50 @@ impl Context<'_> {
                 quote!(let #copy = #made?;)
             })
             .collect()
+    }
+}
+
+/// The forward-mode and second-order functions of `function`: `name_jvp`, `name_hvp` and
+/// `name_hessian` for a scalar output, `name_jacobian` for an array. Their flat results
+/// (`[f64; N]`, `[[f64; N]; N]`) count a generic function's inputs, which stable Rust
+/// cannot write in a type: a function with concrete sizes that calls this one has them.
+pub(crate) fn of(function: &super::function::Function<'_>) -> Option<TokenStream> {
+    use crate::parse::signature::Output;
+    if !function.generics.is_empty() {
+        return None;
+    }
+    let private = quote!(::scalar_autodiff::__private);
+    let tape = Ident::new("tape", Span::mixed_site());
+    let args = function.variable_args();
+    // `name_hvp`'s compiled sweeps, under `name_grad`'s conditions.
+    let hvp_sweeps = function
+        .sweeps_apply()
+        .then(|| {
+            let (tangents, count) = hvp_names();
+            crate::sweep::dual_sweeps(&function.graph_body, function.params, (&tangents, &count))
+        })
+        .flatten();
+    let grad_params = super::grad::grad_params(function.params);
+    let copies = function.copies();
+    let (list, _) = function.doc_lists();
+    let context = Context {
+        ident: function.ident,
+        vis: function.vis,
+        forwarded: &function.forwarded,
+        receiver: function.receiver(),
+        grad_params: &grad_params,
+        params: function.params,
+        copies: &copies,
+        run_forward: function.run(quote!(&#private::Forward), &args),
+        run_trace: function.run(quote!(#tape), &args),
+        hvp_sweeps,
+        tape: &tape,
+        list: &list,
+    };
+    match function.output {
+        Output::Scalar => Some(functions(&context)),
+        Output::Array(ty) => Some(jacobian(&context, ty)),
+        _ => None,
     }
 }
 

@@ -7,13 +7,13 @@ use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
 use syn::{BinOp, Expr, ExprBinary, ExprCall, ExprMethodCall, ExprUnary, Ident, UnOp};
 
-use crate::mentions::Scan;
 use crate::ops::{self, Shape};
+use crate::rewrite::mentions::Scan;
+use crate::rewrite::unsupported;
+use crate::rewrite::value::Value;
 use crate::rewrite::{
     arithmetic, backend, f64_function, is_logic, without_parens, Binding, Rewriter,
 };
-use crate::unsupported;
-use crate::value::Value;
 
 impl Rewriter<'_> {
     /// Rewrites an expression in value position.
@@ -368,7 +368,7 @@ impl Rewriter<'_> {
     ) -> Option<TokenStream> {
         let scan = self.scan(expr);
         if scan.is_plain() {
-            Some(crate::plain::strip_detach_expr(without_parens(expr)).into_token_stream())
+            Some(crate::emit::plain::strip_detach_expr(without_parens(expr)).into_token_stream())
         } else if scan.tracked {
             if scan.live {
                 self.errors.push(tracked(expr));

@@ -16,8 +16,8 @@ use syn::spanned::Spanned;
 use syn::{Expr, ExprCall, ExprMethodCall};
 
 use crate::emit::body_ident;
+use crate::rewrite::value::Value;
 use crate::rewrite::{backend, f64_function, unparenthesized, Rewriter};
-use crate::value::Value;
 
 impl Rewriter<'_> {
     /// Whether `call` names a function by a path, as a `#[differentiable]` callee would be.

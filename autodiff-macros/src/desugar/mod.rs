@@ -28,6 +28,8 @@
 //! the rewrite reads (and the addresses it keys its scans and promotions by) stays the
 //! same from pass to pass.
 
+pub(crate) mod hoist;
+
 use proc_macro2::Span;
 use quote::ToTokens;
 use syn::visit::Visit;
@@ -37,7 +39,7 @@ use syn::{
     Stmt,
 };
 
-use crate::mentions::{macro_mentions, pattern_names, split_guard, Tracked};
+use crate::rewrite::mentions::{macro_mentions, pattern_names, split_guard, Tracked};
 use crate::rewrite::unparenthesized;
 
 /// `block` with the forms above rewritten.
@@ -64,7 +66,7 @@ struct Desugar {
 impl VisitMut for Desugar {
     fn visit_block_mut(&mut self, block: &mut Block) {
         visit_mut::visit_block_mut(self, block);
-        crate::hoist::folds(block, &mut self.folds);
+        crate::desugar::hoist::folds(block, &mut self.folds);
         breaks_as_flags(block, &mut self.folds, self.scalar_output);
     }
 
@@ -258,7 +260,7 @@ fn indexed_call(index: &syn::ExprIndex) -> Option<Expr> {
     if !matches!(source, Expr::Call(_) | Expr::MethodCall(_)) {
         return None;
     }
-    let items = Ident::new(crate::hoist::ITEMS, Span::call_site());
+    let items = Ident::new(crate::desugar::hoist::ITEMS, Span::call_site());
     let (source, at) = (source.clone(), &index.index);
     Some(parse_quote!({
         let #items = #source;
@@ -421,11 +423,11 @@ fn map_then_fold(fold: &ExprMethodCall, count: &mut usize) -> Option<Expr> {
     if let Pat::Ident(name) = &mut item {
         if name.subpat.is_none()
             && name.by_ref.is_none()
-            && !crate::hoist::rebinds(&body, &name.ident)
+            && !crate::desugar::hoist::rebinds(&body, &name.ident)
         {
             let fresh = Ident::new(&format!("__autodiff_mapped_{count}"), name.ident.span());
             *count += 1;
-            crate::hoist::rename(&mut body, &name.ident, &fresh);
+            crate::desugar::hoist::rename(&mut body, &name.ident, &fresh);
             name.ident = fresh;
         }
     }
@@ -466,7 +468,7 @@ fn named_items(call: &ExprMethodCall) -> Option<Expr> {
                 ) {
                     return None;
                 }
-                let items = Ident::new(crate::hoist::ITEMS, Span::call_site());
+                let items = Ident::new(crate::desugar::hoist::ITEMS, Span::call_site());
                 let source = source.clone();
                 let mut chain = Expr::MethodCall(call.clone());
                 replace_head(&mut chain, &items);

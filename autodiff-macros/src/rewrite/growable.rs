@@ -10,8 +10,8 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Expr, ExprMethodCall, Type};
 
+use crate::rewrite::value::Value;
 use crate::rewrite::{backend, unparenthesized, Binding, Rewriter};
-use crate::value::Value;
 
 /// What a growable local starts as: `Vec::new()`, `Vec::with_capacity(n)` or `vec![]`,
 /// rewritten (the capacity is data, as written).
@@ -51,7 +51,7 @@ pub(crate) fn new_vec(init: &Expr) -> Option<TokenStream> {
 /// The element shape a growable local's type names (`Vec<[f64; D]>`: `[f64; D]`), if it
 /// names one.
 pub(crate) fn element_shape(ty: &Type) -> Option<&Type> {
-    let Type::Path(path) = crate::signature::ungrouped(ty) else {
+    let Type::Path(path) = crate::parse::signature::ungrouped(ty) else {
         return None;
     };
     let last = path.path.segments.last()?;
@@ -64,7 +64,8 @@ pub(crate) fn element_shape(ty: &Type) -> Option<&Type> {
     match args.args.first() {
         Some(syn::GenericArgument::Type(elem))
             if args.args.len() == 1
-                && (crate::signature::is_f64(elem) || crate::signature::is_f64_array(elem)) =>
+                && (crate::parse::signature::is_f64(elem)
+                    || crate::parse::signature::is_f64_array(elem)) =>
         {
             Some(elem)
         }
