@@ -230,13 +230,16 @@ impl Stack {
 }
 
 /// What the slopes of `op`'s `tracked` slots read, for generated code's constants.
+#[inline]
 pub const fn reads(op: ScalarOperation, tracked: [bool; 3]) -> Reads {
     op.reads(tracked)
 }
 
 /// What [`Stack::save`] keeps for `op`: what the slopes of its `tracked` slots read, less
 /// the operands the reverse half has (`kept`), and operand 1 as operand 0 when they are
-/// the same (`same`, as in `e * e`). Generated code evaluates it as a constant.
+/// the same (`same`, as in `e * e`). Generated code evaluates it as a constant inside
+/// loops; elsewhere optimized builds inline and fold it.
+#[inline]
 pub const fn kept_reads(
     op: ScalarOperation,
     tracked: [bool; 3],

@@ -1031,6 +1031,9 @@ struct Emit<'a> {
     number: Number,
     /// Scalars that share nodes through copies (see [`shared_nodes`]).
     shared: HashSet<VarId>,
+    /// How many of the body's loops are around the statement being written (see
+    /// [`Emit::constant`]).
+    looping: usize,
 }
 
 /// A copy of a parameter's element, `let mut s = b[j];` (or of a local scalar no
@@ -1211,6 +1214,19 @@ fn version_ident(var: usize) -> Ident {
 }
 
 impl<'a> Emit<'a> {
+    /// An expression over the operation table: evaluated by the compiler inside the body's
+    /// loops, where a debug build would evaluate it on every iteration; a plain expression
+    /// elsewhere (optimized builds fold it), where it runs once per call and a constant
+    /// block per operation costs compile time: each is evaluated on its own, about 2.6 ms
+    /// each, which made a 1,000-operation body's halves take 9.7 s to type-check (0.3 s
+    /// without).
+    fn constant(&self, expression: TokenStream) -> TokenStream {
+        match self.looping {
+            0 => quote!((#expression)),
+            _ => quote!(const { #expression }),
+        }
+    }
+
     fn new(program: &'a Program, names: &'a Names, half: bool, versioning: bool) -> Self {
         Emit {
             program,
@@ -1225,6 +1241,7 @@ impl<'a> Emit<'a> {
             fresh: None,
             number: Number::F64,
             shared: HashSet::new(),
+            looping: 0,
         }
     }
 
@@ -1547,7 +1564,10 @@ impl<'a> Emit<'a> {
                     let place = self.place_primal(place, in_loop)?;
                     lengths.extend(quote!(let #name: usize = (#place).len();));
                 }
-                let body = self.forward_block(body, true)?;
+                self.looping += 1;
+                let body = self.forward_block(body, true);
+                self.looping -= 1;
+                let body = body?;
                 // The running sums the loop left unchecked.
                 let sums = after.iter().map(|&var| &self.program.vars[var].primal);
                 // A `while` loop keeps a `false`, then a `true` after each iteration: its
@@ -1665,7 +1685,7 @@ impl<'a> Emit<'a> {
             operands.push(self.number.zero());
         }
         let exponent = op.exponent.clone().unwrap_or_else(|| quote!(0));
-        let carried_here = constant_in_loops(carried.clone(), in_loop);
+        let carried_here = self.constant(carried.clone());
         let number = self.number.ty();
         out.extend(quote! {
             let #result: #number = #private::value(#code, [#(#operands),*], #exponent);
@@ -1682,9 +1702,12 @@ impl<'a> Emit<'a> {
             let kept = self.kept(op);
             let same = same_operands(op);
             let stack = stack();
+            let kept_reads = self.constant(
+                quote!(#private::kept_reads(#code, [#(#tracked),*], [#(#kept),*], #same)),
+            );
             out.extend(quote! {
                 #stack.save(
-                    const { #private::kept_reads(#code, [#(#tracked),*], [#(#kept),*], #same) },
+                    #kept_reads,
                     [#(#operands),*],
                     #result,
                 );
@@ -1987,7 +2010,10 @@ impl<'a> Emit<'a> {
                 condition: true,
                 ..
             } => {
-                let body = self.reverse_block(body, true)?;
+                self.looping += 1;
+                let body = self.reverse_block(body, true);
+                self.looping -= 1;
+                let body = body?;
                 let stack = stack();
                 quote! {
                     while #stack.pop_flag() { #body }
@@ -2006,7 +2032,10 @@ impl<'a> Emit<'a> {
                     let place = self.place_adjoint(place, in_loop)?;
                     lengths.extend(quote!(let #name: usize = (#place).len();));
                 }
-                let body = self.reverse_block(body, true)?;
+                self.looping += 1;
+                let body = self.reverse_block(body, true);
+                self.looping -= 1;
+                let body = body?;
                 let into = quote!(::core::iter::IntoIterator::into_iter);
                 if *counted {
                     // Back from the last iteration that ran: the ones after it never did.
@@ -2109,8 +2138,9 @@ impl<'a> Emit<'a> {
                         continue;
                     }
                 };
+                let reads = self.constant(quote!(#private::reads(#code, [#(#tracked),*])));
                 known.push(quote! {
-                    if const { #private::reads(#code, [#(#tracked),*]).operands[#slot] } {
+                    if #reads.operands[#slot] {
                         #value
                     } else {
                         #zero
@@ -2120,9 +2150,12 @@ impl<'a> Emit<'a> {
             let same = same_operands(op);
             let stack = stack();
             let exponent = op.exponent.clone().unwrap_or_else(|| quote!(0));
+            let kept_reads = self.constant(
+                quote!(#private::kept_reads(#code, [#(#tracked),*], [#(#kept),*], #same)),
+            );
             quote! {
                 let (#operands, #result) = #stack.restore(
-                    const { #private::kept_reads(#code, [#(#tracked),*], [#(#kept),*], #same) },
+                    #kept_reads,
                     #same,
                     [#(#known),*],
                 );
@@ -2258,16 +2291,6 @@ fn data_value(data: &Data, checked: bool, fail: &TokenStream) -> TokenStream {
             ::core::option::Option::Some(#value) => #value,
             ::core::option::Option::None => #fail,
         }
-    }
-}
-
-/// A condition over the operation table: evaluated by the compiler inside loops, where a
-/// debug build would evaluate it on every iteration; a plain expression elsewhere, where
-/// it runs once per call and a constant block per operation would cost compile time.
-fn constant_in_loops(condition: TokenStream, in_loop: bool) -> TokenStream {
-    match in_loop {
-        true => quote!(const { #condition }),
-        false => quote!((#condition)),
     }
 }
 
