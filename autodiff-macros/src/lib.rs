@@ -52,6 +52,8 @@ mod rule;
 mod sweep;
 
 #[cfg(test)]
+mod expansions;
+#[cfg(test)]
 mod tests;
 
 use proc_macro::TokenStream;
