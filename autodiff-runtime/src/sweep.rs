@@ -49,17 +49,19 @@ thread_local! {
 /// unavailable (re-entered, or the thread is tearing down its storage).
 #[inline]
 pub fn sweep<R>(run: impl FnOnce(&mut Stack) -> Option<R>) -> Option<R> {
-    STACK
-        .try_with(|cell| {
-            let mut stack = cell.try_borrow_mut().ok()?;
+    // The result is written once, where it is returned from: a gradient of thousands of
+    // parameters is a large value, and each `Option`/`Result` it would be rewrapped in
+    // on the way out is a copy of it.
+    let mut result = None;
+    let _ = STACK.try_with(|cell| {
+        if let Ok(mut stack) = cell.try_borrow_mut() {
             let (top, taken) = (stack.top, stack.taken);
-            let result = run(&mut stack);
+            result = run(&mut stack);
             stack.top = top;
             stack.taken = taken;
-            result
-        })
-        .ok()
-        .flatten()
+        }
+    });
+    result
 }
 
 /// The first size of a stack's buffer, in items (512 KiB of `f64`s): zeros, which the

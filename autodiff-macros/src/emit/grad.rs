@@ -95,15 +95,8 @@ pub(crate) fn function(function: &Function<'_>, rule: bool) -> Grad {
         .as_ref()
         .is_some_and(|(_, straight)| *straight)
         .then(|| quote!(#[inline]));
-    let compiled = compiled.map(|(sweeps, _)| {
-        let done = Ident::new("done", Span::mixed_site());
-        // (see `checked` below)
-        quote! {
-            if let ::core::option::Option::Some(#done) = #sweeps {
-                return ::core::result::Result::Ok(#done);
-            }
-        }
-    });
+    // (They return from `name_grad` if they finish; see `checked` below.)
+    let compiled = compiled.map(|(sweeps, _)| sweeps);
     let trace_call = quote! {
         let #count = 0usize #(#counts)*;
         #private::trace_located(|#tape| {

@@ -33,11 +33,11 @@ use crate::parse::signature::{Kind, Param};
 /// far below this.
 pub(crate) const COMPILED_UP_TO: usize = 128;
 
-/// The expression `name_grad` tries first, of type `Option<(f64, gradient)>`, and
-/// whether it is straight-line code (no loops: small enough to inline into callers), or
-/// `None` if the body is outside what the sweeps compile. The gradient is `[f64; len]`
-/// for `flat: Some(len)`, else each parameter's in its own shape (a tuple of them for
-/// several).
+/// The statements `name_grad` runs first, which return `Ok((value, gradient))` from it if
+/// the sweeps finish, and whether they are straight-line code (no loops: small enough to
+/// inline into callers), or `None` if the body is outside what the sweeps compile. The
+/// gradient is `[f64; len]` for `flat: Some(len)`, else each parameter's in its own shape
+/// (a tuple of them for several).
 pub(crate) fn sweeps(
     graph_body: &TokenStream,
     params: &[Param],
@@ -115,6 +115,7 @@ fn compiled(
     // A scalar by value, an array or a parameter struct by reference; adjoints in the
     // gradient's shape.
     let next = Ident::new("__next", Span::mixed_site());
+    let shaped = matches!(sweeps, Sweeps::Gradient(None));
     let params_prologue = tracked.iter().map(|(var, param)| {
         let (name, primal, adjoint) = (&var.name, &var.primal, &var.adjoint);
         if let Sweeps::Product(..) = sweeps {
@@ -140,27 +141,41 @@ fn compiled(
                 },
             };
         }
-        let (bind, like, zero) = match param.kind {
-            Kind::Scalar => (quote!(#name), quote!(&#primal), quote!(0.0f64)),
-            Kind::Array => (
-                quote!(&#name),
-                quote!(#primal),
-                quote!(#private::zeros_like(#primal)),
-            ),
-            _ => (
-                by_reference(param),
-                quote!(#primal),
-                quote!(::scalar_autodiff::Parameters::gradient_from(#primal, &mut || 0.0)),
-            ),
+        let (bind, like) = match param.kind {
+            Kind::Scalar => (quote!(#name), quote!(&#primal)),
+            Kind::Array => (quote!(&#name), quote!(#primal)),
+            _ => (by_reference(param), quote!(#primal)),
         };
+        // (A gradient in its own shape starts outside, see `outside`.)
+        let adjoint = (!shaped).then(|| {
+            let zero = zero_adjoints(param, primal);
+            quote!(let mut #adjoint = #zero;)
+        });
         quote! {
             let #primal = #bind;
             if !#private::finite(#like) {
                 return #none;
             }
-            let mut #adjoint = #zero;
+            #adjoint
         }
     });
+    // A gradient in each parameter's own shape (a parameter struct's can be thousands of
+    // numbers) is made before the sweeps and returned from where it is, not carried out
+    // of them in an `Option`: each move of it is a copy.
+    let outside: Vec<TokenStream> = match shaped {
+        true => tracked
+            .iter()
+            .map(|(var, param)| {
+                let (adjoint, value) = (&var.adjoint, by_reference(param));
+                let zero = match param.kind {
+                    Kind::Scalar => quote!(0.0f64),
+                    _ => zero_adjoints(param, &value),
+                };
+                quote!(let mut #adjoint = #zero;)
+            })
+            .collect(),
+        false => Vec::new(),
+    };
     // (A call's array result gets its adjoints where the forward sweep has its value.)
     let top_adjoints = program
         .vars
@@ -173,6 +188,8 @@ fn compiled(
     let gradient = Ident::new("__gradient", Span::mixed_site());
     let product = Ident::new("__product", Span::mixed_site());
     let (number_type, one) = (number.ty(), number.lift(quote!(1.0)));
+    // What the sweeps return, if they finish (the value and gradient, unless `outside`).
+    let mut returned = quote!(#output_value);
     let (start, gathered) = match sweeps {
         Sweeps::Product(tangents, count) => {
             let gather = tracked.iter().map(|(var, param)| {
@@ -227,8 +244,9 @@ fn compiled(
                         return #none;
                     }
                 )*
-                ::core::option::Option::Some((#output_value, #shaped))
+                ::core::option::Option::Some(#output_value)
             };
+            returned = quote!((#output_value, #shaped));
             (TokenStream::new(), gathered)
         }
     };
@@ -295,14 +313,36 @@ fn compiled(
         #cells_end
         #gathered
     };
-    Some(if emit.loops {
-        (
+    let (run, straight) = match emit.loops {
+        true => (
             quote!(#private::sweep(|#stack: &mut #private::Stack| { #body })),
             false,
-        )
-    } else {
-        (quote!((|| { #body })()), true)
-    })
+        ),
+        false => (quote!((|| { #body })()), true),
+    };
+    if let Sweeps::Product(..) = sweeps {
+        return Some((run, straight));
+    }
+    let ok = quote!(::core::result::Result::Ok);
+    Some((
+        quote! {
+            #(#outside)*
+            if let ::core::option::Option::Some(#output_value) = #run {
+                return #ok(#returned);
+            }
+        },
+        straight,
+    ))
+}
+
+/// A parameter's adjoints at zero, in its shape (`value` its value, by reference).
+fn zero_adjoints(param: &Param, value: &dyn ToTokens) -> TokenStream {
+    let private = quote!(::scalar_autodiff::__private);
+    match param.kind {
+        Kind::Scalar => quote!(0.0f64),
+        Kind::Array => quote!(#private::zeros_like(#value)),
+        _ => quote!(::scalar_autodiff::Parameters::gradient_from(#value, &mut || 0.0)),
+    }
 }
 
 /// What the hidden body does first on the `Halves` backend, from another function's
