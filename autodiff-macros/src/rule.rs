@@ -188,7 +188,7 @@ pub(crate) fn halves(ident: &Ident, params: &[Param]) -> TokenStream {
                     *#value = #stack.pop();
                 }
                 #(#adds)*
-                return #private::output::<#kind, f64>(#backend, &0.0);
+                return #private::output::<#kind, f64>(#backend, 0.0);
             }
             let mut #values = [0.0f64; #count];
             #(#reads)*
@@ -202,7 +202,7 @@ pub(crate) fn halves(ident: &Ident, params: &[Param]) -> TokenStream {
             for #upstream in &#slopes {
                 #stack.keep(#upstream);
             }
-            return #private::output::<#kind, f64>(#backend, &#value);
+            return #private::output::<#kind, f64>(#backend, #value);
         }
     }
 }

@@ -255,9 +255,28 @@ pub fn gave_up() -> ScalarAutodiffError {
 
 /// A forward half's `f64` result as the body's output type.
 #[inline]
-pub fn output<B: Backend, T: Parameters + ?Sized>(
-    backend: &B,
-    value: &T,
-) -> Result<T::Tracked<B::Value>> {
-    value.try_track(&mut |value| backend.constant(value))
+pub fn output<B: Backend, T: HalfOutput>(backend: &B, value: T) -> Result<T::Tracked<B::Value>> {
+    backend.half_output(value)
+}
+
+/// What a compiled half returns: `f64`, or arrays of it. On the `Halves` backend, whose
+/// values are `f64`s, it is handed on as it is, where rebuilding it element by element
+/// (as a recording backend's constants) cost a helper's call a copy of its result.
+pub trait HalfOutput: Parameters + Sized {
+    /// The value as `f64` values of a body's output type (the same numbers).
+    fn into_f64s(self) -> Self::Tracked<f64>;
+}
+
+impl HalfOutput for f64 {
+    #[inline(always)]
+    fn into_f64s(self) -> f64 {
+        self
+    }
+}
+
+impl<T: HalfOutput, const K: usize> HalfOutput for [T; K] {
+    #[inline(always)]
+    fn into_f64s(self) -> [T::Tracked<f64>; K] {
+        self.map(T::into_f64s)
+    }
 }

@@ -700,6 +700,14 @@ macro_rules! backend {
             fn halves(&self) -> Option<&dyn Run> {
                 None
             }
+            /// A compiled half's `f64` result as this backend's values (constants).
+            #[inline]
+            fn half_output<T: crate::halves::HalfOutput>(
+                &self,
+                value: T,
+            ) -> Result<T::Tracked<Self::Value>> {
+                value.try_track(&mut |value| self.constant(value))
+            }
             /// A generated body begins: a mark for [`leave`](Self::leave).
             #[inline(always)]
             fn enter(&self) -> usize {
@@ -898,6 +906,14 @@ macro_rules! backend {
             #[inline(always)]
             fn halves(&self) -> Option<&dyn Run> {
                 Some(self)
+            }
+            // The values are `f64`s already: checked, and handed on as they are.
+            #[inline]
+            fn half_output<T: crate::halves::HalfOutput>(&self, value: T) -> Result<T::Tracked<f64>> {
+                match crate::sweep::finite(&value) {
+                    true => Ok(value.into_f64s()),
+                    false => Err(crate::halves::gave_up()),
+                }
             }
             fn powi(&self, value: &f64, n: i32) -> Result<f64> {
                 Primal::<true>.powi(value, n)

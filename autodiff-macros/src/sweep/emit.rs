@@ -528,11 +528,11 @@ pub(crate) fn halves(
                 {
                     return #error;
                 }
-                return #private::output::<#kind, #output>(#backend, &#private::Zero::zero());
+                return #private::output::<#kind, #output>(#backend, #private::Zero::zero());
             }
             #(#values)*
             return match #forward_fn #turbofish(#stack, #(#primals, #steadies,)* #(#data_names),*) {
-                ::core::option::Option::Some(#done) => #private::output::<#kind, #output>(#backend, &#done),
+                ::core::option::Option::Some(#done) => #private::output::<#kind, #output>(#backend, #done),
                 ::core::option::Option::None => #error,
             };
         }
