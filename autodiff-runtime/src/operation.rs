@@ -320,6 +320,11 @@ impl ScalarOperation {
             Self::Subtract => [1.0, -1.0],
             Self::Multiply => [y, x],
             Self::Divide => [1.0 / y, -(value / y)],
+            // As `slope` has them (0.5 to each at a tie): a ReLU's `max` is common enough
+            // not to go through the whole table twice.
+            Self::Max | Self::Min if x == y => [0.5, 0.5],
+            Self::Max => [pick_f64(x > y, 1.0, 0.0), pick_f64(y > x, 1.0, 0.0)],
+            Self::Min => [pick_f64(x < y, 1.0, 0.0), pick_f64(y < x, 1.0, 0.0)],
             _ => {
                 let slope = |slot: usize| match tracked[slot] {
                     true => self.local_derivative(slot, [x, y, 0.0], value, 0),
@@ -577,5 +582,50 @@ mod operands_tests {
             "[2.5, -1.0]"
         );
         assert_eq!(one.to_string(), "0.0");
+    }
+}
+
+#[cfg(test)]
+mod derivatives_tests {
+    use super::ScalarOperation;
+
+    /// The reverse pass's shortcut for a binary operation's two slopes gives the table's
+    /// (`local_derivative`, which the ledger shows and second-order sweeps use), ties
+    /// included.
+    #[test]
+    fn binary_shortcuts_agree_with_the_table() {
+        let pairs: [(f64, f64); 5] = [
+            (1.5, -2.0),
+            (-2.0, 1.5),
+            (0.25, 0.25),
+            (-0.0, 0.0),
+            (3.0, 3.0),
+        ];
+        for op in [
+            ScalarOperation::Add,
+            ScalarOperation::Subtract,
+            ScalarOperation::Multiply,
+            ScalarOperation::Divide,
+            ScalarOperation::Max,
+            ScalarOperation::Min,
+        ] {
+            for (x, y) in pairs {
+                let value = match op {
+                    ScalarOperation::Add => x + y,
+                    ScalarOperation::Subtract => x - y,
+                    ScalarOperation::Multiply => x * y,
+                    ScalarOperation::Divide => x / y,
+                    ScalarOperation::Max => x.max(y),
+                    _ => x.min(y),
+                };
+                let table = [0, 1].map(|slot| op.local_derivative(slot, [x, y, 0.0], value, 0));
+                let shortcut = op.binary_derivatives(x, y, value, [true, true]);
+                assert_eq!(
+                    shortcut.map(f64::to_bits),
+                    table.map(f64::to_bits),
+                    "{op:?} at ({x}, {y})"
+                );
+            }
+        }
     }
 }
