@@ -46,7 +46,7 @@ impl<'a> Function<'a> {
     ) -> Function<'a> {
         // The hidden body's name is spanned on the user's body: rustc then never offers it
         // as a "similarly named function" for a missing callee inside that body (see
-        // `compose.rs`).
+        // `rewrite/compose.rs`).
         let body_span = block.brace_token.span.join();
         let graph_body: TokenStream = graph_body
             .into_iter()

@@ -139,7 +139,7 @@ fn uncallable(ident: &Ident, reason: Option<(String, Span)>) -> syn::Error {
 ///
 /// Its name is the lesson when it is missing: a call with tracked arguments to a function
 /// `g` that is not `#[differentiable]` fails with rustc's "cannot find function
-/// `differentiable_g`", pointing at the call (see `compose.rs`).
+/// `differentiable_g`", pointing at the call (see `rewrite/compose.rs`).
 pub(crate) fn body_ident(ident: &Ident) -> Ident {
     format_ident!("differentiable_{}", ident, span = ident.span())
 }

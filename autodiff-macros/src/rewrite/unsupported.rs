@@ -1,7 +1,7 @@
 //! Why the rewrite rejects a construct, worded for a learner.
 //!
 //! [`expr`] and [`stmt`] are called only from the catch-all arms of the rewrite in
-//! `rewrite.rs`: every construct without a supported arm there ends up here, and gets a
+//! `rewrite/mod.rs`: every construct without a supported arm there ends up here, and gets a
 //! message saying what is unsupported, why, and what to write instead.
 
 use proc_macro2::TokenStream;
