@@ -11,7 +11,8 @@
 #      `touch benches/gradients.rs`, so that only the bench target rebuilds (skip all of
 #      (a) with BENCH=0).
 #  (b) A scratch binary crate depending on this checkout's root `scalar-autodiff` by path, with one
-#      `#[differentiable]` function of N operations (N in SIZES): a straight-line chain of
+#      `#[differentiable]` function of N operations (N in SIZES; over 128 operations,
+#      `#[differentiable(tape)]`, as such a body must say today): a straight-line chain of
 #      `let`s over three f64 parameters cycling through
 #          let v1 = (v0 * 1.0001 + y).tanh();
 #          let v2 = v1 * z + v0 * 0.5;
@@ -208,7 +209,13 @@ EOF
             echo
             echo "use scalar_autodiff::{differentiable, ScalarAutodiffError};"
             echo
-            echo "#[differentiable]"
+            # Over 128 operations `name_grad`'s sweeps are not compiled, and the attribute
+            # asks for `tape` to take the tape knowingly (see `sweep::COMPILED_UP_TO`).
+            if ((ops > 128)); then
+                echo "#[differentiable(tape)]"
+            else
+                echo "#[differentiable]"
+            fi
             echo "fn chain(x: f64, y: f64, z: f64) -> f64 {"
             chain_body "$ops"
             echo "}"
