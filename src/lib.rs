@@ -233,7 +233,8 @@ pub mod parallel;
 /// other `#[differentiable]` functions and methods, const generic ones too
 /// (`self.helper(x)`, `Self::helper(self, x)`), returning `f64` or arrays (layers), with
 /// tracked values, arrays, rows and fields of parameter structs, whole parameter structs,
-/// a `Vec` field lent to a slice parameter (`dot(&p.w, xs)`) or array literals as
+/// arrays, rows and `Vec`s (fields, or computed by the body) lent to a slice parameter
+/// (`dot(&p.w, xs)`, `energy(&keys)` for `#[param] rows: &[[f64; 2]]`) or array literals as
 /// arguments (`g([x, w[1], a * b, 1.0])`: a tracked value as it is starts its element's
 /// adjoint at the value's and takes it back after the call), helpers returning an array
 /// literal (`[a * b, s.sqrt()]`, scalar locals as they are too), loops through
@@ -242,12 +243,12 @@ pub mod parallel;
 /// callee's own compiled halves (through its hidden body, so a call of a function that is
 /// not differentiable is still one compile error), which add the callee's contributions
 /// straight into the caller's adjoints, in the trace's order (a `#[param]` slice is read in
-/// place, when the caller lends its own); a helper without compiled halves (one written
+/// place when the caller lends its own, and kept as a copy when the caller computed it);
+/// a helper without compiled halves (one written
 /// `#[differentiable(tape)]`, or one whose halves do not cover its body, such as one
 /// returning a parameter as it is: `if x > 0.0 { x } else { 0.0 }`, where `x.max(0.0)`
-/// compiles) makes a caller whose sweeps would call it a compile error at the call; one
-/// given a slice the caller computed still makes its callers' warm calls take the checked
-/// path. Copies of tracked scalars read again later (`let prev = h; h = f(h);`,
+/// compiles) makes a caller whose sweeps would call it a compile error at the call.
+/// Copies of tracked scalars read again later (`let prev = h; h = f(h);`,
 /// `second = best; best = v;`, `hs[t] = h;`, `best = w[i];`) are followed with node
 /// numbers: each such scalar (or element of an array of a known length) carries the
 /// number of the node it holds, and the reverse sweep adds every read into that node's

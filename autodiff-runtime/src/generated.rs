@@ -79,6 +79,40 @@ pub trait Argument<'a, B: Backend, T: Parameters + ?Sized> {
     {
         None
     }
+
+    /// What a reverse half adds into: [`adjoints`](Self::adjoints), or spare zeros for
+    /// data (which must stay finite), or the caller's adjoints copied into `spare` where
+    /// their shape is not the parameter's (an array lent to a slice) and copied back by
+    /// [`Spare::finish`](crate::halves::Spare::finish).
+    #[inline]
+    fn adjoints_in<'s>(
+        self,
+        spare: &'s mut crate::halves::Spare<'a, T::Gradient>,
+    ) -> Option<&'s mut T::Gradient>
+    where
+        Self: Sized,
+        T::Gradient: 'a,
+        'a: 's,
+    {
+        let zeros = self.primal().map(crate::halves::zeros_of);
+        match self.adjoints() {
+            Some(adjoints) => Some(adjoints),
+            None => spare.hold(zeros),
+        }
+    }
+}
+
+/// A tracked array lent where a helper takes a slice (`total(&w)` for
+/// `fn total(#[param] xs: &[f64])`), as plain Rust coerces it: its values, copied.
+impl<'a, B: Backend, T: Parameters, const N: usize> Argument<'a, B, [T]>
+    for Tracked<'a, [T::Tracked<B::Value>; N]>
+where
+    T::Tracked<B::Value>: Clone,
+{
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
+        Ok(Lent::Owned(self.0.to_vec()))
+    }
 }
 
 impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T>

@@ -152,6 +152,54 @@ impl<'a, B: Backend, T: Parameters> Argument<'a, B, [T]> for Steady<'a, Vec<T>> 
     }
 }
 
+/// A `Vec` the caller computes (a growable local) lent where a helper takes a slice,
+/// going forward (see [`Whole`]).
+impl<'a, B: Backend, T: Parameters> Argument<'a, B, [T]> for Whole<'a, Vec<T>> {
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
+        Err(gave_up())
+    }
+
+    #[inline]
+    fn primal(&self) -> Option<&[T]> {
+        Some(self.0)
+    }
+}
+
+/// An array lent where a helper takes a slice, going forward (see [`Whole`]).
+impl<'a, B: Backend, T: Parameters, const N: usize> Argument<'a, B, [T]> for Whole<'a, [T; N]> {
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
+        Err(gave_up())
+    }
+
+    #[inline]
+    fn primal(&self) -> Option<&[T]> {
+        Some(self.0)
+    }
+}
+
+/// An array lent where a helper takes a slice, going forward (see [`Steady`]).
+impl<'a, B: Backend, T: Parameters, const N: usize> Argument<'a, B, [T]> for Steady<'a, [T; N]> {
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
+        Err(gave_up())
+    }
+
+    #[inline]
+    fn primal(&self) -> Option<&[T]> {
+        Some(self.0)
+    }
+
+    #[inline]
+    fn steady(&self) -> Option<&'a [T]>
+    where
+        [T]: 'a,
+    {
+        Some(self.0)
+    }
+}
+
 /// Where a reverse half adds the adjoints of a parameter passed as [`Steady`], with its
 /// value again.
 #[derive(Debug)]
@@ -201,6 +249,132 @@ impl<'a, B: Backend, T: Parameters> Argument<'a, B, [T]>
     #[inline]
     fn adjoints(self) -> Option<&'a mut Vec<T::Gradient>> {
         Some(self.0)
+    }
+}
+
+/// The adjoints of an array lent where a helper takes a slice (see [`Steady`]): copied
+/// into the slice's gradient, a `Vec`, and back after the reverse half (see [`Spare`]).
+impl<'a, B: Backend, T: Parameters, const N: usize> Argument<'a, B, [T]>
+    for AdjointsOf<'a, [T::Gradient; N], [T; N]>
+where
+    T::Gradient: Clone,
+{
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
+        Err(gave_up())
+    }
+
+    #[inline]
+    fn steady(&self) -> Option<&'a [T]>
+    where
+        [T]: 'a,
+    {
+        Some(self.1)
+    }
+
+    #[inline]
+    fn adjoints_in<'s>(
+        self,
+        spare: &'s mut Spare<'a, Vec<T::Gradient>>,
+    ) -> Option<&'s mut Vec<T::Gradient>>
+    where
+        Vec<T::Gradient>: 'a,
+        'a: 's,
+    {
+        spare.lease(self.0)
+    }
+}
+
+/// The adjoints of an array lent where a helper takes a slice, passed where the forward
+/// call passed [`Whole`] (see [`AdjointsOf`]).
+impl<'a, B: Backend, T: Parameters, const N: usize> Argument<'a, B, [T]>
+    for Adjoints<'a, [T::Gradient; N]>
+where
+    T::Gradient: Clone,
+{
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
+        Err(gave_up())
+    }
+
+    #[inline]
+    fn adjoints_in<'s>(
+        self,
+        spare: &'s mut Spare<'a, Vec<T::Gradient>>,
+    ) -> Option<&'s mut Vec<T::Gradient>>
+    where
+        Vec<T::Gradient>: 'a,
+        'a: 's,
+    {
+        spare.lease(self.0)
+    }
+}
+
+/// What a reverse half adds into when the caller's adjoints are not lent as they are (see
+/// [`Argument::adjoints_in`]): zeros for data passed for a differentiated parameter, or a
+/// copy of an array's adjoints lent to a slice. The copy starts at the caller's sums and
+/// goes back after the callee has added to it: the callee's contributions are one run in
+/// the trace's reverse order, so the sums are the trace's, bit for bit (an allocation per
+/// call, where the shapes differ).
+pub struct Spare<'a, G> {
+    value: Option<G>,
+    back: Option<&'a mut dyn GiveBack<G>>,
+}
+
+/// The caller's adjoints a [`Spare`] copy goes back to.
+trait GiveBack<G> {
+    fn give_back(&mut self, value: G);
+}
+
+impl<X: Clone, const N: usize> GiveBack<Vec<X>> for [X; N] {
+    #[inline]
+    fn give_back(&mut self, value: Vec<X>) {
+        self.clone_from_slice(&value);
+    }
+}
+
+impl<G> Default for Spare<'_, G> {
+    #[inline]
+    fn default() -> Self {
+        Spare {
+            value: None,
+            back: None,
+        }
+    }
+}
+
+impl<'a, G> Spare<'a, G> {
+    /// Holds `zeros` (a data argument's spare adjoints, if it has a value).
+    #[inline]
+    pub fn hold(&mut self, zeros: Option<G>) -> Option<&mut G> {
+        self.value = zeros;
+        self.value.as_mut()
+    }
+
+    /// After the reverse half: hands a copy back to the caller's adjoints, and says whether
+    /// a data argument's spare adjoints stayed finite.
+    #[inline]
+    pub fn finish(self) -> bool
+    where
+        G: Parameters,
+    {
+        match (self.value, self.back) {
+            (None, _) => true,
+            (Some(value), Some(back)) => {
+                back.give_back(value);
+                true
+            }
+            (Some(value), None) => crate::sweep::finite(&value),
+        }
+    }
+}
+
+impl<'a, X: Clone + 'a> Spare<'a, Vec<X>> {
+    /// Copies `adjoints` in, to go back on [`finish`](Self::finish).
+    fn lease<const N: usize>(&mut self, adjoints: &'a mut [X; N]) -> Option<&mut Vec<X>> {
+        self.value = Some(adjoints.to_vec());
+        self.back = Some(adjoints);
+        self.value.as_mut()
     }
 }
 

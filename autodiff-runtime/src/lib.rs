@@ -55,7 +55,7 @@ pub mod __private {
     pub use crate::dual::{Dual, Forward};
     pub use crate::generated::*;
     pub use crate::halves::{
-        gave_up, output, settle, zeros_of, Adjoints, AdjointsOf, Halves, Run, Steady, Whole,
+        gave_up, output, settle, zeros_of, Adjoints, AdjointsOf, Halves, Run, Spare, Steady, Whole,
     };
     pub use crate::operation::Reads;
     pub use crate::sweep::{

@@ -154,6 +154,59 @@ fn local_literals(w: [f64; D], x: f64, xs: &[f64]) -> f64 {
     total
 }
 
+/// A helper over a slice of tracked values.
+#[differentiable]
+fn weighted(#[param] xs: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for x in xs {
+        total += x * x.sin();
+    }
+    total
+}
+
+/// A helper over a slice of rows.
+#[differentiable]
+fn energy(#[param] rows: &[[f64; 2]]) -> f64 {
+    let mut total = 0.0;
+    for row in rows {
+        total += row[0] * row[1].cos();
+    }
+    total
+}
+
+/// A row made of a scalar.
+#[differentiable]
+fn pair(a: f64, k: f64) -> [f64; 2] {
+    [a * k, a + k]
+}
+
+/// Everything `slices` differentiates.
+#[derive(Parameters, Clone, Debug)]
+struct Lent {
+    w: [f64; D],
+    b: [[f64; 2]; 2],
+    v: Vec<f64>,
+    x: f64,
+}
+
+/// Helpers over slices lent what plain Rust coerces to one: a field that is an array
+/// (twice in one expression), a row of one, a `Vec` field, a field of rows, and what the
+/// body computes, a local array and a `Vec` of rows grown by `push` (which the helpers'
+/// halves keep a copy of, the caller not passing them again).
+#[differentiable]
+fn slices(#[param] p: &Lent) -> f64 {
+    let mut h = [0.0; 2];
+    h[0] = p.x * p.w[1];
+    h[1] = (p.w[2] * p.x).tanh();
+    let mut keys: Vec<[f64; 2]> = Vec::new();
+    for i in 0..3 {
+        keys.push(pair(p.w[i], i as f64));
+    }
+    let twice = weighted(&p.w) * 2.0 + p.w[0] * weighted(&p.w);
+    let rows = energy(&keys) * p.x + energy(&p.b);
+    twice + weighted(&p.b[1]) * p.x + weighted(&p.v) + weighted(&h) * h[0] + rows
+}
+
 /// Parameters from a generator, scaled so that some ReLUs are off.
 fn tiny(next: &mut impl FnMut() -> f64) -> Tiny {
     let mut row = || [next(), next(), next(), next()];
@@ -316,6 +369,43 @@ fn local_array_literals_run_compiled_bit_for_bit() {
                 (gradient[k] - numeric).abs() <= 1e-6 * (1.0 + numeric.abs()),
                 "case {case}, input {k}: {} against {numeric}",
                 gradient[k]
+            );
+        }
+    }
+}
+
+#[test]
+fn arrays_lent_to_slice_helpers_run_compiled_bit_for_bit() {
+    let mut rng = XorShift::new(0x5eed_a11a_7e57_0003);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..40 {
+        let p = Lent {
+            w: [next(), next(), next(), next()],
+            b: [[next(), next()], [next(), next()]],
+            v: (0..case % 4).map(|_| next()).collect(),
+            x: next(),
+        };
+        let fast = outcome(slices_grad(&p).map(|(v, g)| (v, g.to_flat())));
+        let checked = graph_of(&p, slices_graph);
+        assert_eq!(fast, checked, "case {case}");
+        assert!(matches!(fast, Outcome::Bits(_)));
+        assert_eq!(traces(|| drop(slices_grad(&p))), 0, "case {case}");
+        let (value, gradient) = slices_grad(&p).expect("a finite value");
+        assert_eq!(value.to_bits(), slices(&p).to_bits());
+        let (flat, at) = (gradient.to_flat(), p.to_flat());
+        for k in 0..at.len() {
+            let moved = |t: f64| {
+                let mut q = at.clone();
+                q[k] = t;
+                let mut moved = p.clone();
+                moved.read_flat(&q).expect("the same shape");
+                slices(&moved)
+            };
+            let numeric = central(moved, at[k]);
+            assert!(
+                (flat[k] - numeric).abs() <= 1e-6 * (1.0 + numeric.abs()),
+                "case {case}, parameter {k}: {} against {numeric}",
+                flat[k]
             );
         }
     }

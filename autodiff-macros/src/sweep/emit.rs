@@ -406,19 +406,17 @@ pub(crate) fn halves(
     let adjoint_names: Vec<Ident> = numbered("adjoint", tracked.len());
     let spares: Vec<Ident> = numbered("spare", tracked.len());
     let argument = |shape: &syn::Type| quote!(<_ as #private::Argument<#lent, #kind, #shape>>);
-    // The caller's adjoints, or for data a spare, which must stay finite.
+    // The caller's adjoints; for data a spare, which must stay finite; or a copy of them
+    // that goes back after the reverse half (see `__private::Spare`).
     let slots = tracked.iter().zip(adjoint_names.iter().zip(&spares)).map(
         |((name, shape), (adjoint, spare))| {
             let argument = argument(shape);
             quote! {
-                let mut #spare = #argument::primal(&#name).map(#private::zeros_of);
+                let mut #spare = #private::Spare::default();
                 let #adjoint: &mut <#shape as ::scalar_autodiff::Parameters>::Gradient =
-                    match #argument::adjoints(#name) {
+                    match #argument::adjoints_in(#name, &mut #spare) {
                     ::core::option::Option::Some(#adjoint) => #adjoint,
-                    ::core::option::Option::None => match #spare.as_mut() {
-                        ::core::option::Option::Some(#spare) => #spare,
-                        ::core::option::Option::None => return #error,
-                    },
+                    ::core::option::Option::None => return #error,
                 };
             }
         },
@@ -523,9 +521,7 @@ pub(crate) fn halves(
                     #(#adjoint_names, #steadies,)*
                     #(#data_names),*
                 );
-                if #done.is_none()
-                    #(|| #spares.as_ref().is_some_and(|#spares| !#private::finite(#spares)))*
-                {
+                if #done.is_none() #(|| !#spares.finish())* {
                     return #error;
                 }
                 return #private::output::<#kind, #output>(#backend, #private::Zero::zero());
@@ -618,9 +614,11 @@ fn compiled_halves(
             Kind::Scalar => quote!(&#primal),
             _ => quote!(#primal),
         };
-        // A slice cannot be taken back into a local of its own: only the caller's own
-        // (steady) slice is compiled, anything else gives up.
-        if is_slice(param) {
+        // A slice of `f64`s or of arrays of them goes onto the stack as its numbers (the
+        // reverse half knows its length from its adjoints); a slice of anything else
+        // cannot be taken back into a local of its own: only the caller's own (steady)
+        // one is compiled.
+        if is_slice(param) && numbers_slice(param).is_none() {
             return quote! {
                 if #steady.is_none() {
                     return ::core::option::Option::None;
@@ -649,6 +647,21 @@ fn compiled_halves(
                         ::core::option::Option::None => #stack.pop(),
                     };
                 },
+                // (A copy, made where the caller lends a value it does not pass again.)
+                _ if numbers_slice(param).is_some() => {
+                    let element = numbers_slice(param);
+                    quote! {
+                        let mut #owned: ::std::vec::Vec<#element>;
+                        let #primal: &#shape = match #steady {
+                            ::core::option::Option::Some(#given) => #given,
+                            ::core::option::Option::None => {
+                                #owned = ::std::vec![#private::Zero::zero(); #adjoint.len()];
+                                #stack.take(&mut #owned[..]);
+                                &#owned
+                            }
+                        };
+                    }
+                }
                 _ if is_slice(param) => quote! {
                     let #primal: &#shape = match #steady {
                         ::core::option::Option::Some(#given) => #given,
@@ -955,9 +968,27 @@ fn callable_path(path: &TokenStream) -> Option<TokenStream> {
     }
 }
 
-/// Whether `param` is a `#[param]` slice (`&[f64]`).
+/// Whether `param` is a `#[param]` slice (`&[f64]`, `&[Layer]`).
 fn is_slice(param: &Param) -> bool {
     matches!(param.kind, Kind::Declared { .. }) && matches!(param.shape(), syn::Type::Slice(_))
+}
+
+/// The element type of a `#[param]` slice of `f64`s or of arrays of them (`&[f64]`,
+/// `&[[f64; 16]]`).
+fn numbers_slice(param: &Param) -> Option<&syn::Type> {
+    fn numbers(ty: &syn::Type) -> bool {
+        match crate::parse::signature::ungrouped(ty) {
+            syn::Type::Path(path) => path.path.is_ident("f64"),
+            syn::Type::Array(array) => numbers(&array.elem),
+            _ => false,
+        }
+    }
+    match (&param.kind, param.shape()) {
+        (Kind::Declared { .. }, syn::Type::Slice(slice)) if numbers(&slice.elem) => {
+            Some(&slice.elem)
+        }
+        _ => None,
+    }
 }
 
 /// `__{name}_0` .. `__{name}_{count - 1}`: the per-parameter names that the hidden body's
