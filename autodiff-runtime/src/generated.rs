@@ -70,6 +70,17 @@ pub trait Argument<'a, B: Backend, T: Parameters + ?Sized> {
         None
     }
 
+    /// A scalar's value again, where the caller can pass it to both halves: as
+    /// [`steady`](Self::steady), and data too (the caller's reverse half passes data again
+    /// as it is written), so that a helper keeps no copy of either.
+    #[inline]
+    fn steady_copy(&self) -> Option<T>
+    where
+        T: Copy + 'a,
+    {
+        self.steady().copied()
+    }
+
     /// Where a compiled reverse half adds this parameter's adjoints: the caller's own
     /// for [`Adjoints`](crate::halves::Adjoints), none for data.
     #[inline]
@@ -221,6 +232,14 @@ macro_rules! data_argument {
                 let $value = self;
                 let data: &$shape = $view;
                 crate::sweep::finite(data).then_some(data)
+            }
+
+            #[inline]
+            fn steady_copy(&self) -> Option<$shape>
+            where
+                $shape: Copy + 'a,
+            {
+                <Self as Argument<'a, B, $shape>>::primal(self).copied()
             }
         }
     )*};

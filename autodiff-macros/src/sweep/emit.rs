@@ -431,27 +431,44 @@ pub(crate) fn halves(
             };
         }
     });
-    // Whether the caller passes each value again going back (then it is not kept).
+    // Whether the caller passes each value again going back (then it is not kept): a
+    // scalar's as a copy (data passed for it too, which the caller's reverse passes again
+    // as it is written), the others by reference.
     let steadies: Vec<Ident> = numbered("steady", tracked.len());
+    let scalar = |shape: &syn::Type| {
+        matches!(crate::parse::signature::ungrouped(shape),
+            syn::Type::Path(path) if path.path.is_ident("f64"))
+    };
+    let steady_type = |shape: &syn::Type| match scalar(shape) {
+        true => quote!(::core::option::Option<f64>),
+        false => quote!(::core::option::Option<&#shape>),
+    };
     let steady_values = tracked
         .iter()
         .zip(&steadies)
         .map(|((name, shape), steady)| {
             let argument = argument(shape);
-            quote!(let #steady: ::core::option::Option<&#shape> = #argument::steady(&#name);)
+            let ty = steady_type(shape);
+            match scalar(shape) {
+                true => quote!(let #steady: #ty = #argument::steady_copy(&#name);),
+                false => quote!(let #steady: #ty = #argument::steady(&#name);),
+            }
         });
     let steady_values: Vec<TokenStream> = steady_values.collect();
-    let primal_params = tracked
-        .iter()
-        .zip(primals.iter().zip(&steadies))
-        .map(|((_, shape), (primal, steady))| {
-            quote!(#primal: &#shape, #steady: ::core::option::Option<&#shape>)
-        });
+    let primal_params =
+        tracked
+            .iter()
+            .zip(primals.iter().zip(&steadies))
+            .map(|((_, shape), (primal, steady))| {
+                let ty = steady_type(shape);
+                quote!(#primal: &#shape, #steady: #ty)
+            });
     let adjoint_params = tracked.iter().zip(adjoint_names.iter().zip(&steadies)).map(
         |((_, shape), (adjoint, steady))| {
+            let ty = steady_type(shape);
             quote! {
                 #adjoint: &mut <#shape as ::scalar_autodiff::Parameters>::Gradient,
-                #steady: ::core::option::Option<&#shape>
+                #steady: #ty
             }
         },
     );
@@ -643,7 +660,7 @@ fn compiled_halves(
             match param.kind {
                 Kind::Scalar => quote! {
                     let #primal: f64 = match #steady {
-                        ::core::option::Option::Some(#given) => *#given,
+                        ::core::option::Option::Some(#given) => #given,
                         ::core::option::Option::None => #stack.pop(),
                     };
                 },
