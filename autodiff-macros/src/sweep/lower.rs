@@ -142,7 +142,8 @@ pub(crate) fn lower(
                 // `[a * b, c.exp()]`: an array of new values (and constants), filled into a
                 // local array of its own.
                 Expr::Array(array) if array_output => {
-                    let place = lower.array_argument(&Expr::Array(array.clone()), true)?;
+                    let array = Expr::Array(array.clone());
+                    let place = lower.array_argument(&array, true, &array.to_token_stream())?;
                     Value::new(Vec::new(), Operand::Place(place))
                 }
                 _ => lower.result(tail)?,
@@ -1586,7 +1587,11 @@ impl Lower {
                         Some(place) => place,
                         // `[a * b, c.exp()]`: a local array of new values.
                         None if matches!(lent, Expr::Array(_)) => {
-                            self.array_argument(lent, false)?
+                            let blame = match call.callee {
+                                Callee::Function(func) => func.to_token_stream(),
+                                Callee::Method(_, method) => method.to_token_stream(),
+                            };
+                            self.array_argument(lent, false, &blame)?
                         }
                         // An expression: its value into a local of its own, first; a
                         // call's result (`g(h(x))`) is lent as it is, its own nodes.
@@ -1723,7 +1728,19 @@ impl Lower {
     /// `[a * b, c.exp()]` lent to a call, or (`tail`) returned: a local array of new
     /// values and constants. A returned one may also hold scalar locals as they are, each
     /// once: nothing reads them after the body's tail, so their adjoints are the output's.
-    fn array_argument(&mut self, array: &Expr, tail: bool) -> Option<Place> {
+    fn array_argument(&mut self, array: &Expr, tail: bool, blame: &TokenStream) -> Option<Place> {
+        // (Said at `blame`, the callee or the array: the rewrite's tokens for an element
+        // are its own, spanned at the attribute.)
+        let what = match tail {
+            true => {
+                "returned array literal (an element of it is an array, or an element at an \
+                     index that changes)"
+            }
+            false => {
+                "call's array literal (an element of it is an array, or an element at an \
+                      index that changes)"
+            }
+        };
         let Expr::Array(array) = array else {
             return None;
         };
@@ -1757,14 +1774,14 @@ impl Lower {
             if let (false, None, Operand::Place(source)) = (tail, local, &value.result) {
                 let steady = source.indices.iter().all(|index| self.names.steady(index));
                 if !steady || self.place_depth(&value.result) != Some(0) {
-                    why("array argument's element", elem);
+                    why(what, &quote!(#blame #elem));
                     return None;
                 }
                 self.seeds.push((place, source.clone()));
                 continue;
             }
             if local.is_none() && !matches!(value.result, Operand::Temp(_) | Operand::Data(_)) {
-                why("array argument's element", elem);
+                why(what, &quote!(#blame #elem));
                 return None;
             }
             let assign = self.assign(place, value)?;
