@@ -130,74 +130,42 @@ impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for Steady<'a, T
     }
 }
 
-/// A `Vec` (a parameter struct's field) lent where a helper takes a slice (`&p.w` for
-/// `w: &[f64]`), as plain Rust derefs it.
-impl<'a, B: Backend, T: Parameters> Argument<'a, B, [T]> for Steady<'a, Vec<T>> {
-    #[inline]
-    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
-        Err(gave_up())
-    }
+/// `Argument` for a `Vec` or an array lent going forward where a helper takes a slice, as
+/// plain Rust derefs it (`&p.w`, `&w`, `&keys` for `xs: &[f64]`): [`Whole`] lends its
+/// value, [`Steady`] its value again too (`steady`: the method that says so).
+macro_rules! slice_forward {
+    ($($wrapper:ident<$lent:ty> [$($generics:tt)*] $($steady:ident)?;)*) => {$(
+        impl<'a, B: Backend, T: Parameters, $($generics)*> Argument<'a, B, [T]>
+            for $wrapper<'a, $lent>
+        {
+            #[inline]
+            fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
+                Err(gave_up())
+            }
 
-    #[inline]
-    fn primal(&self) -> Option<&[T]> {
-        Some(self.0)
-    }
+            #[inline]
+            fn primal(&self) -> Option<&[T]> {
+                Some(self.0)
+            }
 
-    #[inline]
-    fn steady(&self) -> Option<&'a [T]>
-    where
-        [T]: 'a,
-    {
-        Some(self.0)
-    }
+            $(
+                #[inline]
+                fn $steady(&self) -> Option<&'a [T]>
+                where
+                    [T]: 'a,
+                {
+                    Some(self.0)
+                }
+            )?
+        }
+    )*};
 }
 
-/// A `Vec` the caller computes (a growable local) lent where a helper takes a slice,
-/// going forward (see [`Whole`]).
-impl<'a, B: Backend, T: Parameters> Argument<'a, B, [T]> for Whole<'a, Vec<T>> {
-    #[inline]
-    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
-        Err(gave_up())
-    }
-
-    #[inline]
-    fn primal(&self) -> Option<&[T]> {
-        Some(self.0)
-    }
-}
-
-/// An array lent where a helper takes a slice, going forward (see [`Whole`]).
-impl<'a, B: Backend, T: Parameters, const N: usize> Argument<'a, B, [T]> for Whole<'a, [T; N]> {
-    #[inline]
-    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
-        Err(gave_up())
-    }
-
-    #[inline]
-    fn primal(&self) -> Option<&[T]> {
-        Some(self.0)
-    }
-}
-
-/// An array lent where a helper takes a slice, going forward (see [`Steady`]).
-impl<'a, B: Backend, T: Parameters, const N: usize> Argument<'a, B, [T]> for Steady<'a, [T; N]> {
-    #[inline]
-    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
-        Err(gave_up())
-    }
-
-    #[inline]
-    fn primal(&self) -> Option<&[T]> {
-        Some(self.0)
-    }
-
-    #[inline]
-    fn steady(&self) -> Option<&'a [T]>
-    where
-        [T]: 'a,
-    {
-        Some(self.0)
-    }
+slice_forward! {
+    Steady<Vec<T>> [] steady;
+    Whole<Vec<T>> [];
+    Steady<[T; N]> [const N: usize] steady;
+    Whole<[T; N]> [const N: usize];
 }
 
 /// Where a reverse half adds the adjoints of a parameter passed as [`Steady`], with its

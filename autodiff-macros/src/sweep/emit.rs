@@ -167,10 +167,7 @@ fn compiled(
             .iter()
             .map(|(var, param)| {
                 let (adjoint, value) = (&var.adjoint, by_reference(param));
-                let zero = match param.kind {
-                    Kind::Scalar => quote!(0.0f64),
-                    _ => zero_adjoints(param, &value),
-                };
+                let zero = zero_adjoints(param, &value);
                 quote!(let mut #adjoint = #zero;)
             })
             .collect(),
