@@ -1808,6 +1808,35 @@ fn second_order(c: &mut Criterion) {
             product[i]
         );
     }
+    // The same product through the layer helpers (`mlp_layers`: a parameter struct, two
+    // layer helpers and a loss helper), whose halves run on duals: the same numbers.
+    let params = MlpParams { w1, b1, w2, b2 };
+    let layered_tangent = MlpParams {
+        w1: std::array::from_fn(|j| std::array::from_fn(|i| tangent[j * MLP_INPUTS + i])),
+        b1: std::array::from_fn(|j| tangent[MLP_HIDDEN * MLP_INPUTS + j]),
+        w2: std::array::from_fn(|k| {
+            std::array::from_fn(|j| tangent[MLP_HIDDEN * (MLP_INPUTS + 1) + k * MLP_HIDDEN + j])
+        }),
+        b2: std::array::from_fn(|k| tangent[MLP_PARAMS - MLP_OUTPUTS + k]),
+    };
+    let (layered_value, layered_gradient, layered_product) =
+        mlp_layers_hvp(&params, &xs, &labels, layered_tangent.clone()).expect("the layers' hvp");
+    assert_eq!(
+        layered_value.to_bits(),
+        value.to_bits(),
+        "mlp_layers_hvp's value"
+    );
+    assert_eq!(
+        layered_gradient.to_flat(),
+        gradient.to_vec(),
+        "mlp_layers_hvp's gradient"
+    );
+    for (i, (a, b)) in layered_product.to_flat().iter().zip(&product).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-12 * scale,
+            "mlp_layers_hvp: product[{i}] = {a} against mlp_batch_hvp's {b}"
+        );
+    }
     let mut group = c.benchmark_group("mlp_batch_hvp");
     group.sample_size(20);
     group.bench_function("name_grad", |bench| {
@@ -1848,6 +1877,10 @@ fn second_order(c: &mut Criterion) {
     });
     group.bench_function("name_hvp", |bench| {
         bench.iter(|| mlp_batch_hvp(black_box(w1), b1, w2, b2, &xs, &labels, tangent).ok())
+    });
+    group.bench_function("layers_name_hvp", |bench| {
+        bench
+            .iter(|| mlp_layers_hvp(black_box(&params), &xs, &labels, layered_tangent.clone()).ok())
     });
     group.finish();
 }

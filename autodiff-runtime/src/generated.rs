@@ -91,6 +91,66 @@ pub trait Argument<'a, B: Backend, T: Parameters + ?Sized> {
         None
     }
 
+    /// The value a compiled forward half on duals (`name_hvp`'s) computes with: the
+    /// caller's for [`DualWhole`](crate::halves::DualWhole), the data's as constants,
+    /// none for a tracked value of a graph.
+    #[inline]
+    fn dual_primal(&self) -> Option<Lent<'_, T::Tracked<Dual>>> {
+        let data = self.primal()?;
+        let duals = data.try_track(&mut |value| Ok(Dual::constant(value)));
+        duals.ok().map(Lent::Owned)
+    }
+
+    /// The caller's duals again, where the caller passes them to both halves on duals
+    /// ([`DualSteady`](crate::halves::DualSteady) going forward,
+    /// [`DualAdjointsOf`](crate::halves::DualAdjointsOf) going back): as
+    /// [`steady`](Self::steady).
+    #[inline]
+    fn dual_steady(&self) -> Option<&'a T::Tracked<Dual>>
+    where
+        T::Tracked<Dual>: 'a,
+    {
+        None
+    }
+
+    /// A scalar's dual again: as [`steady_copy`](Self::steady_copy), data too.
+    #[inline]
+    fn dual_steady_copy(&self) -> Option<T::Tracked<Dual>>
+    where
+        T::Tracked<Dual>: Copy,
+    {
+        None
+    }
+
+    /// Where a compiled reverse half on duals adds this parameter's adjoints: the
+    /// caller's own for [`DualAdjoints`](crate::halves::DualAdjoints) (once), none
+    /// otherwise.
+    #[inline]
+    fn dual_adjoints(&self) -> Option<&'a mut T::Tracked<Dual>> {
+        None
+    }
+
+    /// What a reverse half on duals adds into: [`dual_adjoints`](Self::dual_adjoints),
+    /// or for data spare zeros put in `spare`, which must stay finite (see
+    /// [`dual_spare_finite`](crate::halves::dual_spare_finite)).
+    #[inline]
+    fn dual_adjoints_in<'s>(
+        &self,
+        spare: &'s mut Option<T::Tracked<Dual>>,
+    ) -> Option<&'s mut T::Tracked<Dual>>
+    where
+        'a: 's,
+        T::Tracked<Dual>: 'a,
+    {
+        match self.dual_adjoints() {
+            Some(adjoints) => Some(adjoints),
+            None => {
+                let zeros = crate::sweep::dual_zeros(self.primal()?)?;
+                Some(spare.insert(zeros))
+            }
+        }
+    }
+
     /// What a reverse half adds into: [`adjoints`](Self::adjoints), or spare zeros for
     /// data (which must stay finite), or the caller's adjoints copied into `spare` where
     /// their shape is not the parameter's (an array lent to a slice) and copied back by
@@ -240,6 +300,14 @@ macro_rules! data_argument {
                 $shape: Copy + 'a,
             {
                 <Self as Argument<'a, B, $shape>>::primal(self).copied()
+            }
+
+            #[inline]
+            fn dual_steady_copy(&self) -> Option<<$shape as Parameters>::Tracked<Dual>>
+            where
+                <$shape as Parameters>::Tracked<Dual>: Copy,
+            {
+                <Self as Argument<'a, B, $shape>>::dual_primal(self).map(|duals| *duals)
             }
         }
     )*};

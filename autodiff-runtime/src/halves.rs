@@ -13,8 +13,9 @@
 //! parameters back and adds its contributions into the caller's own adjoints, in the
 //! trace's order.
 
-use std::cell::{RefCell, RefMut};
+use std::cell::{Cell, RefCell, RefMut};
 
+use crate::dual::Dual;
 use crate::error::ScalarAutodiffError;
 use crate::generated::{Argument, Lent, Shaped, Untracked};
 use crate::parameters::Parameters;
@@ -366,6 +367,222 @@ impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for Adjoints<'a,
     fn adjoints(self) -> Option<&'a mut T::Gradient> {
         Some(self.0)
     }
+}
+
+/// The backend a compiled sweep on duals (`name_hvp`'s, forward over reverse) calls
+/// another function's hidden body on: [`Halves`]' protocol, with duals for values and
+/// adjoints ([`DualWhole`], [`DualAdjoints`]). The body answers it with its halves on
+/// duals ([`Backend::dual_halves`]); it records nothing, so a body without them gives up
+/// at its first operation.
+#[derive(Debug)]
+pub struct DualHalves<'s>(Halves<'s>);
+
+impl<'s> DualHalves<'s> {
+    /// For a call of the forward half, lending `stack` for the call.
+    #[inline]
+    pub fn forward(stack: &'s mut Stack) -> DualHalves<'s> {
+        DualHalves(Halves::forward(stack))
+    }
+
+    /// For a call of the reverse half.
+    #[inline]
+    pub fn reverse(stack: &'s mut Stack) -> DualHalves<'s> {
+        DualHalves(Halves::reverse(stack))
+    }
+}
+
+impl Run for DualHalves<'_> {
+    #[inline(always)]
+    fn stack(&self) -> Option<RefMut<'_, Stack>> {
+        self.0.stack()
+    }
+
+    #[inline(always)]
+    fn is_reverse(&self) -> bool {
+        self.0.is_reverse()
+    }
+}
+
+/// A tracked argument of a forward half on duals: the caller's duals, in the shape of
+/// the parameter (`D` is `Dual`, or arrays of it).
+#[derive(Debug)]
+pub struct DualWhole<'a, D: ?Sized>(pub &'a D);
+
+impl<D: Untracked + ?Sized> Shaped for DualWhole<'_, D> {
+    type Shape = D::Shape;
+}
+
+impl<'a, B: Backend, T, D> Argument<'a, B, T> for DualWhole<'a, D>
+where
+    T: Parameters<Tracked<Dual> = D> + ?Sized,
+{
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, T::Tracked<B::Value>>> {
+        Err(gave_up())
+    }
+
+    #[inline]
+    fn dual_primal(&self) -> Option<Lent<'_, D>> {
+        Some(Lent::Borrowed(self.0))
+    }
+}
+
+/// A tracked argument of a forward half on duals that the caller passes again to the
+/// reverse half (with [`DualAdjointsOf`]): as [`Steady`], not kept by the callee.
+#[derive(Debug)]
+pub struct DualSteady<'a, D>(pub &'a D);
+
+impl<D: Untracked> Shaped for DualSteady<'_, D> {
+    type Shape = D::Shape;
+}
+
+impl<'a, B: Backend, T, D> Argument<'a, B, T> for DualSteady<'a, D>
+where
+    T: Parameters<Tracked<Dual> = D> + ?Sized,
+{
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, T::Tracked<B::Value>>> {
+        Err(gave_up())
+    }
+
+    #[inline]
+    fn dual_primal(&self) -> Option<Lent<'_, D>> {
+        Some(Lent::Borrowed(self.0))
+    }
+
+    #[inline]
+    fn dual_steady(&self) -> Option<&'a D>
+    where
+        D: 'a,
+    {
+        Some(self.0)
+    }
+
+    #[inline]
+    fn dual_steady_copy(&self) -> Option<D>
+    where
+        D: Copy,
+    {
+        Some(*self.0)
+    }
+}
+
+/// The caller's adjoints on duals and its duals again, passed where the forward call
+/// passed [`DualSteady`]: as [`AdjointsOf`].
+pub struct DualAdjointsOf<'a, D>(Cell<Option<&'a mut D>>, &'a D);
+
+impl<'a, D> DualAdjointsOf<'a, D> {
+    /// Lends `adjoints`, and `value` again, to the callee's reverse half.
+    #[inline]
+    pub fn of(adjoints: &'a mut D, value: &'a D) -> DualAdjointsOf<'a, D> {
+        DualAdjointsOf(Cell::new(Some(adjoints)), value)
+    }
+}
+
+impl<D> core::fmt::Debug for DualAdjointsOf<'_, D> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("DualAdjointsOf")
+    }
+}
+
+impl<D: Untracked> Shaped for DualAdjointsOf<'_, D> {
+    type Shape = D::Shape;
+}
+
+impl<'a, B: Backend, T, D> Argument<'a, B, T> for DualAdjointsOf<'a, D>
+where
+    T: Parameters<Tracked<Dual> = D> + ?Sized,
+{
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, T::Tracked<B::Value>>> {
+        Err(gave_up())
+    }
+
+    #[inline]
+    fn dual_primal(&self) -> Option<Lent<'_, D>> {
+        Some(Lent::Borrowed(self.1))
+    }
+
+    #[inline]
+    fn dual_steady(&self) -> Option<&'a D>
+    where
+        D: 'a,
+    {
+        Some(self.1)
+    }
+
+    #[inline]
+    fn dual_steady_copy(&self) -> Option<D>
+    where
+        D: Copy,
+    {
+        Some(*self.1)
+    }
+
+    #[inline]
+    fn dual_adjoints(&self) -> Option<&'a mut D> {
+        self.0.take()
+    }
+}
+
+/// Where a reverse half on duals adds a parameter's adjoints: the caller's own, passed
+/// where the forward call passed [`DualWhole`]. Taken through a shared reference
+/// ([`Argument::dual_adjoints`]): the body's halves on duals are a closure, which must
+/// leave its arguments to the rest of the body when it is not called.
+pub struct DualAdjoints<'a, D: ?Sized>(Cell<Option<&'a mut D>>);
+
+impl<D: ?Sized> core::fmt::Debug for DualAdjoints<'_, D> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("DualAdjoints")
+    }
+}
+
+impl<'a, D: ?Sized> DualAdjoints<'a, D> {
+    /// Lends `adjoints` to the callee's reverse half.
+    #[inline]
+    pub fn of(adjoints: &'a mut D) -> DualAdjoints<'a, D> {
+        DualAdjoints(Cell::new(Some(adjoints)))
+    }
+}
+
+impl<D: Untracked + ?Sized> Shaped for DualAdjoints<'_, D> {
+    type Shape = D::Shape;
+}
+
+impl<'a, B: Backend, T, D: ?Sized> Argument<'a, B, T> for DualAdjoints<'a, D>
+where
+    T: Parameters<Tracked<Dual> = D> + ?Sized,
+{
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, T::Tracked<B::Value>>> {
+        Err(gave_up())
+    }
+
+    #[inline]
+    fn dual_adjoints(&self) -> Option<&'a mut D> {
+        self.0.take()
+    }
+}
+
+/// Whether a data argument's spare adjoints on duals (see
+/// [`Argument::dual_adjoints_in`]) stayed finite, as the trace's constants' must.
+#[inline]
+pub fn dual_spare_finite<T: Parameters + ?Sized>(spare: &Option<T::Tracked<Dual>>) -> bool {
+    let mut finite = true;
+    if let Some(spare) = spare {
+        T::visit_tracked(spare, &mut |dual: &Dual| finite &= dual.is_finite());
+    }
+    finite
+}
+
+/// A forward half's result on duals as the body's output type (see
+/// [`Backend::dual_half_output`]).
+#[inline]
+pub fn dual_output<B: Backend, T: HalfOutput>(
+    backend: &B,
+    value: T::Tracked<Dual>,
+) -> Result<T::Tracked<B::Value>> {
+    backend.dual_half_output::<T>(value)
 }
 
 /// Zeros in the gradient shape of `like` (its own shape, a `Vec` for a slice): where a

@@ -55,7 +55,9 @@ pub mod __private {
     pub use crate::dual::{Dual, Forward};
     pub use crate::generated::*;
     pub use crate::halves::{
-        gave_up, output, settle, zeros_of, Adjoints, AdjointsOf, Halves, Run, Spare, Steady, Whole,
+        dual_output, dual_spare_finite, gave_up, output, settle, zeros_of, Adjoints, AdjointsOf,
+        DualAdjoints, DualAdjointsOf, DualHalves, DualSteady, DualWhole, Halves, Run, Spare,
+        Steady, Whole,
     };
     pub use crate::operation::Reads;
     pub use crate::sweep::{

@@ -38,6 +38,8 @@ pub struct Stack {
     /// The adjoint cells of shared nodes (see [`Stack::cells`]), kept between calls for
     /// their capacity.
     cells: Vec<f64>,
+    /// The same on duals (see [`Stack::dual_cells`]).
+    dual_cells: Vec<Dual>,
 }
 
 thread_local! {
@@ -95,6 +97,19 @@ impl Stack {
     /// Gives back the cells [`Stack::cells`] handed out.
     pub fn return_cells(&mut self, cells: Vec<f64>) {
         self.cells = cells;
+    }
+
+    /// [`Stack::cells`] on duals, for `name_hvp`'s sweeps.
+    pub fn dual_cells(&mut self, count: usize) -> Vec<Dual> {
+        let mut cells = core::mem::take(&mut self.dual_cells);
+        cells.clear();
+        cells.resize(count, Dual::ZERO);
+        cells
+    }
+
+    /// Gives back the cells [`Stack::dual_cells`] handed out.
+    pub fn return_dual_cells(&mut self, cells: Vec<Dual>) {
+        self.dual_cells = cells;
     }
 
     /// Keeps `value`.

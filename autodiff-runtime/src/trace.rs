@@ -661,7 +661,7 @@ impl<B: Recordable> Recordable for Outlined<'_, B> {}
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Primal<const CHECKED: bool = true>;
 
-use crate::halves::{Halves, Run};
+use crate::halves::{DualHalves, Halves, Run};
 
 /// Builds graphs of [`Scalar`]s: the backend of `name_graph`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -707,6 +707,25 @@ macro_rules! backend {
                 value: T,
             ) -> Result<T::Tracked<Self::Value>> {
                 value.try_track(&mut |value| self.constant(value))
+            }
+            /// Runs `run` when the call comes from another function's compiled sweep on
+            /// duals (`name_hvp`'s), which wants this body's halves on duals. Otherwise
+            /// `run` is dropped uncalled, so that a body's halves on duals are compiled to
+            /// machine code only where such a sweep calls them.
+            #[inline(always)]
+            fn dual_halves<R>(&self, run: impl FnOnce(&dyn Run) -> R) -> Option<R> {
+                let _ = run;
+                None
+            }
+            /// A compiled half's result on duals as this backend's values: only the
+            /// `DualHalves` backend, whose values are duals, takes one.
+            #[inline]
+            fn dual_half_output<T: crate::halves::HalfOutput>(
+                &self,
+                value: T::Tracked<Dual>,
+            ) -> Result<T::Tracked<Self::Value>> {
+                let _ = value;
+                Err(crate::halves::gave_up())
             }
             /// A generated body begins: a mark for [`leave`](Self::leave).
             #[inline(always)]
@@ -939,6 +958,58 @@ macro_rules! backend {
             )*
         }
 
+        // Nothing is computed on it: a body answers it with its halves on duals, or
+        // gives up at its first operation (and its caller's sweep with it).
+        impl Backend for DualHalves<'_> {
+            type Value = Dual;
+            fn constant(&self, _: f64) -> Result<Dual> {
+                Err(crate::halves::gave_up())
+            }
+            fn detach(&self, _: &Dual) -> Result<Dual> {
+                Err(crate::halves::gave_up())
+            }
+            #[inline]
+            fn value(&self, value: &Dual) -> f64 {
+                value.value
+            }
+            #[inline(always)]
+            fn dual_halves<R>(&self, run: impl FnOnce(&dyn Run) -> R) -> Option<R> {
+                Some(run(self))
+            }
+            // Checked, and handed on as they are.
+            #[inline]
+            fn dual_half_output<T: crate::halves::HalfOutput>(
+                &self,
+                value: T::Tracked<Dual>,
+            ) -> Result<T::Tracked<Dual>> {
+                let mut finite = true;
+                T::visit_tracked(&value, &mut |dual: &Dual| finite &= dual.is_finite());
+                match finite {
+                    true => Ok(value),
+                    false => Err(crate::halves::gave_up()),
+                }
+            }
+            fn powi(&self, _: &Dual, _: i32) -> Result<Dual> {
+                Err(crate::halves::gave_up())
+            }
+            fn mul_add(&self, _: &Dual, _: &Dual, _: &Dual) -> Result<Dual> {
+                Err(crate::halves::gave_up())
+            }
+            fn custom(&self, _: &'static CustomRule, _: &[&Dual]) -> Result<Dual> {
+                Err(crate::halves::gave_up())
+            }
+            $(
+                fn $unary(&self, _: &Dual) -> Result<Dual> {
+                    Err(crate::halves::gave_up())
+                }
+            )*
+            $(
+                fn $binary(&self, _: &Dual, _: &Dual) -> Result<Dual> {
+                    Err(crate::halves::gave_up())
+                }
+            )*
+        }
+
         impl Backend for Forward {
             type Value = Dual;
             #[inline]
@@ -1011,6 +1082,17 @@ macro_rules! backend {
             #[inline]
             fn halves(&self) -> Option<&dyn Run> {
                 self.0.halves()
+            }
+            #[inline]
+            fn dual_halves<R>(&self, run: impl FnOnce(&dyn Run) -> R) -> Option<R> {
+                self.0.dual_halves(run)
+            }
+            #[inline]
+            fn dual_half_output<T: crate::halves::HalfOutput>(
+                &self,
+                value: T::Tracked<Dual>,
+            ) -> Result<T::Tracked<B::Value>> {
+                self.0.dual_half_output::<T>(value)
             }
             #[inline]
             fn constant(&self, value: f64) -> Result<B::Value> {

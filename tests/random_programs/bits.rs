@@ -430,3 +430,54 @@ fn the_sweeps_families_run_compiled() {
         "the functions that take the checked path are not the ones written `tape`"
     );
 }
+
+/// The functions whose warm `name_hvp` calls in [`the_hvp_of_compiled_functions_runs_compiled`]
+/// meet a non-finite tangent, which the tape decides (`c119`: `s3 * (x0 / 3.0) * 1e300`
+/// overflows along the direction before `atan` brings the value back).
+const HVP_DECIDED_ON_THE_TAPE: &[&str] = &["c119"];
+
+/// `name_hvp` the same way: a function whose `name_grad` runs compiled runs its
+/// `name_hvp` compiled too (its sweeps and its helpers' halves on duals), on calls that
+/// meet no non-finite number (see [`HVP_DECIDED_ON_THE_TAPE`]).
+#[test]
+fn the_hvp_of_compiled_functions_runs_compiled() {
+    let mut rng = Rng(DEFAULT_SEED ^ 3);
+    let mut traced: Vec<&str> = Vec::new();
+    for program in generated::PROGRAMS {
+        if generated::ON_THE_TAPE.contains(&program.name) {
+            continue;
+        }
+        let mut finishing = 0;
+        let mut compiled = false;
+        for _ in 0..100 {
+            let case = Case::drawn(program, &mut rng, ordinary, ordinary);
+            let tangent: Vec<f64> = (0..program.slots).map(|_| ordinary(&mut rng)).collect();
+            if (program.hvp)(&case.p, &case.xs, case.n, &tangent).is_err() {
+                continue;
+            }
+            finishing += 1;
+            let before = scalar_autodiff::__private::traces();
+            let warm = (program.hvp)(&case.p, &case.xs, case.n, &tangent);
+            compiled |= warm.is_ok() && scalar_autodiff::__private::traces() == before;
+            if compiled || finishing == 5 {
+                break;
+            }
+        }
+        if finishing > 0 && !compiled {
+            traced.push(program.name);
+        }
+    }
+    println!(
+        "{} take the checked path in name_hvp: {traced:?}",
+        traced.len()
+    );
+    let expected: Vec<&str> = generated::PROGRAMS
+        .iter()
+        .map(|program| program.name)
+        .filter(|name| HVP_DECIDED_ON_THE_TAPE.contains(name))
+        .collect();
+    assert_eq!(
+        traced, expected,
+        "the functions whose name_hvp takes the checked path changed"
+    );
+}

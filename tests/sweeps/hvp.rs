@@ -292,3 +292,148 @@ fn a_param_reference_from_a_macro_rules_macro() -> Result<(), ScalarAutodiffErro
     );
     Ok(())
 }
+
+/// A layer at any size: a const-generic helper returning an array, with a loop.
+#[allow(clippy::needless_range_loop)]
+#[differentiable]
+fn dense<const I: usize, const O: usize>(w: [[f64; I]; O], b: [f64; O], x: [f64; I]) -> [f64; O] {
+    let mut y = [0.0; O];
+    for o in 0..O {
+        let mut s = b[o];
+        for i in 0..I {
+            s += w[o][i] * x[i];
+        }
+        y[o] = s.tanh();
+    }
+    y
+}
+
+/// A scalar helper whose loop runs a data-dependent number of times.
+#[differentiable]
+fn damped(v: f64, limit: f64) -> f64 {
+    let mut s = v;
+    let mut steps = 0;
+    while s.abs() > limit && steps < 8 {
+        s = s * 0.5 + s.sin() * 0.25;
+        steps += 1;
+    }
+    s * s
+}
+
+/// A helper that calls helpers.
+#[differentiable]
+fn block(w1: [[f64; 3]; 2], b1: [f64; 2], w2: [[f64; 2]; 2], x: [f64; 3]) -> [f64; 2] {
+    let h = dense(w1, b1, x);
+    dense(w2, b1, h)
+}
+
+struct Scaled {
+    scale: f64,
+}
+
+impl Scaled {
+    #[differentiable]
+    fn squash(&self, v: f64) -> f64 {
+        (v * self.scale).exp().ln_1p()
+    }
+
+    /// Methods calling methods and free helpers, on duals.
+    #[differentiable]
+    fn loss(&self, w1: [[f64; 3]; 2], b1: [f64; 2], w2: [[f64; 2]; 2], x: [f64; 3]) -> f64 {
+        let y = block(w1, b1, w2, x);
+        self.squash(y[0]) + damped(y[1] * 3.0, 0.2) + self.squash(y[0] * y[1])
+    }
+
+    /// The same body on the tape: the reference.
+    #[differentiable(tape)]
+    fn loss_recorded(
+        &self,
+        w1: [[f64; 3]; 2],
+        b1: [f64; 2],
+        w2: [[f64; 2]; 2],
+        x: [f64; 3],
+    ) -> f64 {
+        let y = block(w1, b1, w2, x);
+        self.squash(y[0]) + damped(y[1] * 3.0, 0.2) + self.squash(y[0] * y[1])
+    }
+}
+
+/// `name_hvp` through helpers runs their halves on duals: no trace on a warm call, the
+/// gradient's bits `name_grad`'s, and `H v` the recorded Hessian's columns, bit for bit
+/// the same body's on the tape.
+#[test]
+fn hvp_through_helpers_runs_compiled() -> Result<(), ScalarAutodiffError> {
+    use scalar_autodiff::__private::traces;
+    const COUNT: usize = 6 + 2 + 4 + 3;
+    let model = Scaled { scale: 0.7 };
+    let w1 = [[0.3, -0.8, 0.5], [1.1, 0.2, -0.4]];
+    let b1 = [0.05, -0.3];
+    let w2 = [[0.9, -1.3], [0.6, 0.8]];
+    let x = [0.7, -1.2, 2.0];
+    let (value, gradient) = model.loss_grad(w1, b1, w2, x)?;
+    let (_, _, hessian) = model.loss_recorded_hessian(w1, b1, w2, x)?;
+    let hessian: Vec<Vec<f64>> = hessian.iter().map(|row| row.to_vec()).collect();
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    let mut rng = Lcg::new(0x5EED_4E55);
+    let mut compiled_traces = 0;
+    for _ in 0..4 {
+        let direction: [f64; COUNT] = std::array::from_fn(|_| rng.signed());
+        let before = traces();
+        let (v, g, product) = model.loss_hvp(w1, b1, w2, x, direction)?;
+        compiled_traces += traces() - before;
+        let before = traces();
+        let (rv, rg, recorded) = model.loss_recorded_hvp(w1, b1, w2, x, direction)?;
+        assert!(traces() > before, "the tape twin records");
+        assert_eq!(
+            (v.to_bits(), rv.to_bits()),
+            (value.to_bits(), value.to_bits())
+        );
+        assert_eq!(bits(&g), bits(&gradient));
+        assert_eq!(bits(&rg), bits(&gradient));
+        assert_eq!(bits(&product), bits(&recorded));
+    }
+    // (The first call may only grow the value stack.)
+    assert_eq!(
+        compiled_traces, 0,
+        "name_hvp through helpers recorded a trace"
+    );
+    check_columns(
+        COUNT,
+        |direction| {
+            let direction: [f64; COUNT] = direction.try_into().expect("COUNT long");
+            let (v, g, p) = model.loss_hvp(w1, b1, w2, x, direction)?;
+            Ok((v, g.to_vec(), p.to_vec()))
+        },
+        &hessian,
+        (value, &gradient),
+    )
+}
+
+/// `sqrt` at 0 inside a helper: its halves on duals give up, and the tape names the
+/// operation, as for a body without helpers.
+#[differentiable]
+fn root(v: f64) -> f64 {
+    v.sqrt()
+}
+
+#[differentiable]
+fn through_root(x: f64, y: f64) -> f64 {
+    root(x * y) + y
+}
+
+#[test]
+fn where_a_helpers_halves_give_up_the_errors_are_the_tapes() {
+    let product = through_root_hvp(0.0, 1.0, [1.0, 0.0]);
+    assert!(
+        matches!(
+            product,
+            Err(ScalarAutodiffError::NonFiniteSlope { .. }
+                | ScalarAutodiffError::NonFiniteDerivative { .. })
+        ),
+        "{product:?}"
+    );
+    let (_, gradient, product) = through_root_hvp(2.0, 0.5, [1.0, 0.0]).expect("finite");
+    // d/dx sqrt(xy) = y / (2 sqrt(xy)) at xy = 1; its x-derivative -y^2 / (4 (xy)^1.5).
+    assert_eq!(gradient[0], 0.25);
+    assert!((product[0] + 0.0625).abs() < 1e-15, "{product:?}");
+}

@@ -85,9 +85,9 @@ pub(crate) fn of(function: &super::function::Function<'_>) -> Option<TokenStream
     let private = quote!(::scalar_autodiff::__private);
     let tape = Ident::new("tape", Span::mixed_site());
     let args = function.variable_args();
-    // `name_hvp`'s compiled sweeps, under `name_grad`'s conditions.
-    let hvp_sweeps = function
-        .sweeps_apply()
+    // `name_hvp`'s compiled sweeps, under `name_grad`'s conditions (`tape` included: its
+    // helpers may have no halves to call).
+    let hvp_sweeps = (function.sweeps_apply() && !function.on_tape)
         .then(|| {
             let (tangents, count) = hvp_names();
             crate::sweep::dual_sweeps(&function.graph_body, function.params, (&tangents, &count))

@@ -25,6 +25,10 @@ use super::names::Names;
 use crate::emit::by_reference;
 use crate::parse::signature::{Kind, Param};
 
+mod halves;
+
+pub(crate) use halves::halves;
+
 /// Bodies with more operations than this (as written: a loop's body counts once) keep the
 /// checked path alone. Sweeps beside the trace roughly double what rustc does for a
 /// straight-line body in a debug build: a 250-operation body took 2.3 s instead of 1.1 s
@@ -289,10 +293,16 @@ fn compiled(
             }
         }
         // (From the thread's stack, whose capacity stays: a warm call allocates nothing.)
-        cells_start.extend(quote! {
-            let mut #cells: ::std::vec::Vec<f64> = #stack.cells(#count);
+        cells_start.extend(match number {
+            Number::F64 => quote!(let mut #cells: ::std::vec::Vec<f64> = #stack.cells(#count);),
+            Number::Dual => quote! {
+                let mut #cells: ::std::vec::Vec<#private::Dual> = #stack.dual_cells(#count);
+            },
         });
-        cells_end.extend(quote!(#stack.return_cells(#cells);));
+        cells_end.extend(match number {
+            Number::F64 => quote!(#stack.return_cells(#cells);),
+            Number::Dual => quote!(#stack.return_dual_cells(#cells);),
+        });
     }
     let body = quote! {
         #start
@@ -342,397 +352,6 @@ fn zero_adjoints(param: &Param, value: &dyn ToTokens) -> TokenStream {
     }
 }
 
-/// What the hidden body does first on the `Halves` backend, from another function's
-/// compiled sweep: run this function's compiled halves (see `__private::Halves` for the
-/// protocol), or give up where the body is outside what they compile (then `false`). `array_output` is
-/// the output's type with `f64` elements if it is an array. `backend`, `kind` and `lent`
-/// are the hidden body's names for its backend, its type and its lifetime.
-pub(crate) fn halves(
-    graph_body: &TokenStream,
-    params: &[Param],
-    generics: &syn::Generics,
-    array_output: Option<&TokenStream>,
-    method: bool,
-    (backend, kind, lent): (&Ident, &Ident, &syn::Lifetime),
-) -> (TokenStream, bool) {
-    let private = quote!(::scalar_autodiff::__private);
-    let give_up = quote! {
-        if #private::Backend::halves(#backend).is_some() {
-            return ::core::result::Result::Err(#private::gave_up());
-        }
-    };
-    let Some(Halves {
-        forward,
-        reverse,
-        primals,
-    }) = compiled_halves(graph_body, params, generics, array_output)
-    else {
-        return (give_up, false);
-    };
-    let output = array_output.cloned().unwrap_or_else(|| quote!(f64));
-    let error = quote!(::core::result::Result::Err(#private::gave_up()));
-    let stack = stack();
-    let halves = Ident::new("__halves", Span::mixed_site());
-    let borrowed = Ident::new("__borrowed", Span::mixed_site());
-    let done = Ident::new("__done", Span::mixed_site());
-    let forward_fn = Ident::new("__autodiff_forward", Span::mixed_site());
-    let reverse_fn = Ident::new("__autodiff_reverse", Span::mixed_site());
-    let consts: Vec<&Ident> = generics
-        .params
-        .iter()
-        .filter_map(|param| match param {
-            syn::GenericParam::Const(constant) => Some(&constant.ident),
-            _ => None,
-        })
-        .collect();
-    let turbofish = (!consts.is_empty()).then(|| quote!(::<#(#consts),*>));
-    let generic_params = &generics.params;
-    let data: Vec<(&Ident, &syn::Type)> = params
-        .iter()
-        .filter(|param| !param.is_tracked())
-        .filter_map(|param| Some((param.ident.as_ref()?, &param.ty)))
-        .collect();
-    let data_params = data.iter().map(|(name, ty)| quote!(#name: #ty));
-    let data_params: Vec<TokenStream> = data_params.collect();
-    let data_names: Vec<&Ident> = data.iter().map(|(name, _)| *name).collect();
-    let tracked: Vec<(&Ident, &syn::Type)> = params
-        .iter()
-        .filter(|param| param.is_tracked())
-        .filter_map(|param| Some((param.ident.as_ref()?, param.shape())))
-        .collect();
-    let adjoint_names: Vec<Ident> = numbered("adjoint", tracked.len());
-    let spares: Vec<Ident> = numbered("spare", tracked.len());
-    let argument = |shape: &syn::Type| quote!(<_ as #private::Argument<#lent, #kind, #shape>>);
-    // The caller's adjoints; for data a spare, which must stay finite; or a copy of them
-    // that goes back after the reverse half (see `__private::Spare`).
-    let slots = tracked.iter().zip(adjoint_names.iter().zip(&spares)).map(
-        |((name, shape), (adjoint, spare))| {
-            let argument = argument(shape);
-            quote! {
-                let mut #spare = #private::Spare::default();
-                let #adjoint: &mut <#shape as ::scalar_autodiff::Parameters>::Gradient =
-                    match #argument::adjoints_in(#name, &mut #spare) {
-                    ::core::option::Option::Some(#adjoint) => #adjoint,
-                    ::core::option::Option::None => return #error,
-                };
-            }
-        },
-    );
-    // The caller's values (finite), or the data's.
-    let values = tracked.iter().zip(&primals).map(|((name, shape), primal)| {
-        let argument = argument(shape);
-        quote! {
-            let #primal: &#shape = match #argument::primal(&#name) {
-                ::core::option::Option::Some(#primal) => #primal,
-                ::core::option::Option::None => return #error,
-            };
-        }
-    });
-    // Whether the caller passes each value again going back (then it is not kept): a
-    // scalar's as a copy (data passed for it too, which the caller's reverse passes again
-    // as it is written), the others by reference.
-    let steadies: Vec<Ident> = numbered("steady", tracked.len());
-    let scalar = |shape: &syn::Type| {
-        matches!(crate::parse::signature::ungrouped(shape),
-            syn::Type::Path(path) if path.path.is_ident("f64"))
-    };
-    let steady_type = |shape: &syn::Type| match scalar(shape) {
-        true => quote!(::core::option::Option<f64>),
-        false => quote!(::core::option::Option<&#shape>),
-    };
-    let steady_values = tracked
-        .iter()
-        .zip(&steadies)
-        .map(|((name, shape), steady)| {
-            let argument = argument(shape);
-            let ty = steady_type(shape);
-            match scalar(shape) {
-                true => quote!(let #steady: #ty = #argument::steady_copy(&#name);),
-                false => quote!(let #steady: #ty = #argument::steady(&#name);),
-            }
-        });
-    let steady_values: Vec<TokenStream> = steady_values.collect();
-    let primal_params =
-        tracked
-            .iter()
-            .zip(primals.iter().zip(&steadies))
-            .map(|((_, shape), (primal, steady))| {
-                let ty = steady_type(shape);
-                quote!(#primal: &#shape, #steady: #ty)
-            });
-    let adjoint_params = tracked.iter().zip(adjoint_names.iter().zip(&steadies)).map(
-        |((_, shape), (adjoint, steady))| {
-            let ty = steady_type(shape);
-            quote! {
-                #adjoint: &mut <#shape as ::scalar_autodiff::Parameters>::Gradient,
-                #steady: #ty
-            }
-        },
-    );
-    let allow = quote! {
-        #[allow(unused_mut, unused_variables, unused_assignments, unused_parens, unused_braces,
-            non_snake_case, clippy::all)]
-    };
-    let primal_params: Vec<TokenStream> = primal_params.collect();
-    let adjoint_params: Vec<TokenStream> = adjoint_params.collect();
-    // A method's halves are closures, which see `self` and `Self` as the body does; a
-    // free function's are functions, which keep its const generics.
-    let functions = if method {
-        quote! {
-            #allow
-            let #forward_fn = |
-                #stack: &mut #private::Stack,
-                #(#primal_params,)*
-                #(#data_params),*
-            | -> ::core::option::Option<#output> {
-                #forward
-            };
-            #allow
-            let #reverse_fn = |
-                #stack: &mut #private::Stack,
-                #(#adjoint_params,)*
-                #(#data_params),*
-            | -> ::core::option::Option<()> {
-                #reverse
-            };
-        }
-    } else {
-        quote! {
-            #allow
-            #[inline]
-            fn #forward_fn<#generic_params>(
-                #stack: &mut #private::Stack,
-                #(#primal_params,)*
-                #(#data_params),*
-            ) -> ::core::option::Option<#output> {
-                #forward
-            }
-            #allow
-            #[inline]
-            fn #reverse_fn<#generic_params>(
-                #stack: &mut #private::Stack,
-                #(#adjoint_params,)*
-                #(#data_params),*
-            ) -> ::core::option::Option<()> {
-                #reverse
-            }
-        }
-    };
-    let turbofish = if method { None } else { turbofish };
-    let code = quote! {
-        if let ::core::option::Option::Some(#halves) = #private::Backend::halves(#backend) {
-            #functions
-            let mut #borrowed = match #halves.stack() {
-                ::core::option::Option::Some(#borrowed) => #borrowed,
-                ::core::option::Option::None => return #error,
-            };
-            let #stack: &mut #private::Stack = &mut #borrowed;
-            #(#steady_values)*
-            if #halves.is_reverse() {
-                #(#slots)*
-                let #done = #reverse_fn #turbofish(
-                    #stack,
-                    #(#adjoint_names, #steadies,)*
-                    #(#data_names),*
-                );
-                if #done.is_none() #(|| !#spares.finish())* {
-                    return #error;
-                }
-                return #private::output::<#kind, #output>(#backend, #private::Zero::zero());
-            }
-            #(#values)*
-            return match #forward_fn #turbofish(#stack, #(#primals, #steadies,)* #(#data_names),*) {
-                ::core::option::Option::Some(#done) => #private::output::<#kind, #output>(#backend, #done),
-                ::core::option::Option::None => #error,
-            };
-        }
-    };
-    (code, true)
-}
-
-/// The two halves' bodies, and the names of the forward half's parameters holding the
-/// tracked arguments' values.
-struct Halves {
-    forward: TokenStream,
-    reverse: TokenStream,
-    primals: Vec<Ident>,
-}
-
-/// The bodies of the two halves: the forward half runs the forward sweep on its
-/// arguments' values with everything the reverse needs on the stack (as if the whole
-/// body were a loop's), keeps its parameters last, and returns its value; the reverse
-/// half takes the output's adjoints and the parameters back, and runs the reverse sweep
-/// into the caller's adjoints (`__adjoint_k`, behind `&mut`).
-fn compiled_halves(
-    graph_body: &TokenStream,
-    params: &[Param],
-    generics: &syn::Generics,
-    array_output: Option<&TokenStream>,
-) -> Option<Halves> {
-    let only_consts = generics
-        .params
-        .iter()
-        .all(|param| matches!(param, syn::GenericParam::Const(_)));
-    if params
-        .iter()
-        .any(|param| param.mutability.is_some() || param.ident.is_none())
-        || !only_consts
-        || generics.where_clause.is_some()
-        || crate::rewrite::operations(graph_body) > COMPILED_UP_TO
-    {
-        return None;
-    }
-    let (program, names, versioning, _) =
-        analysed(graph_body, params, true, array_output, Number::F64)?;
-    let mut emit = Emit::new(&program, &names, true, versioning);
-    let forward = emit.forward_stmts(&program.body, true)?;
-    let output = emit.forward_value(&program.output, true)?;
-    let versions = emit.keep_versions(&program.body);
-    let output_primal = emit.primal(&program.output.result, true)?;
-    let upstream = Ident::new("__upstream", Span::mixed_site());
-    // An array output is a local's, returned as it is: its adjoints are the caller's
-    // sums for it (its elements' nodes, in the trace, receive exactly those first).
-    let output_reverse = match (array_output, &program.output.result) {
-        (Some(_), Operand::Place(place)) => {
-            let adjoint = &program.vars[place.var].adjoint;
-            quote!(#adjoint = #upstream;)
-        }
-        _ => emit.reverse_value(&program.output, &upstream, true)?,
-    };
-    let output_type = array_output.cloned().unwrap_or_else(|| quote!(f64));
-    let prelude = emit.prelude(&program.body);
-    let reverse = emit.reverse_stmts(&program.body, true)?;
-    if !emit.hoisted.is_empty() {
-        return None;
-    }
-    let private = quote!(::scalar_autodiff::__private);
-    let stack = stack();
-    let tracked = tracked(&program, params);
-    let arguments: Vec<Ident> = numbered("argument", tracked.len());
-    // A scalar as a value, the others by reference. (`__steady_k`: see `keep`.)
-    let values = tracked
-        .iter()
-        .zip(&arguments)
-        .map(|((var, param), argument)| {
-            let primal = &var.primal;
-            match param.kind {
-                Kind::Scalar => quote!(let #primal: f64 = *#argument;),
-                _ => quote!(let #primal = #argument;),
-            }
-        });
-    let steadies: Vec<Ident> = numbered("steady", tracked.len());
-    // Only what the caller will not pass again.
-    let keep = tracked.iter().zip(&steadies).map(|((var, param), steady)| {
-        let primal = &var.primal;
-        let kept = match param.kind {
-            Kind::Scalar => quote!(&#primal),
-            _ => quote!(#primal),
-        };
-        // A slice of `f64`s or of arrays of them goes onto the stack as its numbers (the
-        // reverse half knows its length from its adjoints); a slice of anything else
-        // cannot be taken back into a local of its own: only the caller's own (steady)
-        // one is compiled.
-        if is_slice(param) && numbers_slice(param).is_none() {
-            return quote! {
-                if #steady.is_none() {
-                    return ::core::option::Option::None;
-                }
-            };
-        }
-        quote! {
-            if #steady.is_none() {
-                #stack.keep(#kept);
-            }
-        }
-    });
-    let adjoints: Vec<Ident> = numbered("adjoint", tracked.len());
-    let owned = Ident::new("__owned", Span::mixed_site());
-    let given = Ident::new("__given", Span::mixed_site());
-    let take: Vec<TokenStream> = tracked
-        .iter()
-        .zip(adjoints.iter().zip(&steadies))
-        .rev()
-        .map(|((var, param), (adjoint, steady))| {
-            let (primal, shape) = (&var.primal, param.shape());
-            match param.kind {
-                Kind::Scalar => quote! {
-                    let #primal: f64 = match #steady {
-                        ::core::option::Option::Some(#given) => #given,
-                        ::core::option::Option::None => #stack.pop(),
-                    };
-                },
-                // (A copy, made where the caller lends a value it does not pass again.)
-                _ if numbers_slice(param).is_some() => {
-                    let element = numbers_slice(param);
-                    quote! {
-                        let mut #owned: ::std::vec::Vec<#element>;
-                        let #primal: &#shape = match #steady {
-                            ::core::option::Option::Some(#given) => #given,
-                            ::core::option::Option::None => {
-                                #owned = ::std::vec![#private::Zero::zero(); #adjoint.len()];
-                                #stack.take(&mut #owned[..]);
-                                &#owned
-                            }
-                        };
-                    }
-                }
-                _ if is_slice(param) => quote! {
-                    let #primal: &#shape = match #steady {
-                        ::core::option::Option::Some(#given) => #given,
-                        ::core::option::Option::None => return ::core::option::Option::None,
-                    };
-                },
-                _ => {
-                    let zero = match param.kind {
-                        Kind::Declared { .. } => quote!(#private::zeros_of(&*#adjoint)),
-                        _ => quote!(#private::Zero::zero()),
-                    };
-                    quote! {
-                        let mut #owned: #shape;
-                        let #primal: &#shape = match #steady {
-                            ::core::option::Option::Some(#given) => #given,
-                            ::core::option::Option::None => {
-                                #owned = #zero;
-                                #stack.take(&mut #owned);
-                                &#owned
-                            }
-                        };
-                    }
-                }
-            }
-        })
-        .collect();
-    let renamed = tracked.iter().zip(&adjoints).map(|((var, _), argument)| {
-        let adjoint = &var.adjoint;
-        quote!(let #adjoint = #argument;)
-    });
-    let result = Ident::new("__output", Span::mixed_site());
-    let forward = quote! {
-        #(#values)*
-        #forward
-        #output
-        let #result: #output_type = #output_primal;
-        #versions
-        #(#keep)*
-        ::core::option::Option::Some(#result)
-    };
-    let reverse = quote! {
-        let mut #upstream: #output_type = #private::Zero::zero();
-        #stack.take(&mut #upstream);
-        #(#take)*
-        #(#renamed)*
-        #prelude
-        #output_reverse
-        #reverse
-        ::core::option::Option::Some(())
-    };
-    Some(Halves {
-        forward,
-        reverse,
-        primals: arguments,
-    })
-}
-
 /// The body lowered, its copies checked (versioned in the halves, and in `name_grad`'s
 /// sweeps where a copy's source is read again: the third result), its checks placed,
 /// and its names (for the
@@ -754,7 +373,7 @@ fn analysed(
     // Copies the sweeps cannot hand on in the trace's order: in `name_grad`'s sweeps,
     // their scalars share nodes (see `shared_nodes`).
     let mut shared = HashSet::new();
-    if !half && number == Number::F64 && !copies_are_safe(&program, versioning, &none) {
+    if !half && !copies_are_safe(&program, versioning, &none) {
         if let Some(nodes) = shared_nodes(&program) {
             shared = nodes;
             versioning = true;
@@ -930,9 +549,18 @@ fn tracked<'a>(program: &'a Program, params: &'a [Param]) -> Vec<(&'a Var, &'a P
 }
 
 /// `path(&Halves::which(stack), args)`, the callee's hidden body on the `Halves`
-/// backend, with the stack lent to it for the call.
-fn call_halves(path: &TokenStream, args: &[TokenStream], which: TokenStream) -> TokenStream {
+/// backend (`DualHalves` on duals), with the stack lent to it for the call.
+fn call_halves(
+    path: &TokenStream,
+    args: &[TokenStream],
+    which: TokenStream,
+    number: Number,
+) -> TokenStream {
     let private = quote!(::scalar_autodiff::__private);
+    let backend = match number {
+        Number::F64 => quote!(Halves),
+        Number::Dual => quote!(DualHalves),
+    };
     let stack = stack();
     let halves = Ident::new("__halves", Span::mixed_site());
     let result = Ident::new("__result", Span::mixed_site());
@@ -942,13 +570,17 @@ fn call_halves(path: &TokenStream, args: &[TokenStream], which: TokenStream) -> 
         .into_iter()
         .last()
         .map_or_else(Span::call_site, |token| token.span());
-    let check = callable_path(path).map(|check| {
-        let located = Ident::new("__halves", span.resolved_at(Span::mixed_site()));
-        let argument = quote_spanned!(span=> &#located);
-        quote!(#check(#argument);)
-    });
+    // (Checked once, by the same call in the sweeps on `f64`s.)
+    let check = (number == Number::F64)
+        .then(|| callable_path(path))
+        .flatten()
+        .map(|check| {
+            let located = Ident::new("__halves", span.resolved_at(Span::mixed_site()));
+            let argument = quote_spanned!(span=> &#located);
+            quote!(#check(#argument);)
+        });
     quote! {{
-        let #halves = #private::Halves::#which(&mut *#stack);
+        let #halves = #private::#backend::#which(&mut *#stack);
         #check
         let #result = #path(&#halves, #(#args),*);
         #result
@@ -1030,6 +662,16 @@ impl Number {
         match self {
             Number::F64 => quote!(f64),
             Number::Dual => quote!(::scalar_autodiff::__private::Dual),
+        }
+    }
+
+    /// The type of a parameter or output of `f64` shape `shape` on this number.
+    fn shape(self, shape: &TokenStream) -> TokenStream {
+        match self {
+            Number::F64 => shape.clone(),
+            Number::Dual => quote! {
+                <#shape as ::scalar_autodiff::Parameters>::Tracked<::scalar_autodiff::__private::Dual>
+            },
         }
     }
 
@@ -1391,10 +1033,20 @@ impl<'a> Emit<'a> {
         }
     }
 
+    /// `var`'s zeros on this number. A call's result's are `zero_of` the call on `f64`s,
+    /// lifted to duals.
+    fn var_zeros(&self, var: &Var) -> TokenStream {
+        let zeros = &var.zero;
+        match self.number == Number::Dual && var.call {
+            true => quote!(::scalar_autodiff::__private::Lift::lift(#zeros)),
+            false => self.number.zeros(zeros),
+        }
+    }
+
     fn adjoint_declaration(&self, var: &Var) -> TokenStream {
         let adjoint = &var.adjoint;
         let (number, zero) = (self.number.ty(), self.number.zero());
-        let zeros = self.number.zeros(&var.zero);
+        let zeros = self.var_zeros(var);
         match var.depth {
             0 => quote!(let mut #adjoint: #number = #zero;),
             // (A call's result: `zero_of` of a call that diverges.)
@@ -1500,12 +1152,14 @@ impl<'a> Emit<'a> {
                 }
             }
             Stmt::LetArray { var, init } if self.number == Number::Dual => {
+                let nodes = self.array_nodes(*var, true);
                 let primal = &self.program.vars[*var].primal;
                 quote! {
                     let mut #primal = #private::Lift::lift(#init);
                     if !#private::Numbers::all_finite(&#primal) {
                         return #none;
                     }
+                    #nodes
                 }
             }
             Stmt::LetArray { var, init } => {
@@ -1565,8 +1219,6 @@ impl<'a> Emit<'a> {
                     }
                 }
             }
-            // Another function's halves run on `f64`s only.
-            Stmt::Call { .. } if self.number == Number::Dual => return None,
             Stmt::Call {
                 var,
                 path,
@@ -1588,9 +1240,11 @@ impl<'a> Emit<'a> {
                     values.push(match arg {
                         Arg::Tracked(place) => {
                             // A value the reverse sweep can read again is not kept.
-                            let which = match self.place_kept(place) {
-                                true => quote!(Steady),
-                                false => quote!(Whole),
+                            let which = match (self.place_kept(place), self.number) {
+                                (true, Number::F64) => quote!(Steady),
+                                (false, Number::F64) => quote!(Whole),
+                                (true, Number::Dual) => quote!(DualSteady),
+                                (false, Number::Dual) => quote!(DualWhole),
                             };
                             let value = self.argument_value(place, in_loop)?;
                             quote!(#private::#which(#value))
@@ -1598,7 +1252,7 @@ impl<'a> Emit<'a> {
                         Arg::Data(tokens) => tokens.clone(),
                     });
                 }
-                let call = call_halves(path, &values, quote!(forward));
+                let call = call_halves(path, &values, quote!(forward), self.number);
                 let value = Ident::new("__value", Span::mixed_site());
                 let var = &self.program.vars[*var];
                 // In `name_grad`'s sweeps, the top level's adjoints are declared before
@@ -1909,7 +1563,7 @@ impl<'a> Emit<'a> {
         // counts (see `versioned`).
         for var in self.restored(stmts).into_iter().rev() {
             let var = &self.program.vars[var];
-            let (primal, zero) = (&var.primal, self.number.zeros(&var.zero));
+            let (primal, zero) = (&var.primal, self.var_zeros(var));
             out.extend(match self.number {
                 Number::F64 => quote! {
                     let mut #primal = #zero;
@@ -1976,8 +1630,9 @@ impl<'a> Emit<'a> {
                     quote!(#node = #stack.pop() as usize;)
                 } else {
                     let value = self.reverse_value(value, &upstream, in_loop)?;
+                    let number = self.number.ty();
                     quote!({
-                        let #upstream: f64 = #cells[#node];
+                        let #upstream: #number = #cells[#node];
                         #node = #stack.pop() as usize;
                         #value
                     })
@@ -2063,9 +1718,19 @@ impl<'a> Emit<'a> {
                     }
                     None => TokenStream::new(),
                 };
+                let dual = self.number == Number::Dual;
                 let mut slots = Vec::new();
                 for arg in args {
                     slots.push(match arg {
+                        Arg::Tracked(place) if dual && self.place_kept(place) => {
+                            let value = self.argument_value(place, in_loop)?;
+                            let place = self.place_adjoint(place, in_loop)?;
+                            quote!(#private::DualAdjointsOf::of(&mut #place, #value))
+                        }
+                        Arg::Tracked(place) if dual => {
+                            let place = self.place_adjoint(place, in_loop)?;
+                            quote!(#private::DualAdjoints::of(&mut #place))
+                        }
                         Arg::Tracked(place) if self.place_kept(place) => {
                             let value = self.argument_value(place, in_loop)?;
                             let place = self.place_adjoint(place, in_loop)?;
@@ -2079,10 +1744,14 @@ impl<'a> Emit<'a> {
                     });
                 }
                 let stack = stack();
-                let call = call_halves(path, &slots, quote!(reverse));
+                let call = call_halves(path, &slots, quote!(reverse), self.number);
+                let keep = match dual {
+                    true => quote!(#private::Numbers::keep(&#adjoint, #stack);),
+                    false => quote!(#stack.keep(&#adjoint);),
+                };
                 quote! {
                     #handed
-                    #stack.keep(&#adjoint);
+                    #keep
                     #seed
                     if #call.is_err() {
                         return ::core::option::Option::None;

@@ -2382,7 +2382,7 @@ impl VisitMut for PrimalReads<'_> {
 
 /// Whether a type is known to be `Copy` from its syntax: a shared reference, a number,
 /// `bool`, `char`, or an array or tuple of these.
-fn copy_type(ty: &syn::Type) -> bool {
+pub(crate) fn copy_type(ty: &syn::Type) -> bool {
     match ty {
         syn::Type::Reference(reference) => reference.mutability.is_none(),
         syn::Type::Path(path) => {
