@@ -83,8 +83,10 @@ pub mod parallel;
 ///   sweep on (value, tangent) pairs, with no tape;
 /// - `fn name_hvp(args.., tangent: G) -> Result<(f64, G, G), ScalarAutodiffError>`: the
 ///   value, the gradient (the bits `name_grad` returns) and the Hessian times `tangent`, by
-///   forward over reverse: the graph is recorded once, and after the validated reverse pass
-///   a tangent sweep and a reverse sweep of the adjoints' tangents give the product;
+///   forward over reverse: `name_grad`'s compiled sweeps (and the helpers' halves) on
+///   (value, tangent) pairs, with no tape; a call they give up on (a non-finite number,
+///   a form the README lists) is recorded once, and after the validated reverse pass a
+///   tangent sweep and a reverse sweep of the adjoints' tangents give the product;
 /// - `fn name_hessian(args..)`: the value, the gradient and the Hessian, one product per
 ///   parameter on one recording. With only `f64` and arrays it returns
 ///   `(f64, [f64; N], Box<[[f64; N]; N]>)` (boxed: a thousand parameters' Hessian would not
