@@ -142,6 +142,7 @@ pub(crate) fn halves(ident: &Ident, params: &[Param]) -> TokenStream {
         .filter_map(|param| param.ident.as_ref())
         .collect();
     let indices: Vec<usize> = (0..count).collect();
+    let dual = dual_halves(ident, &names);
     let slope = slope_ident(ident);
     let slope_call = match count {
         1 => quote!([#slope(#values[0], #value)]),
@@ -203,6 +204,90 @@ pub(crate) fn halves(ident: &Ident, params: &[Param]) -> TokenStream {
                 #stack.keep(#upstream);
             }
             return #private::output::<#kind, f64>(#backend, #value);
+        }
+        #dual
+    }
+}
+
+/// The rule's halves on duals (`name_hvp`'s sweeps calling it): going forward the value
+/// on duals, keeping the operands; going back each operand's adjoint plus the upstream
+/// adjoint times its slope on duals (differentiated through the slope function). A closure
+/// passed to `Backend::dual_halves`, as a body's halves on duals are (see
+/// `sweep::halves`).
+fn dual_halves(ident: &Ident, names: &[&Ident]) -> TokenStream {
+    let private = quote!(::scalar_autodiff::__private);
+    let backend = backend();
+    let kind = crate::emit::backend_type();
+    let lent = crate::emit::lent_lifetime();
+    let rule = rule_ident(ident);
+    let halves = Ident::new("__halves", Span::mixed_site());
+    let borrowed = Ident::new("__borrowed", Span::mixed_site());
+    let stack = Ident::new("__stack", Span::mixed_site());
+    let upstream = Ident::new("__upstream", Span::mixed_site());
+    let added = Ident::new("__added", Span::mixed_site());
+    let value = Ident::new("__value", Span::mixed_site());
+    let spare = Ident::new("__spare", Span::mixed_site());
+    let adjoint = Ident::new("__adjoint", Span::mixed_site());
+    let result = Ident::new("__result", Span::mixed_site());
+    let dual = quote!(#private::Dual);
+    let give_up = quote!(return ::core::result::Result::Err(#private::gave_up()));
+    let argument = quote!(<_ as #private::Argument<#lent, #kind, f64>>);
+    let adds = names.iter().enumerate().map(|(slot, name)| {
+        quote! {
+            let mut #spare: ::core::option::Option<#dual> = ::core::option::Option::None;
+            let #adjoint: &mut #dual = match #argument::dual_adjoints_in(&#name, &mut #spare) {
+                ::core::option::Option::Some(#adjoint) => #adjoint,
+                ::core::option::Option::None => #give_up,
+            };
+            *#adjoint += #added[#slot];
+            if !#private::dual_spare_finite::<f64>(&#spare) {
+                #give_up
+            }
+        }
+    });
+    let lents: Vec<Ident> = (0..names.len())
+        .map(|slot| Ident::new(&format!("__operand_{slot}"), Span::mixed_site()))
+        .collect();
+    let reads = names.iter().zip(&lents).map(|(name, lent)| {
+        quote! {
+            let #lent = match #argument::dual_primal(&#name) {
+                ::core::option::Option::Some(#lent) => #lent,
+                ::core::option::Option::None => #give_up,
+            };
+        }
+    });
+    quote! {
+        if let ::core::option::Option::Some(#result) = #private::Backend::dual_halves(
+            #backend,
+            |#halves: &dyn #private::Run| {
+                let mut #borrowed = match #halves.stack() {
+                    ::core::option::Option::Some(#borrowed) => #borrowed,
+                    ::core::option::Option::None => #give_up,
+                };
+                let #stack: &mut #private::Stack = &mut #borrowed;
+                if #halves.is_reverse() {
+                    let mut #upstream: #dual = <#dual as #private::Number>::ZERO;
+                    #private::Numbers::take(&mut #upstream, #stack);
+                    let #added = match #private::rule_dual_reverse(&#rule, #upstream, #stack) {
+                        ::core::option::Option::Some(#added) => #added,
+                        ::core::option::Option::None => #give_up,
+                    };
+                    #(#adds)*
+                    return #private::dual_output::<#kind, f64>(
+                        #backend,
+                        <#dual as #private::Number>::ZERO,
+                    );
+                }
+                #(#reads)*
+                match #private::rule_dual_forward(&#rule, &[#(&*#lents),*], #stack) {
+                    ::core::option::Option::Some(#value) => {
+                        #private::dual_output::<#kind, f64>(#backend, #value)
+                    }
+                    ::core::option::Option::None => #give_up,
+                }
+            },
+        ) {
+            return #result;
         }
     }
 }

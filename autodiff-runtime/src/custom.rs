@@ -255,6 +255,46 @@ pub(crate) fn evaluate(
     Ok((op, value, rule.slopes(values, value)))
 }
 
+/// A rule's forward half on duals (`name_hvp`'s sweeps calling it): its value on
+/// `operands`, which it keeps on `stack` with the value for [`rule_dual_reverse`]; `None`
+/// where the trace must decide (a non-finite number).
+pub fn rule_dual_forward(
+    rule: &'static CustomRule,
+    operands: &[&Dual],
+    stack: &mut crate::sweep::Stack,
+) -> Option<Dual> {
+    let value = forward(rule, operands).ok()?;
+    for operand in operands {
+        crate::sweep::Number::push(**operand, stack);
+    }
+    crate::sweep::Number::push(value, stack);
+    Some(value)
+}
+
+/// A rule's reverse half on duals: what each operand's adjoint receives from `upstream`,
+/// `upstream` times the slope on duals (its tangent through the slope function), as the
+/// sweeps on duals add a built-in operation's. `None` where the trace must decide.
+pub fn rule_dual_reverse(
+    rule: &'static CustomRule,
+    upstream: Dual,
+    stack: &mut crate::sweep::Stack,
+) -> Option<[Dual; 3]> {
+    let value: Dual = crate::sweep::Number::pop(stack);
+    let mut operands = [<Dual as crate::sweep::Number>::ZERO; 3];
+    for slot in (0..rule.arity()).rev() {
+        operands[slot] = crate::sweep::Number::pop(stack);
+    }
+    let slopes = rule.dual_slopes(operands, value).ok()?;
+    let mut contributions = [<Dual as crate::sweep::Number>::ZERO; 3];
+    for slot in 0..rule.arity() {
+        contributions[slot] = upstream.times(slopes[slot]);
+        if !contributions[slot].is_finite() {
+            return None;
+        }
+    }
+    Some(contributions)
+}
+
 /// `rule` on duals (the backend of `name_jvp`), checked as [`Dual`]'s built-in operations
 /// are: a tracked operand's non-finite slope or a non-finite tangent is an error.
 pub(crate) fn forward(rule: &'static CustomRule, a: &[&Dual]) -> Result<Dual> {

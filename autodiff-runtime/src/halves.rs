@@ -525,6 +525,25 @@ where
     }
 }
 
+/// An array lent on duals where a helper takes a slice (`total(&w)` for
+/// `fn total(#[param] xs: &[f64])`): accepted, so that the caller's sweeps on duals
+/// compile, and refused by the callee (no value, no adjoints), whose caller then records
+/// on the tape. (The halves on duals do not take slices yet.)
+macro_rules! dual_array_to_slice {
+    ($($wrapper:ident),*) => {$(
+        impl<'a, B: Backend, T: Parameters, const N: usize> Argument<'a, B, [T]>
+            for $wrapper<'a, [T::Tracked<Dual>; N]>
+        {
+            #[inline]
+            fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
+                Err(gave_up())
+            }
+        }
+    )*};
+}
+
+dual_array_to_slice!(DualWhole, DualSteady, DualAdjoints, DualAdjointsOf);
+
 /// Where a reverse half on duals adds a parameter's adjoints: the caller's own, passed
 /// where the forward call passed [`DualWhole`]. Taken through a shared reference
 /// ([`Argument::dual_adjoints`]): the body's halves on duals are a closure, which must

@@ -51,7 +51,10 @@ pub use tape::tape_len;
 /// Support for the code `#[differentiable]` generates; not a stable API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::custom::{dual_slopes, stand_in, IntoDualSlopes, NotDifferentiable};
+    pub use crate::custom::{
+        dual_slopes, rule_dual_forward, rule_dual_reverse, stand_in, IntoDualSlopes,
+        NotDifferentiable,
+    };
     pub use crate::dual::{Dual, Forward};
     pub use crate::generated::*;
     pub use crate::halves::{

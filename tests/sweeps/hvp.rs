@@ -437,3 +437,68 @@ fn where_a_helpers_halves_give_up_the_errors_are_the_tapes() {
     assert_eq!(gradient[0], 0.25);
     assert!((product[0] + 0.0625).abs() < 1e-15, "{product:?}");
 }
+
+#[derive(Parameters, Clone, Debug)]
+struct Unit {
+    w: [f64; 2],
+    b: f64,
+}
+
+/// A helper over a parameter struct.
+#[differentiable]
+fn unit(#[param] u: &Unit, x: f64) -> f64 {
+    (u.w[0] * x + u.w[1]).tanh() + u.b * x
+}
+
+/// A helper over a slice.
+#[differentiable]
+fn wavy(#[param] xs: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for x in xs {
+        total += x * x.sin();
+    }
+    total
+}
+
+/// The caller's own struct and slice, lent to helpers.
+#[differentiable]
+fn lent_whole(#[param] u: &Unit, x: f64, #[param] s: &[f64]) -> f64 {
+    unit(u, x) * unit(u, x * 2.0) + wavy(s) * x
+}
+
+#[differentiable(tape)]
+fn lent_whole_recorded(#[param] u: &Unit, x: f64, #[param] s: &[f64]) -> f64 {
+    unit(u, x) * unit(u, x * 2.0) + wavy(s) * x
+}
+
+/// `name_hvp` through helpers over a parameter struct and a slice, lent the caller's own:
+/// compiled, and the bits of the same body on the tape.
+#[test]
+fn hvp_through_struct_and_slice_helpers_runs_compiled() -> Result<(), ScalarAutodiffError> {
+    use scalar_autodiff::__private::traces;
+    let u = Unit {
+        w: [0.3, -0.2],
+        b: 0.7,
+    };
+    let s = vec![0.5, 1.5, -0.25];
+    let directions = [
+        (u.clone(), 1.0, vec![1.0, 0.0, 0.5]),
+        (
+            Unit {
+                w: [0.5, 1.0],
+                b: -0.3,
+            },
+            0.0,
+            vec![0.2, -1.0, 0.0],
+        ),
+    ];
+    let _ = lent_whole_hvp(&u, 0.4, &s, directions[0].clone())?;
+    for direction in directions {
+        let before = traces();
+        let compiled = lent_whole_hvp(&u, 0.4, &s, direction.clone())?;
+        assert_eq!(traces(), before, "name_hvp recorded a trace");
+        let recorded = lent_whole_recorded_hvp(&u, 0.4, &s, direction)?;
+        assert_eq!(format!("{compiled:?}"), format!("{recorded:?}"));
+    }
+    Ok(())
+}

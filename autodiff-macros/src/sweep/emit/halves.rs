@@ -330,16 +330,12 @@ fn compiled_halves(
     array_output: Option<&TokenStream>,
     number: Number,
 ) -> Option<Halves> {
-    // On duals, only scalars and arrays: a struct's duals have no `Numbers` to keep
-    // them, and a slice's caller passes a copy it does not lend on duals yet.
+    // On duals, data passes to the halves by value from a closure that must leave it to
+    // the rest of the body: only `Copy` data.
     let dual = number == Number::Dual;
     if dual
-        && params.iter().any(|param| match param.kind {
-            Kind::Declared { .. } => true,
-            // (Passed to the halves by value from a closure that must leave it to
-            // the rest of the body.)
-            Kind::Data => !crate::sweep::lower::copy_type(&param.ty),
-            _ => is_slice(param),
+        && params.iter().any(|param| {
+            matches!(param.kind, Kind::Data) && !crate::sweep::lower::copy_type(&param.ty)
         })
     {
         return None;
@@ -410,7 +406,10 @@ fn compiled_halves(
         // reverse half knows its length from its adjoints); a slice of anything else
         // cannot be taken back into a local of its own: only the caller's own (steady)
         // one is compiled.
-        if is_slice(param) && numbers_slice(param).is_none() {
+        // On duals, a struct's or a slice's duals are not kept either (no `Numbers` for a
+        // struct's; a slice lent as a copy is refused by the caller's argument).
+        let unkept = dual && (is_slice(param) || matches!(param.kind, Kind::Declared { .. }));
+        if unkept || (is_slice(param) && numbers_slice(param).is_none()) {
             return quote! {
                 if #steady.is_none() {
                     return ::core::option::Option::None;
@@ -446,6 +445,15 @@ fn compiled_halves(
                         }
                     };
                 },
+                _ if dual && (is_slice(param) || matches!(param.kind, Kind::Declared { .. })) => {
+                    let ty = number.shape(&shape.to_token_stream());
+                    quote! {
+                        let #primal: &#ty = match #steady {
+                            ::core::option::Option::Some(#given) => #given,
+                            ::core::option::Option::None => return ::core::option::Option::None,
+                        };
+                    }
+                }
                 _ if dual => {
                     let ty = number.shape(&shape.to_token_stream());
                     quote! {
