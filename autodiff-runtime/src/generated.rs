@@ -271,6 +271,20 @@ pub fn witness<T: ?Sized + 'static>(never: core::convert::Infallible) -> &'stati
     match never {}
 }
 
+/// The shape of `value` (`[f64; 3]` of `[Dual; 3]`), for rustc's inference only, in code
+/// that never runs: a growable vector's rows in `name_hvp`'s sweeps are duals, and a call's
+/// result is typed from an `f64` call.
+#[inline(always)]
+pub fn shape_witness<T: Untracked + ?Sized>(
+    _value: &T,
+    never: core::convert::Infallible,
+) -> &'static T::Shape
+where
+    T::Shape: 'static,
+{
+    match never {}
+}
+
 /// `Argument` for data of shape `$shape` passed as `$data`: its scalars become constants.
 /// (One impl per type rather than a blanket impl, which would overlap the `Tracked` one.)
 /// (`$view` makes `&$shape` of `$value: &$data`.)

@@ -234,3 +234,58 @@ fn pushes_outside_the_sweeps_agree_with_the_graph() {
     assert_eq!(gradient, [1.0, 4.0, 5.0]);
     assert_eq!(traces(|| drop(data_vector_grad(w, &[0, 2, 2, 1]))), 0);
 }
+
+/// `name_hvp` through both caches: compiled (no trace on a warm call), the gradient's
+/// bits `name_grad`'s, the two caches' products the same bits, and the product a central
+/// difference of the gradient along the direction.
+#[test]
+fn both_caches_hvp_run_compiled() {
+    let mut rng = XorShift::new(0x9e37_79b9_7f4a_7c15);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..8 {
+        let mut p = attention(&mut next);
+        p.wte = std::array::from_fn(|_| std::array::from_fn(|_| next()));
+        let mut direction = attention(&mut next);
+        direction.wte = std::array::from_fn(|_| std::array::from_fn(|_| next()));
+        let tokens = SEQUENCES[case % SEQUENCES.len()];
+        let run = || pushed_hvp(&p, tokens, direction.clone()).expect("finite");
+        let _ = run();
+        assert_eq!(
+            traces(|| {
+                run();
+            }),
+            0,
+            "case {case}"
+        );
+        let (value, gradient, product) = run();
+        let (sized_value, sized_gradient, sized_product) =
+            sized_hvp(&p, tokens, direction.clone()).expect("finite");
+        let (grad_value, grad_gradient) = pushed_grad(&p, tokens).expect("finite");
+        assert_eq!(value.to_bits(), grad_value.to_bits(), "case {case}");
+        assert_eq!(gradient.to_flat(), grad_gradient.to_flat(), "case {case}");
+        assert_eq!(
+            (
+                sized_value,
+                sized_gradient.to_flat(),
+                sized_product.to_flat()
+            ),
+            (value, gradient.to_flat(), product.to_flat()),
+            "case {case}"
+        );
+        let (flat, along) = (p.to_flat(), direction.to_flat());
+        let moved = |step: f64| {
+            let shifted: Vec<f64> = flat.iter().zip(&along).map(|(x, d)| x + step * d).collect();
+            let mut q = p.clone();
+            q.read_flat(&shifted).expect("same length");
+            pushed_grad(&q, tokens).expect("finite").1.to_flat()
+        };
+        let (up, down) = (moved(1e-6), moved(-1e-6));
+        for (k, product) in product.to_flat().iter().enumerate() {
+            let numeric = (up[k] - down[k]) / 2e-6;
+            assert!(
+                (product - numeric).abs() < 1e-5 * (1.0 + numeric.abs()),
+                "case {case}, parameter {k}: {product} against {numeric}"
+            );
+        }
+    }
+}

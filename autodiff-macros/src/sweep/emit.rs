@@ -1151,6 +1151,13 @@ impl<'a> Emit<'a> {
                     #node
                 }
             }
+            // A growable vector starts empty: its rows are the duals pushed.
+            Stmt::LetArray { var, init }
+                if self.number == Number::Dual && self.program.vars[*var].growable =>
+            {
+                let primal = &self.program.vars[*var].primal;
+                quote!(let mut #primal = #init;)
+            }
             Stmt::LetArray { var, init } if self.number == Number::Dual => {
                 let nodes = self.array_nodes(*var, true);
                 let primal = &self.program.vars[*var].primal;

@@ -490,7 +490,7 @@ impl Lower {
             // sweeps, in scope wherever a call's adjoints are (an empty one types too).
             None if self.vars[place.var].growable => {
                 let primal = &self.vars[place.var].primal;
-                quote!((#primal))
+                quote!((*#private::shape_witness(&#primal, loop {})))
             }
             None => {
                 let zero = &self.vars[place.var].zero;
@@ -801,7 +801,7 @@ impl Lower {
         // vector, at the top level of `name_grad`'s body (its adjoints are declared before
         // the forward sweep, empty, and grow with it).
         if let Some(shape) = growable_call(expr) {
-            if self.half || self.dual || self.depth > 0 || self.loops > 0 || !mutable {
+            if self.half || self.depth > 0 || self.loops > 0 || !mutable {
                 why(
                     "growable vector: only one declared at the top of the body, whose `name_grad` \
                      runs it, is compiled",
