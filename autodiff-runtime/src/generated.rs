@@ -130,6 +130,14 @@ pub trait Argument<'a, B: Backend, T: Parameters + ?Sized> {
         None
     }
 
+    /// After the reverse half on duals: a copy [`dual_adjoints_in`](Self::dual_adjoints_in)
+    /// made of the caller's adjoints (an array's, lent to a slice) goes back to them;
+    /// nothing for any other argument.
+    #[inline]
+    fn dual_give_back(&self, spare: Option<T::Tracked<Dual>>) {
+        let _ = spare;
+    }
+
     /// What a reverse half on duals adds into: [`dual_adjoints`](Self::dual_adjoints),
     /// or for data spare zeros put in `spare`, which must stay finite (see
     /// [`dual_spare_finite`](crate::halves::dual_spare_finite)).

@@ -526,23 +526,123 @@ where
 }
 
 /// An array lent on duals where a helper takes a slice (`total(&w)` for
-/// `fn total(#[param] xs: &[f64])`): accepted, so that the caller's sweeps on duals
-/// compile, and refused by the callee (no value, no adjoints), whose caller then records
-/// on the tape. (The halves on duals do not take slices yet.)
+/// `fn total(#[param] xs: &[f64])`): going forward a copy of its duals (a slice's are a
+/// `Vec`), which the callee keeps; going back a copy of its adjoints, which goes back
+/// after the reverse half ([`Argument::dual_give_back`]), as [`Spare`] does on `f64`s.
 macro_rules! dual_array_to_slice {
-    ($($wrapper:ident),*) => {$(
+    (values $($wrapper:ident),*) => {$(
         impl<'a, B: Backend, T: Parameters, const N: usize> Argument<'a, B, [T]>
             for $wrapper<'a, [T::Tracked<Dual>; N]>
+        where
+            T::Tracked<Dual>: Clone,
         {
             #[inline]
             fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
                 Err(gave_up())
             }
+
+            #[inline]
+            fn dual_primal(&self) -> Option<Lent<'_, Vec<T::Tracked<Dual>>>> {
+                Some(Lent::Owned(self.0.to_vec()))
+            }
+        }
+    )*};
+    (adjoints $($wrapper:ident),*) => {$(
+        impl<'a, B: Backend, T: Parameters, const N: usize> Argument<'a, B, [T]>
+            for $wrapper<'a, [T::Tracked<Dual>; N]>
+        where
+            T::Tracked<Dual>: Clone,
+        {
+            #[inline]
+            fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
+                Err(gave_up())
+            }
+
+            #[inline]
+            fn dual_adjoints_in<'s>(
+                &self,
+                spare: &'s mut Option<Vec<T::Tracked<Dual>>>,
+            ) -> Option<&'s mut Vec<T::Tracked<Dual>>>
+            where
+                'a: 's,
+                Vec<T::Tracked<Dual>>: 'a,
+            {
+                // The caller's adjoints stay lent, for the copy to go back to them.
+                let adjoints = self.0.take()?;
+                *spare = Some(adjoints.to_vec());
+                self.0.set(Some(adjoints));
+                spare.as_mut()
+            }
+
+            #[inline]
+            fn dual_give_back(&self, spare: Option<Vec<T::Tracked<Dual>>>) {
+                if let (Some(adjoints), Some(spare)) = (self.0.take(), spare) {
+                    for (adjoint, sum) in adjoints.iter_mut().zip(spare) {
+                        *adjoint = sum;
+                    }
+                }
+            }
         }
     )*};
 }
 
-dual_array_to_slice!(DualWhole, DualSteady, DualAdjoints, DualAdjointsOf);
+dual_array_to_slice!(values DualWhole);
+dual_array_to_slice!(adjoints DualAdjoints);
+
+/// The duals of an array lent to a slice, passed again going back: only their copy
+/// going forward (the callee keeps it: a reference to the caller's array is not a
+/// slice's `Vec`).
+impl<'a, B: Backend, T: Parameters, const N: usize> Argument<'a, B, [T]>
+    for DualSteady<'a, [T::Tracked<Dual>; N]>
+where
+    T::Tracked<Dual>: Clone,
+{
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
+        Err(gave_up())
+    }
+
+    #[inline]
+    fn dual_primal(&self) -> Option<Lent<'_, Vec<T::Tracked<Dual>>>> {
+        Some(Lent::Owned(self.0.to_vec()))
+    }
+}
+
+/// The adjoints of an array lent to a slice, with its duals again: as [`DualAdjoints`]'s.
+impl<'a, B: Backend, T: Parameters, const N: usize> Argument<'a, B, [T]>
+    for DualAdjointsOf<'a, [T::Tracked<Dual>; N]>
+where
+    T::Tracked<Dual>: Clone,
+{
+    #[inline]
+    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
+        Err(gave_up())
+    }
+
+    #[inline]
+    fn dual_adjoints_in<'s>(
+        &self,
+        spare: &'s mut Option<Vec<T::Tracked<Dual>>>,
+    ) -> Option<&'s mut Vec<T::Tracked<Dual>>>
+    where
+        'a: 's,
+        Vec<T::Tracked<Dual>>: 'a,
+    {
+        let adjoints = self.0.take()?;
+        *spare = Some(adjoints.to_vec());
+        self.0.set(Some(adjoints));
+        spare.as_mut()
+    }
+
+    #[inline]
+    fn dual_give_back(&self, spare: Option<Vec<T::Tracked<Dual>>>) {
+        if let (Some(adjoints), Some(spare)) = (self.0.take(), spare) {
+            for (adjoint, sum) in adjoints.iter_mut().zip(spare) {
+                *adjoint = sum;
+            }
+        }
+    }
+}
 
 /// Where a reverse half on duals adds a parameter's adjoints: the caller's own, passed
 /// where the forward call passed [`DualWhole`]. Taken through a shared reference

@@ -502,3 +502,54 @@ fn hvp_through_struct_and_slice_helpers_runs_compiled() -> Result<(), ScalarAuto
     }
     Ok(())
 }
+
+/// A helper over rows.
+#[differentiable]
+fn rowwise(#[param] rows: &[[f64; 2]]) -> f64 {
+    let mut total = 0.0;
+    for row in rows {
+        total += row[0] * row[1].cos();
+    }
+    total
+}
+
+/// Arrays lent to slice helpers: a parameter array, a local one, a matrix as rows.
+#[differentiable]
+fn lent_arrays(w: [f64; 3], m: [[f64; 2]; 2]) -> f64 {
+    let mut v = [0.0; 3];
+    v[0] = w[0] * 2.0;
+    v[1] = w[1].exp();
+    v[2] = w[2] * 1.0;
+    wavy(&v) * wavy(&w) + rowwise(&m) * w[0]
+}
+
+#[differentiable(tape)]
+fn lent_arrays_recorded(w: [f64; 3], m: [[f64; 2]; 2]) -> f64 {
+    let mut v = [0.0; 3];
+    v[0] = w[0] * 2.0;
+    v[1] = w[1].exp();
+    v[2] = w[2] * 1.0;
+    wavy(&v) * wavy(&w) + rowwise(&m) * w[0]
+}
+
+/// Arrays lent to slice helpers on duals: a copy of their duals going forward, of their
+/// adjoints going back (given back after the call), compiled and the tape's bits.
+#[test]
+fn hvp_through_arrays_lent_to_slices_runs_compiled() -> Result<(), ScalarAutodiffError> {
+    use scalar_autodiff::__private::traces;
+    let (w, m) = ([0.1, 0.2, 0.3], [[0.5, -1.0], [2.0, 0.25]]);
+    let directions = [
+        [1.0, 0.5, 0.2, 0.0, 0.0, 0.0, 0.0],
+        [0.0, 0.0, 0.0, 1.0, -1.0, 0.5, 0.3],
+        [0.3, -0.1, 0.7, 0.2, 0.0, -0.4, 1.0],
+    ];
+    let _ = lent_arrays_hvp(w, m, directions[0])?;
+    for direction in directions {
+        let before = traces();
+        let compiled = lent_arrays_hvp(w, m, direction)?;
+        assert_eq!(traces(), before, "name_hvp recorded a trace");
+        let recorded = lent_arrays_recorded_hvp(w, m, direction)?;
+        assert_eq!(format!("{compiled:?}"), format!("{recorded:?}"));
+    }
+    Ok(())
+}

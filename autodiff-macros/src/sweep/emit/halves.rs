@@ -257,6 +257,14 @@ fn halves_block(
     };
     let turbofish = if method { None } else { turbofish };
     let shapes = tracked.iter().map(|(_, shape)| shape);
+    // (On duals, an array's adjoints lent to a slice were copied: they go back.)
+    let give_back = dual.then(|| {
+        let gives = tracked.iter().zip(&spares).map(|((name, shape), spare)| {
+            let argument = argument(shape);
+            quote!(#argument::dual_give_back(&#name, #spare);)
+        });
+        quote!(#(#gives)*)
+    });
     let (convert, finished) = match dual {
         true => (
             quote!(dual_output),
@@ -282,6 +290,7 @@ fn halves_block(
             if #done.is_none() #finished {
                 return #error;
             }
+            #give_back
             return #private::#convert::<#kind, #plain_output>(#backend, #private::Zero::zero());
         }
         #(#values)*
@@ -406,9 +415,8 @@ fn compiled_halves(
         // reverse half knows its length from its adjoints); a slice of anything else
         // cannot be taken back into a local of its own: only the caller's own (steady)
         // one is compiled.
-        // On duals, a struct's or a slice's duals are not kept either (no `Numbers` for a
-        // struct's; a slice lent as a copy is refused by the caller's argument).
-        let unkept = dual && (is_slice(param) || matches!(param.kind, Kind::Declared { .. }));
+        // On duals, a struct's duals are not kept either (no `Numbers` for them).
+        let unkept = dual && matches!(param.kind, Kind::Declared { .. }) && !is_slice(param);
         if unkept || (is_slice(param) && numbers_slice(param).is_none()) {
             return quote! {
                 if #steady.is_none() {
@@ -445,6 +453,21 @@ fn compiled_halves(
                         }
                     };
                 },
+                // (A copy, made where the caller lends a value it does not pass again.)
+                _ if dual && numbers_slice(param).is_some() => {
+                    let ty = number.shape(&shape.to_token_stream());
+                    quote! {
+                        let mut #owned: #ty;
+                        let #primal: &#ty = match #steady {
+                            ::core::option::Option::Some(#given) => #given,
+                            ::core::option::Option::None => {
+                                #owned = ::std::vec![#private::Zero::zero(); #adjoint.len()];
+                                #private::Numbers::take(&mut #owned, #stack);
+                                &#owned
+                            }
+                        };
+                    }
+                }
                 _ if dual && (is_slice(param) || matches!(param.kind, Kind::Declared { .. })) => {
                     let ty = number.shape(&shape.to_token_stream());
                     quote! {
