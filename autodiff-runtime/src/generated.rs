@@ -123,8 +123,8 @@ pub trait Argument<'a, B: Backend, T: Parameters + ?Sized> {
     }
 
     /// Where a compiled reverse half on duals adds this parameter's adjoints: the
-    /// caller's own for [`DualAdjoints`](crate::halves::DualAdjoints) (once), none
-    /// otherwise.
+    /// caller's own for [`DualAdjoints`](crate::halves::DualAdjoints) and
+    /// [`DualAdjointsOf`](crate::halves::DualAdjointsOf) (once), none for data.
     #[inline]
     fn dual_adjoints(&self) -> Option<&'a mut T::Tracked<Dual>> {
         None
@@ -139,8 +139,9 @@ pub trait Argument<'a, B: Backend, T: Parameters + ?Sized> {
     }
 
     /// What a reverse half on duals adds into: [`dual_adjoints`](Self::dual_adjoints),
-    /// or for data spare zeros put in `spare`, which must stay finite (see
-    /// [`dual_spare_finite`](crate::halves::dual_spare_finite)).
+    /// or `spare`: zeros for data, or a copy of an array's adjoints lent to a slice (which
+    /// goes back with [`dual_give_back`](Self::dual_give_back)). A spare must stay finite
+    /// (see [`dual_spare_finite`](crate::halves::dual_spare_finite)).
     #[inline]
     fn dual_adjoints_in<'s>(
         &self,

@@ -428,7 +428,8 @@ where
 }
 
 /// A tracked argument of a forward half on duals that the caller passes again to the
-/// reverse half (with [`DualAdjointsOf`]): as [`Steady`], not kept by the callee.
+/// reverse half (with [`DualAdjointsOf`]): as [`Steady`], not kept by the callee (except
+/// an array lent to a slice, whose duals the callee copies and keeps).
 #[derive(Debug)]
 pub struct DualSteady<'a, D>(pub &'a D);
 
@@ -608,7 +609,8 @@ where
     }
 }
 
-/// The adjoints of an array lent to a slice, with its duals again: as [`DualAdjoints`]'s.
+/// The adjoints of an array lent to a slice where the forward call passed
+/// [`DualSteady`]: as [`DualAdjoints`]'s (the callee kept its own copy of the duals).
 impl<'a, B: Backend, T: Parameters, const N: usize> Argument<'a, B, [T]>
     for DualAdjointsOf<'a, [T::Tracked<Dual>; N]>
 where

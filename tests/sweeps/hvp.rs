@@ -359,8 +359,8 @@ impl Scaled {
 }
 
 /// `name_hvp` through helpers runs their halves on duals: no trace on a warm call, the
-/// gradient's bits `name_grad`'s, and `H v` the recorded Hessian's columns, bit for bit
-/// the same body's on the tape.
+/// gradient's bits `name_grad`'s, and `H v` the recorded Hessian's columns to rounding
+/// (and, at these points, the same bits as the same body's on the tape).
 #[test]
 fn hvp_through_helpers_runs_compiled() -> Result<(), ScalarAutodiffError> {
     use scalar_autodiff::__private::traces;
@@ -472,7 +472,7 @@ fn lent_whole_recorded(#[param] u: &Unit, x: f64, #[param] s: &[f64]) -> f64 {
 }
 
 /// `name_hvp` through helpers over a parameter struct and a slice, lent the caller's own:
-/// compiled, and the bits of the same body on the tape.
+/// compiled, and (at these points) the bits of the same body on the tape.
 #[test]
 fn hvp_through_struct_and_slice_helpers_runs_compiled() -> Result<(), ScalarAutodiffError> {
     use scalar_autodiff::__private::traces;
@@ -533,7 +533,8 @@ fn lent_arrays_recorded(w: [f64; 3], m: [[f64; 2]; 2]) -> f64 {
 }
 
 /// Arrays lent to slice helpers on duals: a copy of their duals going forward, of their
-/// adjoints going back (given back after the call), compiled and the tape's bits.
+/// adjoints going back (given back after the call), compiled, and (at these points) the
+/// tape's bits.
 #[test]
 fn hvp_through_arrays_lent_to_slices_runs_compiled() -> Result<(), ScalarAutodiffError> {
     use scalar_autodiff::__private::traces;
