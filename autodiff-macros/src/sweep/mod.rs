@@ -3,10 +3,11 @@
 //!
 //! `lower` reads the rewritten body (the very code the trace runs) into the analysed form
 //! of `ir`, with `names` telling which data the reverse sweep may recompute and `checks`
-//! where the forward sweep checks its numbers; `emit` writes the two sweeps from it. A body
-//! outside the forms `lower` knows keeps the trace alone: building with
-//! `AUTODIFF_WHY_TRACED=1` set (a developer's aid) prints, as the macro runs, the rewritten
-//! statement where the sweeps gave up.
+//! where the forward sweep checks its numbers; `emit` writes the two sweeps from it, and
+//! `emit/halves` a function's halves, which other functions' sweeps call (on `f64`s for
+//! `name_grad`, on duals for `name_hvp`). A body outside the forms `lower` knows keeps the
+//! trace alone: building with `AUTODIFF_WHY_TRACED=1` set (a developer's aid) prints, as
+//! the macro runs, the rewritten statement where the sweeps gave up.
 
 mod checks;
 mod emit;
