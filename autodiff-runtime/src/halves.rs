@@ -587,64 +587,10 @@ macro_rules! dual_array_to_slice {
     )*};
 }
 
-dual_array_to_slice!(values DualWhole);
-dual_array_to_slice!(adjoints DualAdjoints);
-
-/// The duals of an array lent to a slice, passed again going back: only their copy
-/// going forward (the callee keeps it: a reference to the caller's array is not a
-/// slice's `Vec`).
-impl<'a, B: Backend, T: Parameters, const N: usize> Argument<'a, B, [T]>
-    for DualSteady<'a, [T::Tracked<Dual>; N]>
-where
-    T::Tracked<Dual>: Clone,
-{
-    #[inline]
-    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
-        Err(gave_up())
-    }
-
-    #[inline]
-    fn dual_primal(&self) -> Option<Lent<'_, Vec<T::Tracked<Dual>>>> {
-        Some(Lent::Owned(self.0.to_vec()))
-    }
-}
-
-/// The adjoints of an array lent to a slice where the forward call passed
-/// [`DualSteady`]: as [`DualAdjoints`]'s (the callee kept its own copy of the duals).
-impl<'a, B: Backend, T: Parameters, const N: usize> Argument<'a, B, [T]>
-    for DualAdjointsOf<'a, [T::Tracked<Dual>; N]>
-where
-    T::Tracked<Dual>: Clone,
-{
-    #[inline]
-    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
-        Err(gave_up())
-    }
-
-    #[inline]
-    fn dual_adjoints_in<'s>(
-        &self,
-        spare: &'s mut Option<Vec<T::Tracked<Dual>>>,
-    ) -> Option<&'s mut Vec<T::Tracked<Dual>>>
-    where
-        'a: 's,
-        Vec<T::Tracked<Dual>>: 'a,
-    {
-        let adjoints = self.0.take()?;
-        *spare = Some(adjoints.to_vec());
-        self.0.set(Some(adjoints));
-        spare.as_mut()
-    }
-
-    #[inline]
-    fn dual_give_back(&self, spare: Option<Vec<T::Tracked<Dual>>>) {
-        if let (Some(adjoints), Some(spare)) = (self.0.take(), spare) {
-            for (adjoint, sum) in adjoints.iter_mut().zip(spare) {
-                *adjoint = sum;
-            }
-        }
-    }
-}
+// (`DualSteady`'s duals are copied too, and kept by the callee: a reference to the
+// caller's array is not a slice's `Vec`.)
+dual_array_to_slice!(values DualWhole, DualSteady);
+dual_array_to_slice!(adjoints DualAdjoints, DualAdjointsOf);
 
 /// Where a reverse half on duals adds a parameter's adjoints: the caller's own, passed
 /// where the forward call passed [`DualWhole`]. Taken through a shared reference

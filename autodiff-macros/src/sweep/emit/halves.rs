@@ -453,22 +453,11 @@ fn compiled_halves(
                         }
                     };
                 },
-                // (A copy, made where the caller lends a value it does not pass again.)
-                _ if dual && numbers_slice(param).is_some() => {
-                    let ty = number.shape(&shape.to_token_stream());
-                    quote! {
-                        let mut #owned: #ty;
-                        let #primal: &#ty = match #steady {
-                            ::core::option::Option::Some(#given) => #given,
-                            ::core::option::Option::None => {
-                                #owned = ::std::vec![#private::Zero::zero(); #adjoint.len()];
-                                #private::Numbers::take(&mut #owned, #stack);
-                                &#owned
-                            }
-                        };
-                    }
-                }
-                _ if dual && (is_slice(param) || matches!(param.kind, Kind::Declared { .. })) => {
+                // A struct's duals, or a slice's of anything but numbers, come only again.
+                _ if dual
+                    && numbers_slice(param).is_none()
+                    && matches!(param.kind, Kind::Declared { .. }) =>
+                {
                     let ty = number.shape(&shape.to_token_stream());
                     quote! {
                         let #primal: &#ty = match #steady {
@@ -477,14 +466,19 @@ fn compiled_halves(
                         };
                     }
                 }
+                // (A slice's copy is as long as its adjoints.)
                 _ if dual => {
                     let ty = number.shape(&shape.to_token_stream());
+                    let zero = match numbers_slice(param) {
+                        Some(_) => quote!(::std::vec![#private::Zero::zero(); #adjoint.len()]),
+                        None => quote!(#private::Zero::zero()),
+                    };
                     quote! {
                         let mut #owned: #ty;
                         let #primal: &#ty = match #steady {
                             ::core::option::Option::Some(#given) => #given,
                             ::core::option::Option::None => {
-                                #owned = #private::Zero::zero();
+                                #owned = #zero;
                                 #private::Numbers::take(&mut #owned, #stack);
                                 &#owned
                             }
