@@ -250,6 +250,15 @@ pub mod parallel;
 /// `#[differentiable(tape)]`, or one whose halves do not cover its body, such as one
 /// returning a parameter as it is: `if x > 0.0 { x } else { 0.0 }`, where `x.max(0.0)`
 /// compiles) makes a caller whose sweeps would call it a compile error at the call.
+/// One value lent to a helper twice (`dot(v, v)`, `mul(x, x)`, `mix([x, y, x])`, or
+/// parts of one array, `mul(w[i], w[j])`, `scale(w, w[1])`) is compiled too: the tape's
+/// node receives both parameters' edges, so the call shares their adjoints: the caller
+/// copies the adjoints of each array it lends from into one buffer, hands the helper each
+/// argument's positions there, and copies the sums back after the helper's reverse half
+/// has added into them, in the trace's order. A helper takes one value twice when its
+/// differentiated parameters are `f64`s or arrays of them and it lends none of them on
+/// beside another; a call of any other with one value twice is a compile error at the
+/// call, and so is one value lent twice beside a whole parameter struct.
 /// Copies of tracked scalars read again later (`let prev = h; h = f(h);`,
 /// `second = best; best = v;`, `hs[t] = h;`, `best = w[i];`) are followed with node
 /// numbers: each such scalar (or element of an array of a known length) carries the
@@ -258,8 +267,8 @@ pub mod parallel;
 /// inside an expression, a `mut` parameter that is not a scalar, a `push` of anything but
 /// a helper's result or onto a vector declared inside a loop or a helper, a loop over a
 /// vector's length that pushes to it, `.flatten()`, a copy read again later in a
-/// helper's halves (`name_grad`'s own sweeps follow it), one tracked value lent twice to
-/// a call (`mix([x, x])`), bodies of more than 128 operations as
+/// helper's halves (`name_grad`'s own sweeps follow it), bodies of more than 128
+/// operations as
 /// written, where sweeps would double the compile time) are a compile error that points
 /// at the first thing the sweeps do not follow: a slow path is never silent. Rewrite that
 /// part, move it into a helper, or write `#[differentiable(tape)]` to run `name_grad` on
@@ -269,34 +278,24 @@ pub mod parallel;
 /// ```compile_fail
 /// use scalar_autodiff::differentiable;
 ///
-/// #[differentiable]
-/// fn mix(v: [f64; 2]) -> f64 {
-///     v[0] * v[1] + v[0].sin()
-/// }
-///
-/// #[differentiable] // error: `lent_twice_grad` would run on the tape (at `mix`)
-/// fn lent_twice(x: f64) -> f64 {
-///     mix([x, x]) + x
+/// #[differentiable] // error: `squares_grad` would run on the tape (at `.flatten()`)
+/// fn squares(w: [[f64; 2]; 2]) -> f64 {
+///     w.iter().flatten().map(|v| v * v).sum::<f64>()
 /// }
 /// ```
 ///
 /// ```
 /// use scalar_autodiff::differentiable;
 ///
-/// #[differentiable]
-/// fn mix(v: [f64; 2]) -> f64 {
-///     v[0] * v[1] + v[0].sin()
-/// }
-///
 /// #[differentiable(tape)] // chosen: every call is recorded on the tape
-/// fn lent_twice(x: f64) -> f64 {
-///     mix([x, x]) + x
+/// fn squares(w: [[f64; 2]; 2]) -> f64 {
+///     w.iter().flatten().map(|v| v * v).sum::<f64>()
 /// }
 ///
-/// // x² + sin x + x at x = 1.5, and its derivative 2x + cos x + 1.
-/// let (value, [slope]) = lent_twice_grad(1.5)?;
-/// assert!((value - (2.25 + 1.5f64.sin() + 1.5)).abs() < 1e-12);
-/// assert!((slope - (3.0 + 1.5f64.cos() + 1.0)).abs() < 1e-12);
+/// // The sum of squares, and its gradient 2w, row-major.
+/// let (value, gradient) = squares_grad([[1.0, 2.0], [3.0, 4.0]])?;
+/// assert_eq!(value, 30.0);
+/// assert_eq!(gradient, [2.0, 4.0, 6.0, 8.0]);
 /// # Ok::<(), scalar_autodiff::ScalarAutodiffError>(())
 /// ```
 ///

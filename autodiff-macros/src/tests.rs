@@ -67,17 +67,17 @@ fn accepted(item: TokenStream) -> TokenStream {
 
 #[test]
 fn a_body_the_sweeps_do_not_cover_needs_the_tape() {
-    // An array literal lending one tracked value twice (two elements, one node).
+    // An iterator chain over a tracked matrix's rows, flattened.
     let item = quote! {
-        fn nested(x: f64, n: usize) -> f64 {
-            helper([x, x]) + x
+        fn nested(w: [[f64; 2]; 2]) -> f64 {
+            w.iter().flatten().map(|v| v * v).sum::<f64>()
         }
     };
     let messages = errors(&expand(TokenStream::new(), item.clone()));
     assert_eq!(messages.len(), 1, "{messages:#?}");
     assert!(messages[0].starts_with(
         "#[differentiable] cannot compile the gradient of `nested` yet: `nested_grad` would run \
-         on the tape\nnote: the compiled sweeps do not yet follow this call's arguments"
+         on the tape\nnote: the compiled sweeps do not yet follow this loop's iterator chain"
     ));
     assert!(messages[0].contains("`#[differentiable(tape)]`"));
     // With `tape`, the same body is accepted and `nested_grad` runs on the tape.
@@ -1235,10 +1235,18 @@ fn bodies_outside_the_sweeps_keep_the_trace() {
     assert!(compiled(quote! {
         fn repeated(x: f64) -> f64 { let a = [x * 2.0; 3]; a[0] * a[1] + a[2] }
     }));
-    // One tracked value lent twice in an array literal still runs on the trace alone (and
-    // gives the same bits).
-    assert!(!compiled(quote! {
+    // One tracked value lent twice (in an array literal, or as two arguments) is
+    // compiled: the call shares the two parameters' adjoints.
+    assert!(compiled(quote! {
         fn twice(x: f64) -> f64 { helper([x, x]) + x }
+    }));
+    assert!(compiled(quote! {
+        fn twice(v: [f64; 3], i: usize) -> f64 { dot(v, v) + mul(v[i], v[0]) }
+    }));
+    // Beside a parameter struct lent whole, it is not (a struct's adjoints do not copy
+    // into the call's buffer).
+    assert!(!compiled(quote! {
+        fn twice(x: f64, #[param] p: &Layer) -> f64 { helper([x, x], p) }
     }));
     // Early returns from branches are compiled: what follows is the `else`.
     assert!(compiled(quote! {

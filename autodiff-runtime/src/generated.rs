@@ -91,6 +91,14 @@ pub trait Argument<'a, B: Backend, T: Parameters + ?Sized> {
         None
     }
 
+    /// The positions of this parameter's adjoints in the buffer of a reverse call over
+    /// shared adjoints: some only for [`Mapped`](crate::shared::Mapped) and
+    /// [`DualMapped`](crate::shared::DualMapped).
+    #[inline]
+    fn map(&self) -> Option<&'a [usize]> {
+        None
+    }
+
     /// The value a compiled forward half on duals (`name_hvp`'s) computes with: the
     /// caller's for [`DualWhole`](crate::halves::DualWhole), the data's as constants,
     /// none for a tracked value of a graph.

@@ -29,6 +29,7 @@ mod optim;
 mod parameters;
 mod scalar;
 mod second;
+mod shared;
 mod sweep;
 mod tape;
 mod trace;
@@ -63,6 +64,10 @@ pub mod __private {
         Steady, Whole,
     };
     pub use crate::operation::Reads;
+    pub use crate::shared::{
+        gather, map_range, spare_map, spares_finite, DualMapped, Flat, Mapped, SharedHalves,
+        Unaliased,
+    };
     pub use crate::sweep::{
         detached, dual_zeros, finite, gradient_into, kept_reads, pairs_into, propagates, reads,
         slopes, sweep, value, zero_of, zeros_like, Lift, Number, Numbers, Stack, Zero,

@@ -40,6 +40,11 @@ pub struct Stack {
     cells: Vec<f64>,
     /// The same on duals (see [`Stack::dual_cells`]).
     dual_cells: Vec<Dual>,
+    /// The buffer and positions of a call over shared adjoints (see
+    /// [`Stack::shared`]), kept for their capacity.
+    pub(crate) shared: (Vec<f64>, Vec<usize>),
+    /// The same on duals.
+    pub(crate) dual_shared: (Vec<Dual>, Vec<usize>),
 }
 
 thread_local! {

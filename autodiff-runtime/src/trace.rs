@@ -717,6 +717,27 @@ macro_rules! backend {
                 let _ = run;
                 None
             }
+            /// Runs `run` on the stack and the buffer of a reverse call over shared
+            /// adjoints on `f64`s (see `SharedHalves`); otherwise `run` is dropped uncalled,
+            /// so that a body's reverse half over shared adjoints is compiled to machine
+            /// code only where a caller lends it one value twice.
+            #[inline(always)]
+            fn shared_halves<R>(
+                &self,
+                run: impl FnOnce(&mut crate::sweep::Stack, &mut Vec<f64>) -> R,
+            ) -> Option<R> {
+                let _ = run;
+                None
+            }
+            /// [`shared_halves`](Self::shared_halves) on duals.
+            #[inline(always)]
+            fn dual_shared_halves<R>(
+                &self,
+                run: impl FnOnce(&mut crate::sweep::Stack, &mut Vec<Dual>) -> R,
+            ) -> Option<R> {
+                let _ = run;
+                None
+            }
             /// A compiled half's result on duals as this backend's values: only the
             /// `DualHalves` backend, whose values are duals, takes one.
             #[inline]
@@ -1010,6 +1031,100 @@ macro_rules! backend {
             )*
         }
 
+        // Nothing is computed on either: a body answers them with its reverse half over
+        // shared adjoints, or gives up at its first operation.
+        impl Backend for crate::shared::SharedHalves<'_, f64> {
+            type Value = f64;
+            fn constant(&self, _: f64) -> Result<f64> {
+                Err(crate::halves::gave_up())
+            }
+            fn detach(&self, _: &f64) -> Result<f64> {
+                Err(crate::halves::gave_up())
+            }
+            #[inline]
+            fn value(&self, value: &f64) -> f64 {
+                crate::shared::primal_of(value)
+            }
+            #[inline(always)]
+            fn shared_halves<R>(
+                &self,
+                run: impl FnOnce(&mut crate::sweep::Stack, &mut Vec<f64>) -> R,
+            ) -> Option<R> {
+                self.run(run)
+            }
+            // (The reverse half's result is zeros, handed on as they are.)
+            #[inline]
+            fn half_output<T: crate::halves::HalfOutput>(&self, value: T) -> Result<T::Tracked<f64>> {
+                Ok(value.into_f64s())
+            }
+            fn powi(&self, _: &f64, _: i32) -> Result<f64> {
+                Err(crate::halves::gave_up())
+            }
+            fn mul_add(&self, _: &f64, _: &f64, _: &f64) -> Result<f64> {
+                Err(crate::halves::gave_up())
+            }
+            fn custom(&self, _: &'static CustomRule, _: &[&f64]) -> Result<f64> {
+                Err(crate::halves::gave_up())
+            }
+            $(
+                fn $unary(&self, _: &f64) -> Result<f64> {
+                    Err(crate::halves::gave_up())
+                }
+            )*
+            $(
+                fn $binary(&self, _: &f64, _: &f64) -> Result<f64> {
+                    Err(crate::halves::gave_up())
+                }
+            )*
+        }
+
+        impl Backend for crate::shared::SharedHalves<'_, Dual> {
+            type Value = Dual;
+            fn constant(&self, _: f64) -> Result<Dual> {
+                Err(crate::halves::gave_up())
+            }
+            fn detach(&self, _: &Dual) -> Result<Dual> {
+                Err(crate::halves::gave_up())
+            }
+            #[inline]
+            fn value(&self, value: &Dual) -> f64 {
+                crate::shared::primal_of(value)
+            }
+            #[inline(always)]
+            fn dual_shared_halves<R>(
+                &self,
+                run: impl FnOnce(&mut crate::sweep::Stack, &mut Vec<Dual>) -> R,
+            ) -> Option<R> {
+                self.run(run)
+            }
+            #[inline]
+            fn dual_half_output<T: crate::halves::HalfOutput>(
+                &self,
+                value: T::Tracked<Dual>,
+            ) -> Result<T::Tracked<Dual>> {
+                Ok(value)
+            }
+            fn powi(&self, _: &Dual, _: i32) -> Result<Dual> {
+                Err(crate::halves::gave_up())
+            }
+            fn mul_add(&self, _: &Dual, _: &Dual, _: &Dual) -> Result<Dual> {
+                Err(crate::halves::gave_up())
+            }
+            fn custom(&self, _: &'static CustomRule, _: &[&Dual]) -> Result<Dual> {
+                Err(crate::halves::gave_up())
+            }
+            $(
+                fn $unary(&self, _: &Dual) -> Result<Dual> {
+                    Err(crate::halves::gave_up())
+                }
+            )*
+            $(
+                fn $binary(&self, _: &Dual, _: &Dual) -> Result<Dual> {
+                    Err(crate::halves::gave_up())
+                }
+            )*
+        }
+
         impl Backend for Forward {
             type Value = Dual;
             #[inline]
@@ -1086,6 +1201,20 @@ macro_rules! backend {
             #[inline]
             fn dual_halves<R>(&self, run: impl FnOnce(&dyn Run) -> R) -> Option<R> {
                 self.0.dual_halves(run)
+            }
+            #[inline]
+            fn shared_halves<R>(
+                &self,
+                run: impl FnOnce(&mut crate::sweep::Stack, &mut Vec<f64>) -> R,
+            ) -> Option<R> {
+                self.0.shared_halves(run)
+            }
+            #[inline]
+            fn dual_shared_halves<R>(
+                &self,
+                run: impl FnOnce(&mut crate::sweep::Stack, &mut Vec<Dual>) -> R,
+            ) -> Option<R> {
+                self.0.dual_shared_halves(run)
             }
             #[inline]
             fn dual_half_output<T: crate::halves::HalfOutput>(

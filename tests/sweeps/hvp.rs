@@ -10,7 +10,7 @@ use crate::support::Lcg;
 
 /// `H e_j` from `hvp` against column `j` of `hessian`, for every `j`; the gradient's and
 /// the value's bits against `grad`'s.
-fn check_columns(
+pub(crate) fn check_columns(
     count: usize,
     hvp: impl Fn(&[f64]) -> Result<(f64, Vec<f64>, Vec<f64>), ScalarAutodiffError>,
     hessian: &[Vec<f64>],

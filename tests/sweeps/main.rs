@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod aliasing;
 mod cases;
 mod control;
 mod copies;

@@ -46,7 +46,7 @@ pub(crate) fn items(function: &Function<'_>, halves: Option<TokenStream>) -> Hid
     // What the hidden body answers another function's compiled sweep.
     let rule = halves.is_some();
     crate::sweep::take_reason();
-    let (dispatch, callable) = halves.map_or_else(
+    let (dispatch, callable, shared) = halves.map_or_else(
         || {
             // (`tape`: no halves, and so no compiled caller either.)
             let compile = !matches!(output, Output::Invalid) && !function.on_tape;
@@ -68,7 +68,7 @@ pub(crate) fn items(function: &Function<'_>, halves: Option<TokenStream>) -> Hid
                 (&backend, &kind, &lent),
             )
         },
-        |halves| (halves, true),
+        |halves| (halves, true, false),
     );
     // An array-valued helper exists to be called: one its callers' sweeps cannot call
     // would send them all to the tape.
@@ -78,7 +78,13 @@ pub(crate) fn items(function: &Function<'_>, halves: Option<TokenStream>) -> Hid
             .then(|| uncallable(ident, reason));
     // Without halves, a function whose sweeps would call this one fails to compile at the
     // call: their check's bound refuses the compiled backend (see `Recordable`).
-    let recorded = (!callable && !rule).then(|| quote!(#kind: #private::Recordable));
+    // Without a reverse half over shared adjoints, one whose sweeps would lend it one
+    // value twice fails to compile at the call too (see `Unaliased`).
+    let recorded = match (callable, shared) {
+        (false, _) => Some(quote!(#kind: #private::Recordable)),
+        (true, false) => Some(quote!(#kind: #private::Unaliased)),
+        (true, true) => None,
+    };
     let callable_fn = callable_fn(ident, vis, receiver, recorded);
     // A custom rule's body is one operation: inline it into its callers' sweeps.
     let body_inline = rule.then(|| quote!(#[inline]));

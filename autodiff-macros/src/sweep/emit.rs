@@ -20,7 +20,7 @@ use quote::{quote, quote_spanned, ToTokens};
 
 use super::checks::{self, reader};
 use super::ir::{Arg, Data, Op, Operand, Place, Program, Stmt, Value, Var, VarId};
-use super::lower::{lower, temp};
+use super::lower::{self, lower, temp};
 use super::names::Names;
 use crate::emit::by_reference;
 use crate::parse::signature::{Kind, Param};
@@ -587,6 +587,38 @@ fn call_halves(
     }}
 }
 
+/// [`call_halves`]' reverse call over shared adjoints, `buffer` lent with the stack.
+fn call_shared(
+    path: &TokenStream,
+    args: &[TokenStream],
+    buffer: &Ident,
+    number: Number,
+) -> TokenStream {
+    let private = quote!(::scalar_autodiff::__private);
+    let stack = stack();
+    let halves = Ident::new("__halves", Span::mixed_site());
+    let result = Ident::new("__result", Span::mixed_site());
+    let span = path
+        .clone()
+        .into_iter()
+        .last()
+        .map_or_else(Span::call_site, |token| token.span());
+    let check = (number == Number::F64)
+        .then(|| callable_path(path))
+        .flatten()
+        .map(|check| {
+            let located = Ident::new("__halves", span.resolved_at(Span::mixed_site()));
+            let argument = quote_spanned!(span=> &#located);
+            quote!(#check(#argument);)
+        });
+    quote! {{
+        let #halves = #private::SharedHalves::reverse(&mut *#stack, &mut #buffer);
+        #check
+        let #result = #path(&#halves, #(#args),*);
+        #result
+    }}
+}
+
 /// The callee's check (`crate::emit::callable_fn`) beside its hidden body `path`
 /// (`differentiable_g`, `m::differentiable_g::<3>`, `self.differentiable_g`): the same
 /// path to `__autodiff_callable_g`, without the sizes.
@@ -761,6 +793,9 @@ struct Emit<'a> {
     /// How many of the body's loops are around the statement being written (see
     /// [`Emit::constant`]).
     looping: usize,
+    /// Writing a half's reverse over shared adjoints (see `__private::SharedHalves`):
+    /// each parameter's positions in the buffer, and its lengths, outermost first.
+    mapped: std::collections::HashMap<VarId, (Ident, Vec<TokenStream>)>,
 }
 
 /// A copy of a parameter's element, `let mut s = b[j];` (or of a local scalar no
@@ -969,6 +1004,7 @@ impl<'a> Emit<'a> {
             number: Number::F64,
             shared: HashSet::new(),
             looping: 0,
+            mapped: std::collections::HashMap::new(),
         }
     }
 
@@ -1726,6 +1762,19 @@ impl<'a> Emit<'a> {
                     None => TokenStream::new(),
                 };
                 let dual = self.number == Number::Dual;
+                let stack = stack();
+                let keep = match dual {
+                    true => quote!(#private::Numbers::keep(&#adjoint, #stack);),
+                    false => quote!(#stack.keep(&#adjoint);),
+                };
+                if lower::lends_twice(args, seeds) {
+                    let call = self.shared_call(path, args, seeds, in_loop)?;
+                    return Some(quote! {
+                        #handed
+                        #keep
+                        #call
+                    });
+                }
                 let mut slots = Vec::new();
                 for arg in args {
                     slots.push(match arg {
@@ -1750,12 +1799,7 @@ impl<'a> Emit<'a> {
                         Arg::Data(tokens) => tokens.clone(),
                     });
                 }
-                let stack = stack();
                 let call = call_halves(path, &slots, quote!(reverse), self.number);
-                let keep = match dual {
-                    true => quote!(#private::Numbers::keep(&#adjoint, #stack);),
-                    false => quote!(#stack.keep(&#adjoint);),
-                };
                 quote! {
                     #handed
                     #keep
@@ -1817,6 +1861,154 @@ impl<'a> Emit<'a> {
                 }
             }
         })
+    }
+
+    /// The reverse call of a callee lent one value twice, or parts of one array (see
+    /// `__private::SharedHalves`): the adjoints of each array (or scalar) lent from,
+    /// once, copied into the stack's buffer; each argument given its scalars' positions
+    /// there (a seeded element its source's); the callee's reverse half over them; and
+    /// the sums copied back.
+    fn shared_call(
+        &mut self,
+        path: &TokenStream,
+        args: &[Arg],
+        seeds: &[(Place, Place)],
+        in_loop: bool,
+    ) -> Option<TokenStream> {
+        let private = quote!(::scalar_autodiff::__private);
+        let (stack, dual) = (stack(), self.number == Number::Dual);
+        let buffer = Ident::new("__buffer", Span::mixed_site());
+        let maps = Ident::new("__maps", Span::mixed_site());
+        // Each array (or scalar) lent from, whole, once.
+        let mut roots: Vec<Place> = Vec::new();
+        let lent = args.iter().filter_map(|arg| match arg {
+            Arg::Tracked(place) => Some(place),
+            Arg::Data(_) => None,
+        });
+        for place in lent.chain(seeds.iter().map(|(_, source)| source)) {
+            if !roots.iter().any(|root| lower::same_root(root, place)) {
+                roots.push(Place {
+                    var: place.var,
+                    fields: place.fields.clone(),
+                    indices: Vec::new(),
+                });
+            }
+        }
+        let starts = numbered("start", roots.len());
+        let mut gather = TokenStream::new();
+        let mut scatter = TokenStream::new();
+        let mut root_adjoints = Vec::new();
+        for (root, start) in roots.iter().zip(&starts) {
+            let adjoint = self.place_adjoint(root, in_loop)?;
+            gather.extend(quote!(let #start = #private::gather(&#adjoint, &mut #buffer);));
+            scatter.extend(quote!(#private::Flat::scatter(&mut #adjoint, &#buffer[#start..]);));
+            root_adjoints.push(adjoint);
+        }
+        // Where a place's scalars start in the buffer: its root's start, and its indices'
+        // strides (how many scalars an element of each level holds).
+        let names = self.names;
+        let at = |place: &Place| -> Option<TokenStream> {
+            let root = roots
+                .iter()
+                .position(|root| lower::same_root(root, place))?;
+            let (start, adjoint) = (&starts[root], &root_adjoints[root]);
+            let indices = place
+                .indices
+                .iter()
+                .map(|index| names.steady(index).then(|| quote!((#index))));
+            let indices: Vec<TokenStream> = indices.collect::<Option<_>>()?;
+            let mut offset = quote!(#start);
+            let mut element = adjoint.clone();
+            for index in indices {
+                element = quote!(#element[0]);
+                offset = quote!(#offset + #index * #private::Flat::flat_len(&#element));
+            }
+            Some(offset)
+        };
+        let (mut positions, mut slots) = (TokenStream::new(), Vec::new());
+        let ranges = numbered("range", args.len());
+        for (arg, range) in args.iter().zip(&ranges) {
+            let Arg::Tracked(place) = arg else {
+                if let Arg::Data(tokens) = arg {
+                    slots.push(tokens.clone());
+                }
+                continue;
+            };
+            let start = at(place)?;
+            let seeded: Vec<&(Place, Place)> = seeds
+                .iter()
+                .filter(|(target, _)| target.var == place.var && place.is_whole())
+                .collect();
+            let push = match seeded.is_empty() {
+                true => {
+                    let adjoint = self.place_adjoint(place, in_loop)?;
+                    quote! {
+                        #private::map_range(
+                            &mut #maps,
+                            #start,
+                            #private::Flat::flat_len(&#adjoint),
+                        );
+                    }
+                }
+                // A lent array literal: its elements' own positions, a seeded one its
+                // source's.
+                false => {
+                    let length = self.program.vars[place.var].lengths.first()?;
+                    let length: usize = syn::parse2::<syn::LitInt>(length.clone())
+                        .ok()?
+                        .base10_parse()
+                        .ok()?;
+                    let mut pushes = TokenStream::new();
+                    for element in 0..length {
+                        let source = seeded.iter().find(|(target, _)| {
+                            target.indices.len() == 1
+                                && target.indices[0].to_string() == quote!(#element).to_string()
+                        });
+                        pushes.extend(match source {
+                            Some((_, source)) => {
+                                let from = at(source)?;
+                                quote!(#maps.push(#from);)
+                            }
+                            None => quote!(#maps.push(#start + #element);),
+                        });
+                    }
+                    pushes
+                }
+            };
+            let end = Ident::new(&format!("{range}_end"), Span::mixed_site());
+            positions.extend(quote! {
+                let #range = #maps.len();
+                #push
+                let #end = #maps.len();
+            });
+            let value = match self.place_kept(place) {
+                true => {
+                    let value = self.argument_value(place, in_loop)?;
+                    quote!(::core::option::Option::Some(#value))
+                }
+                false => quote!(::core::option::Option::None),
+            };
+            let wrapper = match dual {
+                true => quote!(DualMapped),
+                false => quote!(Mapped),
+            };
+            slots.push(quote!(#private::#wrapper(&#maps[#range..#end], #value)));
+        }
+        let (take, give) = match dual {
+            true => (quote!(dual_shared), quote!(return_dual_shared)),
+            false => (quote!(shared), quote!(return_shared)),
+        };
+        let call = call_shared(path, &slots, &buffer, self.number);
+        Some(quote! {{
+            let (mut #buffer, mut #maps) = #stack.#take();
+            #gather
+            #positions
+            if #call.is_err() {
+                return ::core::option::Option::None;
+            }
+            #scatter
+            #stack.#give((#buffer, #maps));
+        }})
     }
 
     /// The reverse of an assignment to the place whose adjoint is `target`: its adjoint
@@ -2009,6 +2201,7 @@ impl<'a> Emit<'a> {
     }
 
     fn place_adjoint(&mut self, place: &Place, in_loop: bool) -> Option<TokenStream> {
+        let shared_buffer = shared_ident();
         if self.shared.contains(&place.var) {
             let (cells, node) = (cells_ident(), self.node_place(place));
             return Some(quote!(#cells[#node]));
@@ -2019,6 +2212,18 @@ impl<'a> Emit<'a> {
             return Some(quote! {
                 (*if #version == 0 { &mut #source } else { &mut #adjoint })
             });
+        }
+        if let Some((map, lengths)) = self.mapped.get(&place.var).cloned() {
+            // A scalar of the buffer: only whole scalars are read and added to.
+            if !place.fields.is_empty() || place.indices.len() != lengths.len() {
+                return None;
+            }
+            let indices = self.indices(place, in_loop)?;
+            let mut flat = quote!(0usize);
+            for (index, length) in indices.iter().zip(&lengths) {
+                flat = quote!((#flat) * (#length) + (#index));
+            }
+            return Some(quote!(#shared_buffer[#map[#flat]]));
         }
         let var = self.var(place);
         let adjoint = var.adjoint.clone();
@@ -2108,6 +2313,11 @@ fn nodes_ident() -> Ident {
 }
 
 /// The shared nodes' adjoints, one cell each.
+/// The buffer of a reverse half over shared adjoints.
+fn shared_ident() -> Ident {
+    Ident::new("__shared", Span::mixed_site())
+}
+
 fn cells_ident() -> Ident {
     Ident::new("__cells", Span::mixed_site())
 }

@@ -1609,10 +1609,14 @@ impl Lower {
                     };
                     let steady = place.indices.iter().all(|index| self.names.steady(index));
                     // Two lent parts of one variable would be two `&mut` of its adjoints,
-                    // unless they are two different fields (`p.w, p.b`).
+                    // unless they are two different fields (`p.w, p.b`); or parts of one
+                    // array (`dot(v, v)`, `f(w[i], w[j])`: the call then shares their
+                    // adjoints, see `Stmt::Call::seeds`).
                     let shared = args.iter().any(|arg| {
                         matches!(arg, Arg::Tracked(other)
-                            if other.var == place.var && !disjoint_fields(other, &place))
+                            if other.var == place.var
+                                && !disjoint_fields(other, &place)
+                                && other.fields.to_string() != place.fields.to_string())
                     });
                     if !steady || shared {
                         return None;
@@ -1646,6 +1650,26 @@ impl Lower {
             })
             .collect();
         let seeds = self.seeds.split_off(seeded);
+        // A call that shares adjoints copies each array lent whole: not a parameter
+        // struct's (nor a slice's, whose helper takes no value twice compiled).
+        let whole_struct = args.iter().any(|arg| {
+            matches!(arg, Arg::Tracked(place)
+                if place.fields.is_empty()
+                    && self.vars[place.var].param
+                    && self.vars[place.var].depth == UNKNOWN)
+        });
+        if whole_struct && lends_twice(&args, &seeds) {
+            let at = match call.callee {
+                Callee::Function(func) => func.to_token_stream(),
+                Callee::Method(_, method) => method.to_token_stream(),
+            };
+            why(
+                "call's arguments: one tracked value lent twice beside a parameter struct or \
+                 slice lent whole",
+                &at,
+            );
+            return None;
+        }
         if !self.seeds_apart(&seeds, &args, pending) {
             let at = match call.callee {
                 Callee::Function(func) => func.to_token_stream(),
@@ -1700,12 +1724,12 @@ impl Lower {
         };
         seeds.iter().enumerate().all(|(at, (_, source))| {
             let lent = args.iter().all(|arg| match arg {
-                Arg::Tracked(place) => place.var != source.var,
+                Arg::Tracked(place) => place.var != source.var || same_root(place, source),
                 Arg::Data(_) => true,
             });
             let others = seeds[at + 1..]
                 .iter()
-                .all(|(_, other)| apart(source, other));
+                .all(|(_, other)| apart(source, other) || same_root(source, other));
             lent && others && !super::checks::writes(&self.pending[pending..], source.var)
         })
     }
@@ -2652,6 +2676,27 @@ pub(crate) fn pattern_names(pat: &Pat, out: &mut Vec<Ident>) {
 
 /// Whether two places are different fields of one struct, neither inside the other and
 /// not indexed (their `&mut`s can be taken side by side).
+/// Whether a call lends parts of one array (or one value) twice: as two arguments, as an
+/// argument and an element of an array literal, or as two elements (see
+/// `Emit::shared_call`).
+pub(crate) fn lends_twice(args: &[Arg], seeds: &[(Place, Place)]) -> bool {
+    let lent = args.iter().filter_map(|arg| match arg {
+        Arg::Tracked(place) => Some(place),
+        Arg::Data(_) => None,
+    });
+    let places: Vec<&Place> = lent.chain(seeds.iter().map(|(_, source)| source)).collect();
+    places
+        .iter()
+        .enumerate()
+        .any(|(at, place)| places[at + 1..].iter().any(|other| same_root(place, other)))
+}
+
+/// Whether two places are parts of one variable's array (or field), which one call may
+/// lend both of (`v` and `v`, `w[i]` and `w[j]`): the call then shares their adjoints.
+pub(crate) fn same_root(a: &Place, b: &Place) -> bool {
+    a.var == b.var && a.fields.to_string() == b.fields.to_string()
+}
+
 fn disjoint_fields(a: &Place, b: &Place) -> bool {
     let fields = |place: &Place| -> Vec<String> {
         place

@@ -16,7 +16,8 @@ use crate::sweep::ir::Operand;
 /// compiled sweep: run this function's compiled halves (see `__private::Halves` for the
 /// protocol), or give up where the body is outside what they compile (then `false`). `array_output` is
 /// the output's type with `f64` elements if it is an array. `backend`, `kind` and `lent`
-/// are the hidden body's names for its backend, its type and its lifetime.
+/// are the hidden body's names for its backend, its type and its lifetime. Also whether
+/// it has a reverse half over shared adjoints, for callers that lend one value twice.
 pub(crate) fn halves(
     graph_body: &TokenStream,
     params: &[Param],
@@ -24,7 +25,7 @@ pub(crate) fn halves(
     array_output: Option<&TokenStream>,
     method: bool,
     names: (&Ident, &Ident, &syn::Lifetime),
-) -> (TokenStream, bool) {
+) -> (TokenStream, bool, bool) {
     let private = quote!(::scalar_autodiff::__private);
     let backend = names.0;
     let give_up = quote! {
@@ -34,7 +35,8 @@ pub(crate) fn halves(
     };
     let block = |number| {
         let halves = compiled_halves(graph_body, params, generics, array_output, number)?;
-        Some(halves_block(
+        let shared = halves.shared.is_some();
+        let block = halves_block(
             halves,
             params,
             generics,
@@ -42,14 +44,15 @@ pub(crate) fn halves(
             method,
             names,
             number,
-        ))
+        );
+        Some((block, shared))
     };
-    let Some(on_f64s) = block(Number::F64) else {
-        return (give_up, false);
+    let Some((on_f64s, shared)) = block(Number::F64) else {
+        return (give_up, false, false);
     };
     // (Without halves on duals, the body gives up at its first operation on them.)
-    let on_duals = block(Number::Dual);
-    (quote!(#on_f64s #on_duals), true)
+    let on_duals = block(Number::Dual).map(|(block, _)| block);
+    (quote!(#on_f64s #on_duals), true, shared)
 }
 
 /// The hidden body's answer to a compiled sweep on `number`s: its halves, and the code
@@ -72,6 +75,7 @@ fn halves_block(
         forward,
         reverse,
         primals,
+        shared,
     } = halves;
     let plain_output = array_output.cloned().unwrap_or_else(|| quote!(f64));
     let output = number.shape(&plain_output);
@@ -299,7 +303,100 @@ fn halves_block(
             ::core::option::Option::None => #error,
         };
     };
-    match dual {
+    // The reverse half over shared adjoints, for a caller that lends one value twice.
+    let shared = shared.map(|body| {
+        let buffer = Ident::new("__shared", Span::mixed_site());
+        let base = Ident::new("__base", Span::mixed_site());
+        let shared_fn = Ident::new("__autodiff_reverse_shared", Span::mixed_site());
+        let maps = numbered("map", tracked.len());
+        let spare_maps = numbered("spare_map", tracked.len());
+        let number_ty = number.ty();
+        let map_params =
+            maps.iter()
+                .zip(tracked.iter().zip(&steadies))
+                .map(|(map, ((_, shape), steady))| {
+                    let ty = steady_type(shape);
+                    quote!(#map: &[usize], #steady: #ty)
+                });
+        let map_params: Vec<TokenStream> = map_params.collect();
+        let function = match method {
+            true => quote! {
+                #allow
+                let #shared_fn = |
+                    #stack: &mut #private::Stack,
+                    #buffer: &mut [#number_ty],
+                    #(#map_params,)*
+                    #(#data_params),*
+                | -> ::core::option::Option<()> {
+                    #body
+                };
+            },
+            false => quote! {
+                #allow
+                #[inline]
+                fn #shared_fn<#generic_params>(
+                    #stack: &mut #private::Stack,
+                    #buffer: &mut [#number_ty],
+                    #(#map_params,)*
+                    #(#data_params),*
+                ) -> ::core::option::Option<()> {
+                    #body
+                }
+            },
+        };
+        // Data passed for a differentiated parameter adds into spares at the end of the
+        // buffer, which must stay finite.
+        let find_maps = tracked.iter().zip(maps.iter().zip(&spare_maps)).map(
+            |((name, shape), (map, spare))| {
+                let argument = argument(shape);
+                quote! {
+                    let #spare: ::std::vec::Vec<usize>;
+                    let #map: &[usize] = match #argument::map(&#name) {
+                        ::core::option::Option::Some(#map) => #map,
+                        ::core::option::Option::None => match #argument::primal(&#name) {
+                            ::core::option::Option::Some(#map) => {
+                                #spare = #private::spare_map(
+                                    #buffer,
+                                    ::scalar_autodiff::Parameters::parameter_count(#map),
+                                );
+                                &#spare
+                            }
+                            ::core::option::Option::None => return #error,
+                        },
+                    };
+                }
+            },
+        );
+        let which = match dual {
+            true => quote!(dual_shared_halves),
+            false => quote!(shared_halves),
+        };
+        let result = Ident::new("__result", Span::mixed_site());
+        quote! {
+            if let ::core::option::Option::Some(#result) = #private::Backend::#which(
+                #backend,
+                |#stack: &mut #private::Stack, #buffer: &mut ::std::vec::Vec<#number_ty>| {
+                    #function
+                    #(#steady_values)*
+                    let #base = #buffer.len();
+                    #(#find_maps)*
+                    let #done = #shared_fn #turbofish(
+                        #stack,
+                        &mut #buffer[..],
+                        #(#maps, #steadies,)*
+                        #(#data_names),*
+                    );
+                    if #done.is_none() || !#private::spares_finite(#buffer, #base) {
+                        return #error;
+                    }
+                    #private::#convert::<#kind, #plain_output>(#backend, #private::Zero::zero())
+                },
+            ) {
+                return #result;
+            }
+        }
+    });
+    let run = match dual {
         false => quote! {
             if let ::core::option::Option::Some(#halves) = #private::Backend::halves(#backend) {
                 #run
@@ -316,7 +413,8 @@ fn halves_block(
                 }
             }
         }
-    }
+    };
+    quote!(#run #shared)
 }
 
 /// The two halves' bodies, and the names of the forward half's parameters holding the
@@ -325,6 +423,8 @@ struct Halves {
     forward: TokenStream,
     reverse: TokenStream,
     primals: Vec<Ident>,
+    /// The reverse half over shared adjoints, where the body has one.
+    shared: Option<TokenStream>,
 }
 
 /// The bodies of the two halves: the forward half runs the forward sweep on its
@@ -365,6 +465,7 @@ fn compiled_halves(
     let (program, names, versioning, _) = analysed(graph_body, params, true, array_output, number)?;
     let mut emit = Emit::new(&program, &names, true, versioning);
     emit.number = number;
+    let shared = shared_reverse(&program, &names, versioning, params, array_output, number);
     let forward = emit.forward_stmts(&program.body, true)?;
     let output = emit.forward_value(&program.output, true)?;
     let versions = emit.keep_versions(&program.body);
@@ -554,9 +655,108 @@ fn compiled_halves(
         #reverse
         ::core::option::Option::Some(())
     };
+    // Over shared adjoints: the same, with each parameter's adjoints in the buffer.
+    let shared = shared.map(|(prelude, output_reverse, reverse)| {
+        quote! {
+            let mut #upstream: #output_type = #private::Zero::zero();
+            #take_upstream
+            #(#take)*
+            #prelude
+            #output_reverse
+            #reverse
+            ::core::option::Option::Some(())
+        }
+    });
     Some(Halves {
         forward,
         reverse,
         primals: arguments,
+        shared,
+    })
+}
+
+/// The reverse half over shared adjoints (see `__private::SharedHalves`), as its prelude,
+/// the output's reverse and the body's: for a body whose differentiated parameters are
+/// scalars or arrays, each read whole scalar by scalar (`__shared[__map_k[i]]`), and
+/// lent on to no helper beside another (two `&mut` of one buffer). `None` where the
+/// body is outside that: then a caller that lends one value twice is a compile error.
+fn shared_reverse(
+    program: &crate::sweep::ir::Program,
+    names: &crate::sweep::names::Names,
+    versioning: bool,
+    params: &[Param],
+    array_output: Option<&TokenStream>,
+    number: Number,
+) -> Option<(TokenStream, TokenStream, TokenStream)> {
+    let tracked = tracked(program, params);
+    let simple = tracked
+        .iter()
+        .all(|(_, param)| matches!(param.kind, Kind::Scalar | Kind::Array));
+    let copy_data = params.iter().all(|param| {
+        !matches!(param.kind, Kind::Data) || crate::sweep::lower::copy_type(&param.ty)
+    });
+    if !simple || !copy_data || lends_parameters_together(program, &program.body) {
+        return None;
+    }
+    let maps = numbered("map", tracked.len());
+    let mut emit = Emit::new(program, names, true, versioning);
+    emit.number = number;
+    for ((var, _), map) in tracked.iter().zip(&maps) {
+        let id = program
+            .vars
+            .iter()
+            .position(|other| std::ptr::eq(other, *var))?;
+        emit.mapped.insert(id, (map.clone(), var.lengths.clone()));
+    }
+    emit.forward_stmts(&program.body, true)?;
+    emit.forward_value(&program.output, true)?;
+    emit.keep_versions(&program.body);
+    emit.primal(&program.output.result, true)?;
+    let upstream = Ident::new("__upstream", Span::mixed_site());
+    let output_reverse = match (array_output, &program.output.result) {
+        (Some(_), Operand::Place(place)) if !program.vars[place.var].param => {
+            let adjoint = &program.vars[place.var].adjoint;
+            quote!(#adjoint = #upstream;)
+        }
+        (Some(_), _) => return None,
+        _ => emit.reverse_value(&program.output, &upstream, true)?,
+    };
+    let prelude = emit.prelude(&program.body);
+    let reverse = emit.reverse_stmts(&program.body, true)?;
+    // (Every read of a parameter's adjoints went through the buffer.)
+    let tokens = quote!(#prelude #output_reverse #reverse);
+    let unread = tracked
+        .iter()
+        .all(|(var, _)| !crate::sweep::lower::mentions(&tokens, &var.adjoint.to_string()));
+    unread.then_some((prelude, output_reverse, reverse))
+}
+
+/// Whether a call in `stmts` lends two of the parameters, or one twice: their adjoints
+/// would be two `&mut` of the one buffer.
+fn lends_parameters_together(
+    program: &crate::sweep::ir::Program,
+    stmts: &[crate::sweep::ir::Stmt],
+) -> bool {
+    use crate::sweep::ir::{Arg, Stmt};
+    stmts.iter().any(|stmt| match stmt {
+        Stmt::Call { args, seeds, .. } => {
+            let lent = args.iter().filter_map(|arg| match arg {
+                Arg::Tracked(place) => Some(place.var),
+                Arg::Data(_) => None,
+            });
+            let seeded = seeds.iter().map(|(_, source)| source.var);
+            lent.chain(seeded)
+                .filter(|var| program.vars[*var].param)
+                .count()
+                > 1
+        }
+        Stmt::If {
+            then, otherwise, ..
+        } => {
+            lends_parameters_together(program, then)
+                || lends_parameters_together(program, otherwise)
+        }
+        Stmt::For { body, .. } => lends_parameters_together(program, body),
+        _ => false,
     })
 }

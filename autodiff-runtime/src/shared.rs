@@ -1,0 +1,291 @@
+//! A call that lends one value twice (`dot(v, v)`, `mul(x, x)`, `mix([x, x])`), from a
+//! compiled sweep: on the tape, the callee's nodes have edges from both parameters
+//! straight to the one node, and its adjoint sums their contributions one by one in the
+//! trace's order. Two `&mut` of one adjoint cannot say that, so such a call's reverse
+//! half adds into one buffer instead: the caller copies the adjoints of every value it
+//! lends into [`SharedHalves`]' buffer (each value once), hands each argument the
+//! positions of its scalars there ([`Mapped`]), and copies the sums back after the call.
+//! A parameter lent twice then has the same positions twice, and the callee's reverse
+//! half (`__shared[__map_k[i]]`) adds into one sum in the trace's order.
+
+use std::cell::RefCell;
+
+use crate::dual::Dual;
+use crate::error::ScalarAutodiffError;
+use crate::generated::{Argument, Lent, Shaped};
+use crate::parameters::Parameters;
+use crate::sweep::{Number, Stack};
+use crate::trace::Backend;
+
+type Result<T> = core::result::Result<T, ScalarAutodiffError>;
+
+/// The backend of a reverse call whose arguments share adjoints: it lends the caller's
+/// stack and the buffer of adjoints ([`Backend::shared_halves`] on `f64`s,
+/// [`Backend::dual_shared_halves`] on duals). It records nothing: a body without a
+/// reverse half over shared adjoints gives up at its first operation, and a caller's
+/// call of one is a compile error first (see [`Unaliased`]).
+#[derive(Debug)]
+pub struct SharedHalves<'s, N> {
+    stack: RefCell<&'s mut Stack>,
+    adjoints: RefCell<&'s mut Vec<N>>,
+}
+
+impl<'s, N> SharedHalves<'s, N> {
+    /// For a reverse call, lending `stack` and the buffer `adjoints`.
+    #[inline]
+    pub fn reverse(stack: &'s mut Stack, adjoints: &'s mut Vec<N>) -> SharedHalves<'s, N> {
+        SharedHalves {
+            stack: RefCell::new(stack),
+            adjoints: RefCell::new(adjoints),
+        }
+    }
+
+    /// Runs `run` on the stack and the buffer (`None` if either is borrowed already,
+    /// which generated code never does).
+    #[inline]
+    pub(crate) fn run<R>(&self, run: impl FnOnce(&mut Stack, &mut Vec<N>) -> R) -> Option<R> {
+        let mut stack = self.stack.try_borrow_mut().ok()?;
+        let mut adjoints = self.adjoints.try_borrow_mut().ok()?;
+        Some(run(&mut stack, &mut adjoints))
+    }
+}
+
+/// The backends a body without a reverse half over shared adjoints can be called on:
+/// every one but [`SharedHalves`]. A caller that lends one value twice checks the callee
+/// with it at the call, so that such a callee is a compile error there rather than a
+/// sweep that gives up on every call.
+#[diagnostic::on_unimplemented(
+    message = "this helper cannot take one tracked value twice in a compiled sweep",
+    label = "one value is lent to more than one of this helper's parameters",
+    note = "a helper takes one value twice compiled when its differentiated parameters are \
+            `f64`s or arrays of them and its body lends none of them on to another helper",
+    note = "lend a copy made by an operation (`let y = x * 1.0;`), or write \
+            `#[differentiable(tape)]` on the caller to record every call on the tape \
+            knowingly"
+)]
+pub trait Unaliased {}
+
+#[diagnostic::do_not_recommend]
+impl Unaliased for crate::trace::Handles {}
+#[diagnostic::do_not_recommend]
+impl Unaliased for crate::trace::Trace<'_> {}
+#[diagnostic::do_not_recommend]
+impl<const CHECKED: bool> Unaliased for crate::trace::Primal<CHECKED> {}
+#[diagnostic::do_not_recommend]
+impl Unaliased for crate::dual::Forward {}
+#[diagnostic::do_not_recommend]
+impl<B: Unaliased> Unaliased for crate::trace::Outlined<'_, B> {}
+#[diagnostic::do_not_recommend]
+impl Unaliased for crate::halves::Halves<'_> {}
+#[diagnostic::do_not_recommend]
+impl Unaliased for crate::halves::DualHalves<'_> {}
+
+/// A tracked argument of a reverse call over shared adjoints: the positions of its
+/// scalars in the buffer, in order, and its value where the caller passes it again
+/// (`None`: the callee's forward half kept it).
+#[derive(Debug)]
+pub struct Mapped<'a, T: ?Sized>(pub &'a [usize], pub Option<&'a T>);
+
+impl<T: ?Sized> Shaped for Mapped<'_, T> {
+    type Shape = T;
+}
+
+impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for Mapped<'a, T> {
+    fn lend(self, _backend: &B) -> Result<Lent<'a, T::Tracked<B::Value>>> {
+        Err(crate::halves::gave_up())
+    }
+
+    #[inline]
+    fn steady(&self) -> Option<&'a T>
+    where
+        T: 'a,
+    {
+        self.1
+    }
+
+    #[inline]
+    fn map(&self) -> Option<&'a [usize]> {
+        Some(self.0)
+    }
+}
+
+/// [`Mapped`] on duals: the positions, and the caller's duals where it passes them
+/// again.
+#[derive(Debug)]
+pub struct DualMapped<'a, D: ?Sized>(pub &'a [usize], pub Option<&'a D>);
+
+impl<D: crate::generated::Untracked + ?Sized> Shaped for DualMapped<'_, D> {
+    type Shape = D::Shape;
+}
+
+impl<'a, B: Backend, T, D> Argument<'a, B, T> for DualMapped<'a, D>
+where
+    T: Parameters<Tracked<Dual> = D> + ?Sized,
+    D: ?Sized,
+{
+    fn lend(self, _backend: &B) -> Result<Lent<'a, T::Tracked<B::Value>>> {
+        Err(crate::halves::gave_up())
+    }
+
+    #[inline]
+    fn dual_steady(&self) -> Option<&'a T::Tracked<Dual>>
+    where
+        T::Tracked<Dual>: 'a,
+    {
+        self.1
+    }
+
+    #[inline]
+    fn dual_steady_copy(&self) -> Option<T::Tracked<Dual>>
+    where
+        T::Tracked<Dual>: Copy,
+    {
+        self.1.copied()
+    }
+
+    #[inline]
+    fn map(&self) -> Option<&'a [usize]> {
+        Some(self.0)
+    }
+}
+
+/// An adjoint of any array shape as its numbers in order: what a caller copies into the
+/// buffer of a call over shared adjoints, and back.
+pub trait Flat<N> {
+    /// How many numbers.
+    fn flat_len(&self) -> usize;
+    /// Appends every number to `buffer`, in order.
+    fn gather(&self, buffer: &mut Vec<N>);
+    /// Overwrites every number from `from`, in order; how many it read.
+    fn scatter(&mut self, from: &[N]) -> usize;
+}
+
+macro_rules! flat_number {
+    ($($number:ty),*) => {$(
+        impl Flat<$number> for $number {
+            #[inline(always)]
+            fn flat_len(&self) -> usize {
+                1
+            }
+            #[inline(always)]
+            fn gather(&self, buffer: &mut Vec<$number>) {
+                buffer.push(*self);
+            }
+            #[inline(always)]
+            fn scatter(&mut self, from: &[$number]) -> usize {
+                if let Some(number) = from.first() {
+                    *self = *number;
+                }
+                1
+            }
+        }
+    )*};
+}
+
+flat_number!(f64, Dual);
+
+impl<N, T: Flat<N>, const K: usize> Flat<N> for [T; K] {
+    #[inline]
+    fn flat_len(&self) -> usize {
+        self.iter().map(Flat::flat_len).sum()
+    }
+    #[inline]
+    fn gather(&self, buffer: &mut Vec<N>) {
+        self.iter().for_each(|element| element.gather(buffer));
+    }
+    #[inline]
+    fn scatter(&mut self, from: &[N]) -> usize {
+        let mut read = 0;
+        for element in self.iter_mut() {
+            read += element.scatter(from.get(read..).unwrap_or(&[]));
+        }
+        read
+    }
+}
+
+impl<N, T: Flat<N>> Flat<N> for Vec<T> {
+    #[inline]
+    fn flat_len(&self) -> usize {
+        self.iter().map(Flat::flat_len).sum()
+    }
+    #[inline]
+    fn gather(&self, buffer: &mut Vec<N>) {
+        self.iter().for_each(|element| element.gather(buffer));
+    }
+    #[inline]
+    fn scatter(&mut self, from: &[N]) -> usize {
+        let mut read = 0;
+        for element in self.iter_mut() {
+            read += element.scatter(from.get(read..).unwrap_or(&[]));
+        }
+        read
+    }
+}
+
+/// Appends `adjoints`' numbers to `buffer`; where they start.
+#[inline]
+pub fn gather<N, F: Flat<N> + ?Sized>(adjoints: &F, buffer: &mut Vec<N>) -> usize {
+    let at = buffer.len();
+    adjoints.gather(buffer);
+    at
+}
+
+/// Appends the positions `at..at + count` to `maps`.
+#[inline]
+pub fn map_range(maps: &mut Vec<usize>, at: usize, count: usize) {
+    maps.extend(at..at + count);
+}
+
+/// Spare adjoints in the buffer for data passed for a differentiated parameter of
+/// `count` numbers: zeros appended, and their positions.
+pub fn spare_map<N: Number>(buffer: &mut Vec<N>, count: usize) -> Vec<usize> {
+    let at = buffer.len();
+    buffer.resize(at + count, N::ZERO);
+    (at..at + count).collect()
+}
+
+/// Whether the numbers of the buffer from `from` on (spares) are finite, as data's
+/// spare adjoints must stay; then they are dropped.
+pub fn spares_finite<N: Number>(buffer: &mut Vec<N>, from: usize) -> bool {
+    let finite = buffer
+        .get(from..)
+        .is_none_or(|spares| spares.iter().all(|number| number.finite()));
+    buffer.truncate(from);
+    finite
+}
+
+impl Stack {
+    /// The buffer and the positions of a call over shared adjoints on `f64`s, empty,
+    /// taken out of the stack and given back with [`Stack::return_shared`] (their
+    /// capacity stays for the next call).
+    pub fn shared(&mut self) -> (Vec<f64>, Vec<usize>) {
+        let (mut adjoints, mut maps) = core::mem::take(&mut self.shared);
+        adjoints.clear();
+        maps.clear();
+        (adjoints, maps)
+    }
+
+    /// Gives back what [`Stack::shared`] handed out.
+    pub fn return_shared(&mut self, shared: (Vec<f64>, Vec<usize>)) {
+        self.shared = shared;
+    }
+
+    /// [`Stack::shared`] on duals.
+    pub fn dual_shared(&mut self) -> (Vec<Dual>, Vec<usize>) {
+        let (mut adjoints, mut maps) = core::mem::take(&mut self.dual_shared);
+        adjoints.clear();
+        maps.clear();
+        (adjoints, maps)
+    }
+
+    /// Gives back what [`Stack::dual_shared`] handed out.
+    pub fn return_dual_shared(&mut self, shared: (Vec<Dual>, Vec<usize>)) {
+        self.dual_shared = shared;
+    }
+}
+
+/// A number's primal value (the backend's `value` of [`SharedHalves`]).
+#[inline]
+pub(crate) fn primal_of<N: Into<f64> + Copy>(number: &N) -> f64 {
+    (*number).into()
+}

@@ -1,0 +1,121 @@
+//! One value lent to a helper twice (`dot(w, w)`, `mul(x, x)`, `mix([x, .., x])`, or two
+//! elements that may be one, `mul(w[i], w[j])`): on the tape the helper's nodes have edges
+//! from both parameters to one node, whose adjoint sums them one by one. The compiled
+//! sweeps share the parameters' adjoints in one buffer, so the sum is the same, bit for
+//! bit, and no call records a trace; `name_hvp` too.
+#![allow(clippy::needless_range_loop)]
+
+use scalar_autodiff::{differentiable, ScalarAutodiffError};
+
+use crate::cases::{graph_of, outcome, traces};
+use crate::hvp::check_columns;
+use crate::support::{central, XorShift};
+
+#[differentiable]
+fn dot(a: [f64; 4], b: [f64; 4]) -> f64 {
+    let mut s = 0.0;
+    for k in 0..4 {
+        s += a[k] * b[k];
+    }
+    s
+}
+
+#[differentiable]
+fn mul(a: f64, b: f64) -> f64 {
+    a * b.sin() + b * a.exp()
+}
+
+#[differentiable]
+fn mix(v: [f64; 3]) -> f64 {
+    v[0] * v[1].tanh() + v[2] * v[0]
+}
+
+#[differentiable]
+fn scale(v: [f64; 4], s: f64) -> [f64; 4] {
+    let mut out = [0.0; 4];
+    for k in 0..4 {
+        out[k] = v[k] * s;
+    }
+    out
+}
+
+/// Its own halves lend its parameter twice.
+#[differentiable]
+fn norm(v: [f64; 4]) -> f64 {
+    dot(v, v).sqrt()
+}
+
+#[differentiable]
+fn aliased(w: [f64; 4], x: f64, i: usize, j: usize) -> f64 {
+    let mut total = dot(w, w) + mul(x, x) + mix([x, w[0].exp(), x]);
+    // Two elements that are one where `i == j`.
+    total += mul(w[i], w[j]);
+    // An array and one of its elements.
+    let scaled = scale(w, w[1]);
+    for k in 0..4 {
+        total += mul(scaled[k], scaled[k]) * 0.1;
+    }
+    total + norm(w) * x
+}
+
+fn inputs(next: &mut impl FnMut() -> f64) -> ([f64; 4], f64) {
+    ([next(), next(), next(), next()], next())
+}
+
+#[test]
+fn one_value_lent_twice_runs_compiled_bit_for_bit() {
+    let mut rng = XorShift::new(0xa11a_5ed0_0000_0001);
+    let mut next = move || rng.unit() * 1.6 - 0.8;
+    for case in 0..40 {
+        let (w, x) = inputs(&mut next);
+        let (i, j) = (case % 4, (case / 4) % 4);
+        let fast = outcome(aliased_grad(w, x, i, j).map(|(v, g)| (v, g.to_vec())));
+        let at = [w[0], w[1], w[2], w[3], x];
+        let checked = graph_of(&at, |t| {
+            let w = [t[0].clone(), t[1].clone(), t[2].clone(), t[3].clone()];
+            aliased_graph(&w, &t[4], i, j)
+        });
+        assert_eq!(fast, checked, "case {case}");
+        assert_eq!(traces(|| drop(aliased_grad(w, x, i, j))), 0, "case {case}");
+        let (value, gradient) = aliased_grad(w, x, i, j).expect("a finite value");
+        assert_eq!(value.to_bits(), aliased(w, x, i, j).to_bits());
+        for k in 0..5 {
+            let moved = |t: f64| {
+                let mut q = at;
+                q[k] = t;
+                aliased([q[0], q[1], q[2], q[3]], q[4], i, j)
+            };
+            let numeric = central(moved, at[k]);
+            assert!(
+                (gradient[k] - numeric).abs() <= 1e-6 * (1.0 + numeric.abs()),
+                "case {case}, input {k}: {} against {numeric}",
+                gradient[k]
+            );
+        }
+    }
+}
+
+#[test]
+fn one_value_lent_twice_hvp_is_the_recorded_hessian() -> Result<(), ScalarAutodiffError> {
+    let mut rng = XorShift::new(0xa11a_5ed0_0000_0002);
+    let mut next = move || rng.unit() * 1.6 - 0.8;
+    for (i, j) in [(0, 0), (1, 3), (2, 2)] {
+        let (w, x) = inputs(&mut next);
+        let (_, gradient, hessian) = aliased_hessian(w, x, i, j)?;
+        let (value, grad) = aliased_grad(w, x, i, j)?;
+        assert_eq!(gradient, grad);
+        check_columns(
+            5,
+            |direction| {
+                let tangent: [f64; 5] = direction.try_into().expect("five");
+                let (value, gradient, product) = aliased_hvp(w, x, i, j, tangent)?;
+                Ok((value, gradient.to_vec(), product.to_vec()))
+            },
+            &hessian.iter().map(|row| row.to_vec()).collect::<Vec<_>>(),
+            (value, &grad),
+        )?;
+        let tangent = [1.0, -0.5, 0.25, 2.0, 0.75];
+        assert_eq!(traces(|| drop(aliased_hvp(w, x, i, j, tangent))), 0);
+    }
+    Ok(())
+}
