@@ -2,12 +2,13 @@
 //! `.fold(..)`, `.map(..).fold(..)`, a counted `while`, `loop` left by `break`, `return`
 //! from inside a `for`, a helper lent rows of a parameter struct, a helper's result stored
 //! into a row of a local array, a helper's result changed in place, `self.helper(..)` from a
-//! method, exits nested in `if`s, a copy read again later, an array literal lent as it is),
+//! method, exits nested in `if`s, a copy read again later, an array literal lent as it is,
+//! one value lent to a helper twice),
 //! `form_grad` of the
 //! function written that way against `twin_grad` of the same computation written in a form
 //! the compiled sweeps ran before (`if` instead of `continue`, a `for` loop instead of a
-//! fold, `.sum()` instead of `.fold(..)`, `for` instead of `while`, the method inline, and
-//! so on). One group per
+//! fold, `.sum()` instead of `.fold(..)`, `for` instead of `while`, the method inline,
+//! `dot(h, h)` written out, and so on). One group per
 //! form, named after it, with the ids `form` and `twin`: their ratio is what the form costs
 //! over the way the library already knew, about 1 when the form runs compiled.
 //!
@@ -819,6 +820,62 @@ fn lent_literal_case(c: &mut Criterion) {
     );
 }
 
+// ---------------------------------------------------------------- one value lent twice
+
+#[differentiable]
+fn dot(a: [f64; WIDTH], b: [f64; WIDTH]) -> f64 {
+    let mut s = 0.0;
+    for k in 0..WIDTH {
+        s += a[k] * b[k];
+    }
+    s
+}
+
+/// A squared norm through `dot(h, h)`: the call shares its parameters' adjoints.
+#[differentiable]
+fn lent_twice(w: [f64; WIDTH], xs: &[[f64; WIDTH]]) -> f64 {
+    let mut total = 0.0;
+    for x in xs {
+        let mut h = [0.0; WIDTH];
+        for k in 0..WIDTH {
+            h[k] = (w[k] * x[k]).tanh();
+        }
+        total += dot(h, h);
+    }
+    total
+}
+
+/// [`lent_twice`] with the dot product written out.
+#[differentiable]
+fn lent_twice_twin(w: [f64; WIDTH], xs: &[[f64; WIDTH]]) -> f64 {
+    let mut total = 0.0;
+    for x in xs {
+        let mut h = [0.0; WIDTH];
+        for k in 0..WIDTH {
+            h[k] = (w[k] * x[k]).tanh();
+        }
+        let mut s = 0.0;
+        for k in 0..WIDTH {
+            s += h[k] * h[k];
+        }
+        total += s;
+    }
+    total
+}
+
+/// `lent_twice` over 64 rows.
+fn lent_twice_case(c: &mut Criterion) {
+    let xs = rows(0x0011_7a1c, 64);
+    let w = weights(0x0011_7a1d, 0.5);
+    pair(
+        c,
+        "lent_twice",
+        [lent_twice(w, &xs), lent_twice_twin(w, &xs)],
+        || lent_twice_grad(black_box(w), black_box(&xs)),
+        || lent_twice_twin_grad(black_box(w), black_box(&xs)),
+    );
+}
+
 criterion_group!(
     benches,
     continue_case,
@@ -830,6 +887,7 @@ criterion_group!(
     self_helper_case,
     deep_exits_case,
     kept_state_case,
-    lent_literal_case
+    lent_literal_case,
+    lent_twice_case
 );
 criterion_main!(benches);

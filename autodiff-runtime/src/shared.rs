@@ -160,7 +160,9 @@ pub trait Flat<N> {
     fn scatter(&mut self, from: &[N]) -> usize;
 }
 
-macro_rules! flat_number {
+// Concrete impls, numbers and arrays of them up to three levels, so that an array's
+// numbers copy as one slice (`extend_from_slice`, `copy_from_slice`).
+macro_rules! flat {
     ($($number:ty),*) => {$(
         impl Flat<$number> for $number {
             #[inline(always)]
@@ -179,48 +181,45 @@ macro_rules! flat_number {
                 1
             }
         }
+
+        flat!(@slices [const K: usize] $number, [$number; K] => |numbers| numbers.as_slice(),
+            |numbers| numbers.as_mut_slice());
+        flat!(@slices [const J: usize, const K: usize] $number, [[$number; J]; K] => |numbers| numbers.as_flattened(),
+            |numbers| numbers.as_flattened_mut());
+        flat!(@slices [const I: usize, const J: usize, const K: usize] $number, [[[$number; I]; J]; K] => |numbers| numbers.as_flattened().as_flattened(),
+            |numbers| numbers.as_flattened_mut().as_flattened_mut());
+        flat!(@slices [] $number, Vec<$number> => |numbers| numbers.as_slice(),
+            |numbers| numbers.as_mut_slice());
+        flat!(@slices [const J: usize] $number, Vec<[$number; J]> => |numbers| numbers.as_flattened(),
+            |numbers| numbers.as_flattened_mut());
+        flat!(@slices [const I: usize, const J: usize] $number, Vec<[[$number; I]; J]> => |numbers| numbers.as_flattened().as_flattened(),
+            |numbers| numbers.as_flattened_mut().as_flattened_mut());
     )*};
-}
-
-flat_number!(f64, Dual);
-
-impl<N, T: Flat<N>, const K: usize> Flat<N> for [T; K] {
-    #[inline]
-    fn flat_len(&self) -> usize {
-        self.iter().map(Flat::flat_len).sum()
-    }
-    #[inline]
-    fn gather(&self, buffer: &mut Vec<N>) {
-        self.iter().for_each(|element| element.gather(buffer));
-    }
-    #[inline]
-    fn scatter(&mut self, from: &[N]) -> usize {
-        let mut read = 0;
-        for element in self.iter_mut() {
-            read += element.scatter(from.get(read..).unwrap_or(&[]));
+    (@slices [$($generics:tt)*] $number:ty, $shape:ty => $numbers:expr, $numbers_mut:expr) => {
+        impl<$($generics)*> Flat<$number> for $shape {
+            #[inline]
+            fn flat_len(&self) -> usize {
+                let numbers: fn(&Self) -> &[$number] = $numbers;
+                numbers(self).len()
+            }
+            #[inline]
+            fn gather(&self, buffer: &mut Vec<$number>) {
+                let numbers: fn(&Self) -> &[$number] = $numbers;
+                buffer.extend_from_slice(numbers(self));
+            }
+            #[inline]
+            fn scatter(&mut self, from: &[$number]) -> usize {
+                let numbers: fn(&mut Self) -> &mut [$number] = $numbers_mut;
+                let numbers = numbers(self);
+                let count = numbers.len().min(from.len());
+                numbers[..count].copy_from_slice(&from[..count]);
+                numbers.len()
+            }
         }
-        read
-    }
+    };
 }
 
-impl<N, T: Flat<N>> Flat<N> for Vec<T> {
-    #[inline]
-    fn flat_len(&self) -> usize {
-        self.iter().map(Flat::flat_len).sum()
-    }
-    #[inline]
-    fn gather(&self, buffer: &mut Vec<N>) {
-        self.iter().for_each(|element| element.gather(buffer));
-    }
-    #[inline]
-    fn scatter(&mut self, from: &[N]) -> usize {
-        let mut read = 0;
-        for element in self.iter_mut() {
-            read += element.scatter(from.get(read..).unwrap_or(&[]));
-        }
-        read
-    }
-}
+flat!(f64, Dual);
 
 /// Appends `adjoints`' numbers to `buffer`; where they start.
 #[inline]
