@@ -58,6 +58,29 @@ fn aliased(w: [f64; 4], x: f64, i: usize, j: usize) -> f64 {
     total + norm(w) * x
 }
 
+/// Copies read again (`b = a;`, a swap) make scalars share nodes: `mul(a, b)` lends two
+/// that are one node on some iterations and two on others. (The swap is written out: it
+/// is the form under test.)
+#[differentiable]
+#[allow(clippy::manual_swap)]
+fn copies_lent(x: f64, y: f64, n: usize) -> f64 {
+    let mut a = x * 2.0;
+    let mut b = y;
+    let mut total = 0.0;
+    for k in 0..n {
+        if k % 3 == 0 {
+            b = a;
+        } else {
+            a += b * 0.5;
+        }
+        total += mul(a, b) + mix([b, a, x]);
+        let prev = a;
+        a = b;
+        b = prev;
+    }
+    total
+}
+
 fn inputs(next: &mut impl FnMut() -> f64) -> ([f64; 4], f64) {
     ([next(), next(), next(), next()], next())
 }
@@ -116,6 +139,35 @@ fn one_value_lent_twice_hvp_is_the_recorded_hessian() -> Result<(), ScalarAutodi
         )?;
         let tangent = [1.0, -0.5, 0.25, 2.0, 0.75];
         assert_eq!(traces(|| drop(aliased_hvp(w, x, i, j, tangent))), 0);
+    }
+    Ok(())
+}
+
+#[test]
+fn scalars_sharing_nodes_lent_together_run_compiled_bit_for_bit() -> Result<(), ScalarAutodiffError>
+{
+    let mut rng = XorShift::new(0xa11a_5ed0_0000_0003);
+    let mut next = move || rng.unit() * 1.2 - 0.6;
+    for case in 0..30 {
+        let (x, y, n) = (next(), next(), case % 7);
+        let fast = outcome(copies_lent_grad(x, y, n).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&[x, y], |t| copies_lent_graph(&t[0], &t[1], n));
+        assert_eq!(fast, checked, "case {case}");
+        assert_eq!(traces(|| drop(copies_lent_grad(x, y, n))), 0, "case {case}");
+        let (_, gradient, hessian) = copies_lent_hessian(x, y, n)?;
+        let (value, grad) = copies_lent_grad(x, y, n)?;
+        assert_eq!(gradient, grad);
+        check_columns(
+            2,
+            |direction| {
+                let tangent: [f64; 2] = direction.try_into().expect("two");
+                let (value, gradient, product) = copies_lent_hvp(x, y, n, tangent)?;
+                Ok((value, gradient.to_vec(), product.to_vec()))
+            },
+            &hessian.iter().map(|row| row.to_vec()).collect::<Vec<_>>(),
+            (value, &grad),
+        )?;
+        assert_eq!(traces(|| drop(copies_lent_hvp(x, y, n, [1.0, -0.5]))), 0);
     }
     Ok(())
 }

@@ -457,28 +457,8 @@ fn shared_nodes(program: &Program) -> Option<HashSet<VarId>> {
             .any(|place| !whole_scalar(program, place) || !shared.contains(&place.var));
         inside && outside
     });
-    // A call lends each tracked argument's adjoints as they are: two shared scalars
-    // might be one node, whose cell cannot be lent twice.
-    fn lends_two(stmts: &[Stmt], shared: &HashSet<VarId>) -> bool {
-        stmts.iter().any(|stmt| match stmt {
-            Stmt::Call { args, seeds, .. } => {
-                let lent = args
-                    .iter()
-                    .filter(|arg| matches!(arg, Arg::Tracked(place) if shared.contains(&place.var)))
-                    .count();
-                let seeded = seeds
-                    .iter()
-                    .filter(|(_, source)| shared.contains(&source.var))
-                    .count();
-                lent + seeded > 1
-            }
-            Stmt::If {
-                then, otherwise, ..
-            } => lends_two(then, shared) || lends_two(otherwise, shared),
-            Stmt::For { body, .. } => lends_two(body, shared),
-            _ => false,
-        })
-    }
+    // (A call that lends two shared scalars, which may be one node, shares their
+    // adjoints: see `Emit::shared_call`.)
     // A shared array's adjoints are cells, not an array: it cannot be lent whole, stored
     // into by a call, or have its length read from its adjoints.
     fn whole_use(stmts: &[Stmt], program: &Program, shared: &HashSet<VarId>) -> bool {
@@ -509,7 +489,6 @@ fn shared_nodes(program: &Program) -> Option<HashSet<VarId>> {
     }
     (!shared.is_empty()
         && !joined
-        && !lends_two(&program.body, &shared)
         && !whole_use(&program.body, program, &shared)
         && !matches!(&program.output.result, Operand::Place(place) if
             shared.contains(&place.var) && program.vars[place.var].depth > place.indices.len()))
@@ -1767,7 +1746,7 @@ impl<'a> Emit<'a> {
                     true => quote!(#private::Numbers::keep(&#adjoint, #stack);),
                     false => quote!(#stack.keep(&#adjoint);),
                 };
-                if lower::lends_twice(args, seeds) {
+                if lower::lends_twice(args, seeds) || self.lends_two_nodes(args, seeds) {
                     let call = self.shared_call(path, args, seeds, in_loop)?;
                     return Some(quote! {
                         #handed
@@ -1879,14 +1858,18 @@ impl<'a> Emit<'a> {
         let (stack, dual) = (stack(), self.number == Number::Dual);
         let buffer = Ident::new("__buffer", Span::mixed_site());
         let maps = Ident::new("__maps", Span::mixed_site());
-        // Each array (or scalar) lent from, whole, once.
+        // Each array (or scalar) lent from, whole, once; scalars that share nodes (see
+        // `shared_nodes`) through their cells, all of them, at their nodes' numbers.
         let mut roots: Vec<Place> = Vec::new();
         let lent = args.iter().filter_map(|arg| match arg {
             Arg::Tracked(place) => Some(place),
             Arg::Data(_) => None,
         });
+        let mut cells = false;
         for place in lent.chain(seeds.iter().map(|(_, source)| source)) {
-            if !roots.iter().any(|root| lower::same_root(root, place)) {
+            if self.shared.contains(&place.var) {
+                cells = true;
+            } else if !roots.iter().any(|root| lower::same_root(root, place)) {
                 roots.push(Place {
                     var: place.var,
                     fields: place.fields.clone(),
@@ -1904,10 +1887,23 @@ impl<'a> Emit<'a> {
             scatter.extend(quote!(#private::Flat::scatter(&mut #adjoint, &#buffer[#start..]);));
             root_adjoints.push(adjoint);
         }
+        let cells_start = Ident::new("__cells_start", Span::mixed_site());
+        if cells {
+            let cells = cells_ident();
+            gather.extend(quote!(let #cells_start = #private::gather(&#cells, &mut #buffer);));
+            scatter.extend(quote!(#private::Flat::scatter(&mut #cells, &#buffer[#cells_start..]);));
+        }
         // Where a place's scalars start in the buffer: its root's start, and its indices'
-        // strides (how many scalars an element of each level holds).
+        // strides (how many scalars an element of each level holds); a shared scalar's,
+        // its node's cell.
         let names = self.names;
+        let shared = self.shared.clone();
         let at = |place: &Place| -> Option<TokenStream> {
+            if shared.contains(&place.var) {
+                let node = node_ident(place.var);
+                let indices = &place.indices;
+                return Some(quote!(#cells_start + #node #([(#indices)])*));
+            }
             let root = roots
                 .iter()
                 .position(|root| lower::same_root(root, place))?;
@@ -2009,6 +2005,20 @@ impl<'a> Emit<'a> {
             #scatter
             #stack.#give((#buffer, #maps));
         }})
+    }
+
+    /// Whether a call lends two scalars that share nodes (see [`shared_nodes`]): they may
+    /// be one node, whose cell the call must then share.
+    fn lends_two_nodes(&self, args: &[Arg], seeds: &[(Place, Place)]) -> bool {
+        let lent = args
+            .iter()
+            .filter(|arg| matches!(arg, Arg::Tracked(place) if self.shared.contains(&place.var)))
+            .count();
+        let seeded = seeds
+            .iter()
+            .filter(|(_, source)| self.shared.contains(&source.var))
+            .count();
+        lent + seeded > 1
     }
 
     /// The reverse of an assignment to the place whose adjoint is `target`: its adjoint
