@@ -1,7 +1,8 @@
 //! Copies of tracked scalars that are read again later: `let prev = h;` before `h` is
 //! assigned again (a recurrence), `second = best; best = v;` (a running maximum), a swap
 //! through a temporary, states kept in an array's elements (`hs[t] = h;`), an element of
-//! a parameter array copied out (`best = w[i];`). On the tape a copy is the same node under another name, and each
+//! a parameter array copied out (`best = w[i];`), a local array copied whole (`let prev =
+//! h;`, then `h` changed or given a helper's result). On the tape a copy is the same node under another name, and each
 //! read adds into that node in the order of the reads; the compiled sweeps follow that by
 //! giving these scalars node numbers and one adjoint cell per node. Each body runs
 //! compiled, with `name_graph` + `backward`'s bits, the plain function's value and
@@ -90,6 +91,46 @@ fn repeated(x: f64, y: f64) -> f64 {
     let mut a = [x.sin() * y; 4];
     a[1] *= x;
     a[0] * a[1] + a[2] * a[3] + y
+}
+
+/// A local array copied whole, then changed element by element: the copy's elements are
+/// the same nodes.
+#[differentiable]
+fn array_copy(w: [f64; 3]) -> f64 {
+    let mut a = [w[0] * 2.0, w[1], w[2].sin()];
+    let b = a;
+    a[0] *= b[1];
+    a[0] + b[0] + b[2] * a[2]
+}
+
+#[differentiable]
+fn cell(w: [f64; 2], h: [f64; 2], x: f64) -> [f64; 2] {
+    [(w[0] * h[0] + x).tanh(), (w[1] * h[1] - x).tanh()]
+}
+
+/// A recurrent network's state kept whole before a helper replaces it, read again after.
+#[differentiable]
+fn recurrent(w: [f64; 2], xs: &[f64]) -> f64 {
+    let mut h = [0.5, -0.25];
+    for x in xs {
+        let prev = h;
+        h = cell(w, prev, *x);
+        h[0] += prev[1] * 0.5;
+        h[1] = h[1].mul_add(prev[0], w[0]);
+    }
+    h[0] + h[1]
+}
+
+/// The same state written element by element.
+#[differentiable]
+fn recurrent_inline(w: [f64; 2], xs: &[f64]) -> f64 {
+    let mut h = [0.5, -0.25];
+    for x in xs {
+        let prev = h;
+        h[0] = (w[0] * prev[0] + x).tanh();
+        h[1] = (w[1] * prev[1] - x).tanh() + prev[0] * h[0];
+    }
+    h[0] + h[1]
 }
 
 fn near(derivative: f64, f: impl Fn(f64) -> f64, at: f64, what: &str) {
@@ -216,4 +257,63 @@ fn repeated_arrays_run_compiled_and_agree() {
         near(dx, |t| repeated(t, y), x, "d/dx");
         near(dy, |t| repeated(x, t), y, "d/dy");
     }
+}
+
+#[test]
+fn arrays_copied_whole_run_compiled_and_agree() -> Result<(), scalar_autodiff::ScalarAutodiffError>
+{
+    let mut rng = XorShift::new(0xc0_91e5_5eed_0004);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..40 {
+        let w3 = [next(), next(), next()];
+        let fast = outcome(array_copy_grad(w3).map(|(v, g)| (v, g.to_vec())));
+        assert_eq!(fast, graph_of(&w3, array_copy_graph), "case {case}");
+        assert_eq!(traces(|| drop(array_copy_grad(w3))), 0, "case {case}");
+        let w = [next(), next()];
+        let xs: Vec<f64> = (0..case % 6).map(|_| next()).collect();
+        for (name, grad, graph, plain) in [
+            (
+                "recurrent",
+                recurrent_grad as fn([f64; 2], &[f64]) -> _,
+                recurrent_graph as fn(&[scalar_autodiff::Scalar; 2], &[f64]) -> _,
+                recurrent as fn([f64; 2], &[f64]) -> f64,
+            ),
+            (
+                "recurrent_inline",
+                recurrent_inline_grad,
+                recurrent_inline_graph,
+                recurrent_inline,
+            ),
+        ] {
+            let fast = outcome(grad(w, &xs).map(|(v, g)| (v, g.to_vec())));
+            assert_eq!(fast, graph_of(&w, |t| graph(t, &xs)), "{name}, case {case}");
+            assert_eq!(traces(|| drop(grad(w, &xs))), 0, "{name}, case {case}");
+            let (value, gradient) = grad(w, &xs)?;
+            assert_eq!(value.to_bits(), plain(w, &xs).to_bits());
+            for k in 0..2 {
+                let moved = |t: f64| {
+                    let mut q = w;
+                    q[k] = t;
+                    plain(q, &xs)
+                };
+                near(gradient[k], moved, w[k], name);
+            }
+        }
+        // Second order: the state's copies on (value, tangent) pairs too.
+        let (_, gradient, hessian) = recurrent_hessian(w, &xs)?;
+        let (value, grad) = recurrent_grad(w, &xs)?;
+        assert_eq!(gradient, grad);
+        crate::hvp::check_columns(
+            2,
+            |direction| {
+                let tangent: [f64; 2] = direction.try_into().expect("two");
+                let (value, gradient, product) = recurrent_hvp(w, &xs, tangent)?;
+                Ok((value, gradient.to_vec(), product.to_vec()))
+            },
+            &hessian.iter().map(|row| row.to_vec()).collect::<Vec<_>>(),
+            (value, &grad),
+        )?;
+        assert_eq!(traces(|| drop(recurrent_hvp(w, &xs, [1.0, -0.5]))), 0);
+    }
+    Ok(())
 }

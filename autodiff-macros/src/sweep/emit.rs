@@ -466,16 +466,23 @@ fn shared_nodes(program: &Program) -> Option<HashSet<VarId>> {
             shared.contains(&place.var) && program.vars[place.var].depth > place.indices.len()
         };
         stmts.iter().any(|stmt| match stmt {
+            // (A shared array lent whole, or stored into whole, by a call goes element by
+            // element: see `Emit::shared_call` and `Emit::stored_nodes`.)
             Stmt::Call {
-                args, store, var, ..
+                args,
+                store,
+                var,
+                push,
+                ..
             } => {
+                let whole = |place: &Place| place.is_whole() && program.vars[place.var].depth == 1;
                 shared.contains(var)
-                    || store
-                        .as_ref()
-                        .is_some_and(|place| shared.contains(&place.var))
-                    || args
-                        .iter()
-                        .any(|arg| matches!(arg, Arg::Tracked(place) if array(place)))
+                    || store.as_ref().is_some_and(|place| {
+                        shared.contains(&place.var) && (*push || !whole(place))
+                    })
+                    || args.iter().any(
+                        |arg| matches!(arg, Arg::Tracked(place) if array(place) && !whole(place)),
+                    )
             }
             Stmt::If {
                 then, otherwise, ..
@@ -1297,7 +1304,12 @@ impl<'a> Emit<'a> {
                     }
                     Some(place) => {
                         let target = self.place_primal(place, in_loop)?;
-                        quote!(#target = #primal;)
+                        let whole = place.is_whole() && self.program.vars[place.var].depth == 1;
+                        let nodes = match whole {
+                            true => self.array_nodes(place.var, true),
+                            false => TokenStream::new(),
+                        };
+                        quote!(#target = #primal; #nodes)
                     }
                     None => TokenStream::new(),
                 };
@@ -1731,6 +1743,24 @@ impl<'a> Emit<'a> {
                             };
                         }
                     }
+                    // A shared array's elements: their new nodes' cells, then the nodes
+                    // they held before.
+                    Some(place)
+                        if self.shared.contains(&place.var)
+                            && place.is_whole()
+                            && self.program.vars[place.var].depth == 1 =>
+                    {
+                        let (cells, node) = (cells_ident(), node_ident(place.var));
+                        let len = self.program.vars[place.var].lengths.first()?.clone();
+                        let k = Ident::new("__element", Span::mixed_site());
+                        let nodes = self.array_nodes(place.var, false);
+                        quote! {
+                            for #k in 0..(#len) {
+                                #adjoint[#k] = #cells[#node[#k]];
+                            }
+                            #nodes
+                        }
+                    }
                     Some(place) => {
                         let row = self.place_adjoint(place, in_loop)?;
                         quote! {
@@ -1746,7 +1776,10 @@ impl<'a> Emit<'a> {
                     true => quote!(#private::Numbers::keep(&#adjoint, #stack);),
                     false => quote!(#stack.keep(&#adjoint);),
                 };
-                if lower::lends_twice(args, seeds) || self.lends_two_nodes(args, seeds) {
+                if lower::lends_twice(args, seeds)
+                    || self.lends_two_nodes(args, seeds)
+                    || self.lends_shared_array(args)
+                {
                     let call = self.shared_call(path, args, seeds, in_loop)?;
                     return Some(quote! {
                         #handed
@@ -1930,6 +1963,33 @@ impl<'a> Emit<'a> {
                 }
                 continue;
             };
+            // A shared array lent whole: each element's node's cell.
+            if self.lends_shared_array(std::slice::from_ref(arg)) {
+                let node = node_ident(place.var);
+                let len = self.program.vars[place.var].lengths.first()?.clone();
+                let k = Ident::new("__element", Span::mixed_site());
+                let end = Ident::new(&format!("{range}_end"), Span::mixed_site());
+                positions.extend(quote! {
+                    let #range = #maps.len();
+                    for #k in 0..(#len) {
+                        #maps.push(#cells_start + #node[#k]);
+                    }
+                    let #end = #maps.len();
+                });
+                let value = match self.place_kept(place) {
+                    true => {
+                        let value = self.argument_value(place, in_loop)?;
+                        quote!(::core::option::Option::Some(#value))
+                    }
+                    false => quote!(::core::option::Option::None),
+                };
+                let wrapper = match dual {
+                    true => quote!(DualMapped),
+                    false => quote!(Mapped),
+                };
+                slots.push(quote!(#private::#wrapper(&#maps[#range..#end], #value)));
+                continue;
+            }
             let start = at(place)?;
             let seeded: Vec<&(Place, Place)> = seeds
                 .iter()
@@ -2005,6 +2065,17 @@ impl<'a> Emit<'a> {
             #scatter
             #stack.#give((#buffer, #maps));
         }})
+    }
+
+    /// Whether a call lends a shared array whole: its elements' adjoints are cells, which
+    /// the call maps one by one.
+    fn lends_shared_array(&self, args: &[Arg]) -> bool {
+        args.iter().any(|arg| {
+            matches!(arg, Arg::Tracked(place)
+                if self.shared.contains(&place.var) && place.is_whole()
+                    && self.program.vars[place.var].depth == 1
+                    && self.program.vars[place.var].lengths.len() == 1)
+        })
     }
 
     /// Whether a call lends two scalars that share nodes (see [`shared_nodes`]): they may

@@ -894,6 +894,29 @@ impl Lower {
                 return Some(Vec::new());
             }
         }
+        // `let prev = h;` of a local array of a known length: its elements copied, one
+        // by one (which the sweeps follow by sharing nodes, see `emit::shared_nodes`).
+        if let (Operand::Place(source), true) = (&value.result, value.ops.is_empty()) {
+            if let Some(count) = self.copied_array(source) {
+                let source = source.clone();
+                let zero = quote!([0.0f64; #count]);
+                let var = self.declare(&name, false, 1, zero.clone());
+                self.vars[var].mutable = mutable;
+                self.vars[var].lengths = vec![quote!(#count)];
+                let mut stmts = vec![Stmt::LetArray { var, init: zero }];
+                for at in 0..count {
+                    let element = |var| Place {
+                        var,
+                        fields: TokenStream::new(),
+                        indices: vec![quote!(#at)],
+                    };
+                    let copy = Value::new(Vec::new(), Operand::Place(element(source.var)));
+                    stmts.push(self.assign(element(var), copy)?);
+                }
+                self.bind(&name, Some(Place::whole(var)));
+                return Some(stmts);
+            }
+        }
         // A copy of a place whose shape only rustc knows (`let mut s = p.b[k];` of a
         // parameter struct's field) is a scalar if the copy is read as one later: the
         // trace's `s` has the type of `p.b[k]`.
@@ -1890,6 +1913,22 @@ impl Lower {
             self.pending.push(assign);
         }
         Some(Place::whole(var))
+    }
+
+    /// The length of a whole local array of scalars that `let b = a;` copies element by
+    /// element: one declared with a literal length, neither a call's result nor growable.
+    fn copied_array(&self, source: &Place) -> Option<usize> {
+        let var = &self.vars[source.var];
+        if !source.is_whole() || var.depth != 1 || var.param || var.call || var.growable {
+            return None;
+        }
+        let [length] = var.lengths.as_slice() else {
+            return None;
+        };
+        syn::parse2::<syn::LitInt>(length.clone())
+            .ok()?
+            .base10_parse()
+            .ok()
     }
 
     /// Whether a data argument can be passed twice (to the forward and the reverse half):
