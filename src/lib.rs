@@ -260,10 +260,12 @@ pub mod parallel;
 /// beside another; a call of any other with one value twice is a compile error at the
 /// call, and so is one value lent twice beside a whole parameter struct.
 /// Copies of tracked scalars read again later (`let prev = h; h = f(h);`,
-/// `second = best; best = v;`, `hs[t] = h;`, `best = w[i];`) are followed with node
-/// numbers: each such scalar (or element of an array of a known length) carries the
-/// number of the node it holds, and the reverse sweep adds every read into that node's
-/// cell, in the trace's order. Other bodies (a `break`, `continue` or `return`
+/// `second = best; best = v;`, `hs[t] = h;`, `best = w[i];`), and of local arrays of a
+/// known length copied whole (`let prev = h;` before `h = cell(w, prev, x);`), are
+/// followed with node numbers: each such scalar (or element of an array of a known
+/// length) carries the number of the node it holds, and the reverse sweep adds every read
+/// into that node's cell, in the trace's order (a helper lent such an array whole, or
+/// returning into it, is called element by element). Other bodies (a `break`, `continue` or `return`
 /// inside an expression, a `mut` parameter that is not a scalar, a `push` of anything but
 /// a helper's result or onto a vector declared inside a loop or a helper, a loop over a
 /// vector's length that pushes to it, `.flatten()`, a copy read again later in a
