@@ -238,7 +238,8 @@ pub mod parallel;
 /// arrays, rows and `Vec`s (fields, or computed by the body) lent to a slice parameter
 /// (`dot(&p.w, xs)`, `energy(&keys)` for `#[param] rows: &[[f64; 2]]`) or array literals as
 /// arguments (`g([x, w[1], a * b, 1.0])`: a tracked value as it is starts its element's
-/// adjoint at the value's and takes it back after the call), helpers returning an array
+/// adjoint at the value's and takes it back after the call; `dot([1.0, 2.0, 3.0], v)`:
+/// data for a differentiated parameter, whose adjoints are spares), helpers returning an array
 /// literal (`[a * b, s.sqrt()]`, scalar locals as they are too), loops through
 /// `iter_mut()` (`for v in out.iter_mut() { *v *= w; }`, read as a loop over indices) and
 /// loops over data alone. A helper call stays compiled: the caller's sweeps call the

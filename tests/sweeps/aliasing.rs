@@ -81,6 +81,19 @@ fn copies_lent(x: f64, y: f64, n: usize) -> f64 {
     total
 }
 
+#[differentiable]
+fn mul3(a: f64, b: f64, c: f64) -> f64 {
+    a * b.sin() + c * a.exp() * b
+}
+
+/// Data lent for differentiated parameters: an array literal of data (`dot([1.0, 2.0,
+/// k as f64, 0.5], v)`), and a constant beside one value lent twice (`mul3(x, x, 2.0)`,
+/// whose spare adjoints go at the end of the shared buffer).
+#[differentiable]
+fn with_data(v: [f64; 4], x: f64, k: usize) -> f64 {
+    dot([1.0, 2.0, k as f64, 0.5], v) + dot([0.25; 4], v) + mul3(x, x, 2.0)
+}
+
 fn inputs(next: &mut impl FnMut() -> f64) -> ([f64; 4], f64) {
     ([next(), next(), next(), next()], next())
 }
@@ -168,6 +181,39 @@ fn scalars_sharing_nodes_lent_together_run_compiled_bit_for_bit() -> Result<(), 
             (value, &grad),
         )?;
         assert_eq!(traces(|| drop(copies_lent_hvp(x, y, n, [1.0, -0.5]))), 0);
+    }
+    Ok(())
+}
+
+#[test]
+fn data_lent_for_tracked_parameters_runs_compiled_bit_for_bit() -> Result<(), ScalarAutodiffError> {
+    let mut rng = XorShift::new(0xa11a_5ed0_0000_0004);
+    let mut next = move || rng.unit() * 1.6 - 0.8;
+    for k in 0..5 {
+        let (v, x) = inputs(&mut next);
+        let fast = outcome(with_data_grad(v, x, k).map(|(value, g)| (value, g.to_vec())));
+        let at = [v[0], v[1], v[2], v[3], x];
+        let checked = graph_of(&at, |t| {
+            let v = [t[0].clone(), t[1].clone(), t[2].clone(), t[3].clone()];
+            with_data_graph(&v, &t[4], k)
+        });
+        assert_eq!(fast, checked, "k = {k}");
+        assert_eq!(traces(|| drop(with_data_grad(v, x, k))), 0);
+        let (_, gradient, hessian) = with_data_hessian(v, x, k)?;
+        let (value, grad) = with_data_grad(v, x, k)?;
+        assert_eq!(gradient, grad);
+        check_columns(
+            5,
+            |direction| {
+                let tangent: [f64; 5] = direction.try_into().expect("five");
+                let (value, gradient, product) = with_data_hvp(v, x, k, tangent)?;
+                Ok((value, gradient.to_vec(), product.to_vec()))
+            },
+            &hessian.iter().map(|row| row.to_vec()).collect::<Vec<_>>(),
+            (value, &grad),
+        )?;
+        let tangent = [0.5, 1.0, -1.0, 0.25, 2.0];
+        assert_eq!(traces(|| drop(with_data_hvp(v, x, k, tangent))), 0);
     }
     Ok(())
 }

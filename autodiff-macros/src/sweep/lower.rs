@@ -1933,13 +1933,17 @@ impl Lower {
 
     /// Whether a data argument can be passed twice (to the forward and the reverse half):
     /// a literal, a reference, an element (which the trace's call could not move out
-    /// of), arithmetic, or a name known to be `Copy` (see [`Lower::copies`]).
+    /// of), arithmetic, an array literal of these, or a name known to be `Copy` (see
+    /// [`Lower::copies`]).
     fn copied(&self, arg: &Expr) -> bool {
         match arg {
             Expr::Lit(_) | Expr::Reference(_) | Expr::Index(_) => true,
             Expr::Paren(paren) => self.copied(&paren.expr),
             Expr::Group(group) => self.copied(&group.expr),
             Expr::Cast(_) | Expr::Binary(_) | Expr::Unary(_) => true,
+            // `dot([1.0, 2.0, 3.0], v)`: an array literal of such, built again going back.
+            Expr::Array(array) => array.elems.iter().all(|elem| self.copied(elem)),
+            Expr::Repeat(repeat) => self.copied(&repeat.expr),
             Expr::Path(path) => path
                 .path
                 .get_ident()
