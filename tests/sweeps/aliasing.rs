@@ -50,8 +50,9 @@ fn aliased(w: [f64; 4], x: f64, i: usize, j: usize) -> f64 {
     let mut total = dot(w, w) + mul(x, x) + mix([x, w[0].exp(), x]);
     // Two elements that are one where `i == j`.
     total += mul(w[i], w[j]);
-    // An array and one of its elements.
+    // An array and one of its elements; an array and a literal of its elements.
     let scaled = scale(w, w[1]);
+    total += dot(w, [w[2], w[2], w[0], x]);
     for k in 0..4 {
         total += mul(scaled[k], scaled[k]) * 0.1;
     }
