@@ -548,29 +548,12 @@ fn call_halves(
         Number::Dual => quote!(DualHalves),
     };
     let stack = stack();
-    let halves = Ident::new("__halves", Span::mixed_site());
-    let result = Ident::new("__result", Span::mixed_site());
-    // Spanned at the call, where rustc's error for a callee without halves points.
-    let span = path
-        .clone()
-        .into_iter()
-        .last()
-        .map_or_else(Span::call_site, |token| token.span());
-    // (Checked once, by the same call in the sweeps on `f64`s.)
-    let check = (number == Number::F64)
-        .then(|| callable_path(path))
-        .flatten()
-        .map(|check| {
-            let located = Ident::new("__halves", span.resolved_at(Span::mixed_site()));
-            let argument = quote_spanned!(span=> &#located);
-            quote!(#check(#argument);)
-        });
-    quote! {{
-        let #halves = #private::#backend::#which(&mut *#stack);
-        #check
-        let #result = #path(&#halves, #(#args),*);
-        #result
-    }}
+    call_on(
+        path,
+        args,
+        quote!(#private::#backend::#which(&mut *#stack)),
+        number,
+    )
 }
 
 /// [`call_halves`]' reverse call over shared adjoints, `buffer` lent with the stack.
@@ -582,6 +565,19 @@ fn call_shared(
 ) -> TokenStream {
     let private = quote!(::scalar_autodiff::__private);
     let stack = stack();
+    let backend = quote!(#private::SharedHalves::reverse(&mut *#stack, &mut #buffer));
+    call_on(path, args, backend, number)
+}
+
+/// `path(&backend, args)`, after the callee's check on `f64`s (checked once, by the same
+/// call in the sweeps on `f64`s), spanned at the call, where rustc's error for a callee
+/// without the halves wanted points.
+fn call_on(
+    path: &TokenStream,
+    args: &[TokenStream],
+    backend: TokenStream,
+    number: Number,
+) -> TokenStream {
     let halves = Ident::new("__halves", Span::mixed_site());
     let result = Ident::new("__result", Span::mixed_site());
     let span = path
@@ -598,7 +594,7 @@ fn call_shared(
             quote!(#check(#argument);)
         });
     quote! {{
-        let #halves = #private::SharedHalves::reverse(&mut *#stack, &mut #buffer);
+        let #halves = #backend;
         #check
         let #result = #path(&#halves, #(#args),*);
         #result
