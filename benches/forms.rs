@@ -3,12 +3,12 @@
 //! from inside a `for`, a helper lent rows of a parameter struct, a helper's result stored
 //! into a row of a local array, a helper's result changed in place, `self.helper(..)` from a
 //! method, exits nested in `if`s, a copy read again later, an array literal lent as it is,
-//! one value lent to a helper twice),
+//! one value lent to a helper twice, 100 steps of a recurrence written out),
 //! `form_grad` of the
 //! function written that way against `twin_grad` of the same computation written in a form
 //! the compiled sweeps ran before (`if` instead of `continue`, a `for` loop instead of a
 //! fold, `.sum()` instead of `.fold(..)`, `for` instead of `while`, the method inline,
-//! `dot(h, h)` written out, and so on). One group per
+//! `dot(h, h)` written out, the steps as a loop, and so on). One group per
 //! form, named after it, with the ids `form` and `twin`: their ratio is what the form costs
 //! over the way the library already knew, about 1 when the form runs compiled.
 //!
@@ -876,6 +876,51 @@ fn lent_twice_case(c: &mut Criterion) {
     );
 }
 
+// ---------------------------------------------------------------- steps written out
+
+/// `h = (w[i] * h + x[j]).tanh();` once for every pair of indices.
+macro_rules! unrolled {
+    ($($i:literal $j:literal)*) => {
+        /// 100 steps of a recurrence written out one by one (300 operations).
+        #[differentiable]
+        fn unrolled(w: [f64; 4], x: [f64; 3]) -> f64 {
+            let mut h = 0.0;
+            $(h = (w[$i] * h + x[$j]).tanh();)*
+            h
+        }
+    };
+}
+
+unrolled!(
+    0 0 1 1 2 2 3 0 0 1 1 2 2 0 3 1 0 2 1 0 2 1 3 2 0 0 1 1 2 2 3 0 0 1 1 2 2 0 3 1
+    0 2 1 0 2 1 3 2 0 0 1 1 2 2 3 0 0 1 1 2 2 0 3 1 0 2 1 0 2 1 3 2 0 0 1 1 2 2 3 0
+    0 1 1 2 2 0 3 1 0 2 1 0 2 1 3 2 0 0 1 1 2 2 3 0 0 1 1 2 2 0 3 1 0 2 1 0 2 1 3 2
+    0 0 1 1 2 2 3 0 0 1 1 2 2 0 3 1 0 2 1 0 2 1 3 2 0 0 1 1 2 2 3 0 0 1 1 2 2 0 3 1
+    0 2 1 0 2 1 3 2 0 0 1 1 2 2 3 0 0 1 1 2 2 0 3 1 0 2 1 0 2 1 3 2 0 0 1 1 2 2 3 0
+);
+
+/// [`unrolled`] as a loop.
+#[differentiable]
+fn unrolled_twin(w: [f64; 4], x: [f64; 3]) -> f64 {
+    let mut h = 0.0;
+    for i in 0..100 {
+        h = (w[i % 4] * h + x[i % 3]).tanh();
+    }
+    h
+}
+
+/// `unrolled` at one point.
+fn unrolled_case(c: &mut Criterion) {
+    let (w, x) = ([0.5, -0.3, 0.8, 0.1], [0.2, 0.4, -0.1]);
+    pair(
+        c,
+        "unrolled",
+        [unrolled(w, x), unrolled_twin(w, x)],
+        || unrolled_grad(black_box(w), black_box(x)),
+        || unrolled_twin_grad(black_box(w), black_box(x)),
+    );
+}
+
 criterion_group!(
     benches,
     continue_case,
@@ -888,6 +933,7 @@ criterion_group!(
     deep_exits_case,
     kept_state_case,
     lent_literal_case,
-    lent_twice_case
+    lent_twice_case,
+    unrolled_case
 );
 criterion_main!(benches);

@@ -270,9 +270,9 @@ pub mod parallel;
 /// inside an expression, a `mut` parameter that is not a scalar, a `push` of anything but
 /// a helper's result or onto a vector declared inside a loop or a helper, a loop over a
 /// vector's length that pushes to it, `.flatten()`, a copy read again later in a
-/// helper's halves (`name_grad`'s own sweeps follow it), bodies of more than 128
-/// operations as
-/// written, where sweeps would double the compile time) are a compile error that points
+/// helper's halves (`name_grad`'s own sweeps follow it), bodies of more than 512
+/// operations as written, whose sweeps would take rustc tens of seconds) are a compile
+/// error that points
 /// at the first thing the sweeps do not follow: a slow path is never silent. Rewrite that
 /// part, move it into a helper, or write `#[differentiable(tape)]` to run `name_grad` on
 /// the checked path alone knowingly (and the function then has no compiled halves for

@@ -700,6 +700,10 @@ macro_rules! backend {
             fn halves(&self) -> Option<&dyn Run> {
                 None
             }
+            /// Whether [`halves`](Self::halves) can be `Some`: a constant, so that rustc
+            /// compiles a body's halves to machine code only for the backend that runs them,
+            /// where another function's compiled sweep calls the body.
+            const HALVES: bool = false;
             /// A compiled half's `f64` result as this backend's values (constants).
             #[inline]
             fn half_output<T: crate::halves::HalfOutput>(
@@ -943,6 +947,7 @@ macro_rules! backend {
             fn value(&self, value: &f64) -> f64 {
                 *value
             }
+            const HALVES: bool = true;
             #[inline(always)]
             fn halves(&self) -> Option<&dyn Run> {
                 Some(self)
@@ -1186,6 +1191,7 @@ macro_rules! backend {
 
         impl<B: Backend> Backend for Outlined<'_, B> {
             type Value = B::Value;
+            const HALVES: bool = B::HALVES;
             #[inline]
             fn enter(&self) -> usize {
                 self.0.enter()
@@ -1198,6 +1204,7 @@ macro_rules! backend {
             fn halves(&self) -> Option<&dyn Run> {
                 self.0.halves()
             }
+
             #[inline]
             fn dual_halves<R>(&self, run: impl FnOnce(&dyn Run) -> R) -> Option<R> {
                 self.0.dual_halves(run)

@@ -54,6 +54,16 @@ pub fn central(f: impl Fn(f64) -> f64, x: f64) -> f64 {
     (f(x + h) - f(x - h)) / (2.0 * h)
 }
 
+/// Asserts that `derivative` is `f`'s at `at` to central differences' own error.
+#[track_caller]
+pub fn near(derivative: f64, f: impl Fn(f64) -> f64, at: f64, what: &str) {
+    let numeric = central(f, at);
+    assert!(
+        (derivative - numeric).abs() <= 1e-6 * (1.0 + numeric.abs()),
+        "{what}: {derivative} against central differences' {numeric}"
+    );
+}
+
 /// Central differences of `f` along every coordinate of `at`, with the step `h`.
 pub fn central_partials(f: impl Fn(&[f64]) -> f64, at: &[f64], h: f64) -> Vec<f64> {
     central_jacobian(|x| vec![f(x)], at, h)

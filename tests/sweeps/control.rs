@@ -12,7 +12,7 @@
 use scalar_autodiff::differentiable;
 
 use crate::cases::{graph_of, outcome, traces, Outcome};
-use crate::support::{central, XorShift};
+use crate::support::{near, XorShift};
 
 /// Powers by a counter.
 #[differentiable]
@@ -274,6 +274,22 @@ fn deep_return(x: f64, y: f64, n: usize) -> f64 {
     acc + x
 }
 
+/// Data computed from detached values after an early `return`: the statements after it
+/// run in a block of their own, whose reverse must not read the forward's values.
+#[differentiable]
+fn detached_after_return(x: f64, w: [f64; 2]) -> f64 {
+    let mut acc = x * 2.0;
+    let mut t = x.sin();
+    if (acc * 0.5).cos() > 0.9 {
+        return acc;
+    }
+    let copy = t;
+    t *= w[0];
+    let step = (copy + acc).detach().round();
+    acc = acc * step + t * w[1];
+    acc
+}
+
 /// `continue` inside a nested `if`, and at the end of an `else if`.
 #[differentiable]
 fn deep_continue(x: f64, xs: &[f64]) -> f64 {
@@ -348,15 +364,6 @@ fn scalar(result: Result<(f64, [f64; 1]), scalar_autodiff::ScalarAutodiffError>)
 
 fn array(result: Result<(f64, [f64; 3]), scalar_autodiff::ScalarAutodiffError>) -> Outcome {
     outcome(result.map(|(v, g)| (v, g.to_vec())))
-}
-
-/// `f`'s derivative at `at` against central differences, where `f` is smooth there.
-fn near(derivative: f64, f: impl Fn(f64) -> f64, at: f64, what: &str) {
-    let numeric = central(f, at);
-    assert!(
-        (derivative - numeric).abs() <= 1e-5 * (1.0 + numeric.abs()),
-        "{what}: {derivative} against {numeric}"
-    );
 }
 
 #[test]
@@ -534,6 +541,38 @@ fn mut_parameters_run_compiled_and_agree() {
             near(dy, |t| staged(x, t, n), y, "d/dy");
         }
     }
+}
+
+#[test]
+fn data_from_detached_values_after_a_return_runs_compiled_and_agrees() {
+    let mut rng = XorShift::new(0x0de7_ac4e_d000_0001);
+    let mut next = move || rng.unit() * 4.0 - 2.0;
+    let mut returned = 0;
+    for case in 0..60 {
+        let (x, w) = (next(), [next(), next()]);
+        returned += usize::from((x * 2.0 * 0.5).cos() > 0.9);
+        let fast = outcome(detached_after_return_grad(x, w).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&[x, w[0], w[1]], |t| {
+            detached_after_return_graph(&t[0], &[t[1].clone(), t[2].clone()])
+        });
+        assert_eq!(fast, checked, "case {case}");
+        let warm = traces(|| drop(detached_after_return_grad(x, w)));
+        assert_eq!(warm, 0, "case {case}");
+        let (value, gradient) = detached_after_return_grad(x, w).expect("finite");
+        assert_eq!(value.to_bits(), detached_after_return(x, w).to_bits());
+        // (Away from the jumps of `round`.)
+        let step = (x.sin() + x * 2.0).round();
+        if ((x.sin() + x * 2.0) - step).abs() < 0.49 {
+            near(gradient[0], |t| detached_after_return(t, w), x, "d/dx");
+        }
+        near(
+            gradient[1],
+            |t| detached_after_return(x, [t, w[1]]),
+            w[0],
+            "d/dw0",
+        );
+    }
+    assert!(returned > 2 && returned < 58, "{returned}");
 }
 
 #[test]

@@ -11,7 +11,7 @@
 use scalar_autodiff::differentiable;
 
 use crate::cases::{graph_of, outcome, traces};
-use crate::support::{central, XorShift};
+use crate::support::{near, XorShift};
 
 /// A recurrence that keeps the previous state.
 #[differentiable]
@@ -131,14 +131,6 @@ fn recurrent_inline(w: [f64; 2], xs: &[f64]) -> f64 {
         h[1] = (w[1] * prev[1] - x).tanh() + prev[0] * h[0];
     }
     h[0] + h[1]
-}
-
-fn near(derivative: f64, f: impl Fn(f64) -> f64, at: f64, what: &str) {
-    let numeric = central(f, at);
-    assert!(
-        (derivative - numeric).abs() <= 1e-6 * (1.0 + numeric.abs()),
-        "{what}: {derivative} against {numeric}"
-    );
 }
 
 #[test]

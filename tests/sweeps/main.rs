@@ -15,4 +15,5 @@ mod growable;
 mod guard;
 mod helpers;
 mod hvp;
+mod long;
 mod second_order;

@@ -100,10 +100,10 @@ impl<'a> Function<'a> {
         signature::receiver(self.sig).map(|receiver| quote!(#receiver,))
     }
 
-    /// Whether `name_grad` may run compiled sweeps: a scalar function whose body runs
-    /// inline (or in an `impl`), where the user did not choose the tape.
+    /// Whether `name_grad` may run compiled sweeps: a scalar function (where the user
+    /// did not choose the tape; see `on_tape`).
     pub(crate) fn sweeps_apply(&self) -> bool {
-        (self.call_path.is_none() || self.in_impl) && matches!(self.output, Output::Scalar)
+        matches!(self.output, Output::Scalar)
     }
 
     /// The differentiated parameters, as a list for the docs (`` `x`, `w` ``), and a note

@@ -87,7 +87,7 @@ pub(crate) fn function(function: &Function<'_>, rule: bool) -> Grad {
     // A body the sweeps do not cover is an error, unless the user chose the tape (a custom
     // rule's body is one operation, which its callers' sweeps inline).
     let reason = crate::sweep::take_reason();
-    let long = function.call_path.is_some() && !function.in_impl;
+    let long = crate::rewrite::operations(&function.graph_body) > crate::sweep::COMPILED_UP_TO;
     let uncovered =
         (compiled.is_none() && matches!(output, Output::Scalar) && !rule && !function.on_tape)
             .then(|| uncovered(ident, reason, long));
@@ -189,13 +189,14 @@ fn uncovered(ident: &Ident, reason: Option<(String, Span)>, long: bool) -> syn::
             ident,
             &headline,
             &format!(
-                "its body has more than {} operations as written: the sweeps of a body that \
-                 long would multiply its compile time, and the tape records every call \
-                 instead, many times slower than the sweeps",
+                "its body has more than {} operations as written: rustc would take tens of \
+                 seconds over the sweeps of a body that long, and the tape records every \
+                 call instead, slower than the sweeps",
                 crate::sweep::COMPILED_UP_TO
             ),
             &format!(
-                "split the body into helper functions (each compiles on its own), or write \
+                "write repeated steps as a loop (its body counts once), split the body into \
+                 helper functions (each compiles on its own), or write \
                  `#[differentiable(tape)]` on `{ident}` to record every call on the tape \
                  knowingly"
             ),

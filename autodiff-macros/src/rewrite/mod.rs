@@ -37,7 +37,6 @@ use syn::{BinOp, Block, Expr, ExprCall, ExprPath, Ident, Lit, UnOp};
 use crate::emit::plain;
 use crate::errors::Errors;
 use crate::parse::signature::{Kind, Param};
-use crate::sweep::COMPILED_UP_TO;
 use mentions::{Scan, Tracked};
 use value::Value;
 
@@ -112,8 +111,8 @@ pub(crate) fn graph_body(
                      without a message; please report this function",
                 ));
             }
-            if !flatten && pass_errors.is_empty() && operations(&body) > COMPILED_UP_TO {
-                // Too long for the sweeps, which read the nested form: once more, flat.
+            if !flatten && pass_errors.is_empty() && operations(&body) > FLAT_ABOVE {
+                // Long: once more, flat.
                 flatten = true;
                 continue;
             }
@@ -138,8 +137,7 @@ pub(crate) struct Rewriter<'a> {
     /// Locals found in this pass to be assigned a tracked value.
     promotions: HashSet<usize>,
     /// Whether an operation on other operations' results binds its operands to locals
-    /// first ([`Value::Steps`]): for bodies too long for the compiled sweeps, which read
-    /// the nested form.
+    /// first ([`Value::Steps`]): for long bodies (see `FLAT_ABOVE`).
     flatten: bool,
     /// Scans of expressions under the current scopes, by address (see [`Rewriter::scan`]);
     /// emptied whenever a name is declared or a scope opens or closes.
@@ -389,6 +387,10 @@ fn literal_error(expr: &Expr) -> Option<syn::Error> {
         _ => None,
     }
 }
+
+/// Bodies with more operations than this are rewritten flat (see [`Rewriter::node`]):
+/// one expression of thousands of operations nested as written took rustc 45 s.
+const FLAT_ABOVE: usize = 128;
 
 /// The generated body's backend parameter, invisible to the user's names.
 /// Bodies with more operations than this record through `Outlined`: inlining every

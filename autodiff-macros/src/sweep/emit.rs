@@ -29,13 +29,14 @@ mod halves;
 
 pub(crate) use halves::halves;
 
-/// Bodies with more operations than this (as written: a loop's body counts once) keep the
-/// checked path alone. Sweeps beside the trace roughly double what rustc does for a
-/// straight-line body in a debug build: a 250-operation body took 2.3 s instead of 1.1 s
-/// (`-Z time-passes`: type checking, borrow checking and LLVM each about twice), where
-/// the compile-time budget is 1.3x. Loops are compact, so every model in the benches is
-/// far below this.
-pub(crate) const COMPILED_UP_TO: usize = 128;
+/// Bodies with more operations than this (as written: a loop's body counts once) are a
+/// compile error unless written `tape`. The sweeps of a straight-line body are as long as
+/// it, and rustc's time on them grows faster than their length: 100 steps of
+/// `h = (w[i] * h + x[j]).tanh()` written out (300 operations) build in 3.3 s, 200 steps in
+/// 7.8 s and 400 in 19 s (debug, one function alone in a crate; 0.4 s to 1.4 s on the
+/// tape), where LLVM's passes over one function that long dominate. Loops are compact, so
+/// every model in the benches is far below this.
+pub(crate) const COMPILED_UP_TO: usize = 512;
 
 /// The statements `name_grad` runs first, which return `Ok((value, gradient))` from it if
 /// the sweeps finish, and whether they are straight-line code (no loops: small enough to
@@ -191,6 +192,13 @@ fn compiled(
     let (number_type, one) = (number.ty(), number.lift(quote!(1.0)));
     // What the sweeps return, if they finish (the value and gradient, unless `outside`).
     let mut returned = quote!(#output_value);
+    // Their closure's result type, written: inferred from the first of a thousand early
+    // `return`s, it cost rustc's type check time growing with their square.
+    let result_type = match sweeps {
+        Sweeps::Product(..) => quote!((f64, ::std::vec::Vec<f64>, ::std::vec::Vec<f64>)),
+        Sweeps::Gradient(Some(len)) => quote!((#number_type, [f64; #len])),
+        Sweeps::Gradient(None) => quote!(#number_type),
+    };
     let (start, gathered) = match sweeps {
         Sweeps::Product(tangents, count) => {
             let gather = tracked.iter().map(|(var, param)| {
@@ -320,12 +328,13 @@ fn compiled(
         #cells_end
         #gathered
     };
+    let result_type = quote!(::core::option::Option<#result_type>);
     let (run, straight) = match emit.loops {
         true => (
-            quote!(#private::sweep(|#stack: &mut #private::Stack| { #body })),
+            quote!(#private::sweep(|#stack: &mut #private::Stack| -> #result_type { #body })),
             false,
         ),
-        false => (quote!((|| { #body })()), true),
+        false => (quote!((|| -> #result_type { #body })()), true),
     };
     if let Sweeps::Product(..) = sweeps {
         return Some((run, straight));
@@ -1462,8 +1471,15 @@ impl<'a> Emit<'a> {
                 return #none;
             }
         });
+        // One `let` outside per operation, its operands' inside a block: every `let` opens
+        // a scope that rustc's debug info nests in the last, and LLVM walks them
+        // recursively (a function of some 4,000 `let`s overflows its stack).
+        let scoped = |out: TokenStream, names: Vec<Ident>| {
+            let types = names.iter().map(|_| number.clone());
+            quote!(let (#(#names,)*): (#(#types,)*) = { #out (#(#names,)*) };)
+        };
         if !op.live {
-            return Some(out);
+            return Some(scoped(out, vec![result]));
         }
         let tracked = self.tracked(op);
         if in_loop {
@@ -1492,9 +1508,15 @@ impl<'a> Emit<'a> {
             });
             out.extend(quote!(#keep = ([#(#operands),*], #result, #exponent);));
         } else {
+            // The reverse sweep reads the operands where they were kept.
             self.direct.insert(op.id);
+            let mut names: Vec<Ident> = (0..op.operands.len())
+                .map(|slot| operand_ident(op.id, slot))
+                .collect();
+            names.push(result);
+            return Some(scoped(out, names));
         }
-        Some(out)
+        Some(scoped(out, vec![result]))
     }
 
     fn tracked(&self, op: &Op) -> Vec<bool> {
@@ -2151,7 +2173,7 @@ impl<'a> Emit<'a> {
         let result = Ident::new("__result", Span::mixed_site());
         let slopes = Ident::new("__slopes", Span::mixed_site());
         let upstream = upstream_ident(op.id);
-        let mut out = if in_loop {
+        let slopes_of = if in_loop {
             let kept = self.kept(op);
             // What the reverse sweep recomputes, where the slopes read it (a constant).
             let mut known = Vec::new();
@@ -2220,11 +2242,12 @@ impl<'a> Emit<'a> {
                 let #slopes = #private::slopes(#code, [#(#tracked),*], #operands, #result, #exponent);
             }
         };
-        // Destructured, not indexed: no bounds check per slope in a debug build.
+        // Destructured, not indexed: no bounds check per slope in a debug build. (One `let`
+        // outside: see `forward_op`.)
         let named: Vec<Ident> = (0..3)
             .map(|slot| Ident::new(&format!("__slope_{slot}"), Span::mixed_site()))
             .collect();
-        out.extend(quote!(let [#(#named),*] = #slopes;));
+        let mut out = quote!(let [#(#named),*] = { #slopes_of #slopes };);
         for (slot, operand) in op.operands.iter().enumerate() {
             let contribution = self.number.product(&upstream, &named[slot]);
             match operand {

@@ -26,7 +26,18 @@ pub(crate) fn lower(
     dual: bool,
 ) -> Option<Program> {
     let block: Block = syn::parse2(graph_body.clone()).ok()?;
-    let names = Names::of(&block, params, half);
+    // Early `return`s nest the statements after them in blocks (see `returning`), whose
+    // `let`s the reverse sweep sees only where it replays them, as the halves' do.
+    let nests = !array_output
+        && block.stmts.iter().any(|stmt| match stmt {
+            SynStmt::Expr(Expr::Block(labelled), None) if labelled.label.is_some() => labelled
+                .block
+                .stmts
+                .iter()
+                .any(|stmt| returned(stmt).is_some() || returns_early(stmt).is_some()),
+            _ => false,
+        });
+    let names = Names::of(&block, params, half || nests);
     let mut lower = Lower {
         vars: Vec::new(),
         scopes: vec![Vec::new()],
@@ -98,7 +109,9 @@ pub(crate) fn lower(
     let mut body = None;
     for stmt in &block.stmts {
         match stmt {
-            SynStmt::Local(_) if is_prologue(stmt) => {}
+            SynStmt::Local(_) if is_prologue(stmt) || is_outlined(stmt) => {}
+            // (`use Backend as _;` of a long body's outlined recording.)
+            SynStmt::Item(syn::Item::Use(_)) => {}
             SynStmt::Expr(Expr::Block(labelled), None) if labelled.label.is_some() => {
                 body = Some(&labelled.block);
             }
@@ -366,6 +379,15 @@ fn is_prologue(stmt: &SynStmt) -> bool {
         }
         expr => is_prologue_reference(expr) || is_lend(expr),
     }
+}
+
+/// `let __backend = &Outlined(__backend);`: a long body records out of line (see
+/// `rewrite`), which the sweeps do not see.
+fn is_outlined(stmt: &SynStmt) -> bool {
+    matches!(stmt, SynStmt::Local(local) if local.init.as_ref().is_some_and(|init| {
+        matches!(&*init.expr, Expr::Reference(reference)
+            if matches!(&*reference.expr, Expr::Call(call) if path_ends(&call.func, "Outlined")))
+    }))
 }
 
 /// `lend(..)?`, a prologue's first statement for each parameter.
@@ -758,6 +780,11 @@ impl Lower {
     }
 
     fn local(&mut self, local: &syn::Local) -> Option<Vec<Stmt>> {
+        // `let __part_3 = &x[0];`: a part of a long expression bound first (see
+        // `Rewriter::node`), a tracked value read once, as its place or a new local.
+        if let Some(part) = part_local(local) {
+            return self.local(&part);
+        }
         let init = local.init.as_ref();
         if init.is_some_and(|init| init.diverge.is_some()) {
             return None;
@@ -1429,6 +1456,17 @@ impl Lower {
     /// The function's result: `Ok(copy)`, an operation's call without its `?`, or a
     /// constant.
     fn result(&mut self, tail: &Expr) -> Option<Value> {
+        // `{ let __part_0 = ..; ..; Ok(..) }`: a long expression's parts bound first (see
+        // `Rewriter::node`), then its result.
+        if let Expr::Block(block) = tail {
+            let (last, rest) = block.block.stmts.split_last()?;
+            let (None, SynStmt::Expr(tail, None)) = (&block.label, last) else {
+                return None;
+            };
+            let mut stmts = self.stmts(rest)?;
+            self.pending.append(&mut stmts);
+            return self.result(tail);
+        }
         let ok =
             matches!(tail, Expr::Call(call) if path_ends(&call.func, "Ok") && call.args.len() == 1);
         if self.array_output && ok {
@@ -2515,6 +2553,29 @@ fn path_ends(expr: &Expr, last: &str) -> bool {
 
 /// Whether a `let` or assignment's right side is a graph value in the rewrite's forms: it
 /// uses the backend other than to read a primal value (`__backend.value(..)` is data).
+/// `let __part_3 = &value;` of a long body's flattened expression, as `let __part_3 =
+/// value;` (a `Clone::clone` of a place, so that it is read as tracked, a parameter's
+/// element too).
+fn part_local(local: &syn::Local) -> Option<syn::Local> {
+    let Pat::Ident(ident) = &local.pat else {
+        return None;
+    };
+    if !ident.ident.to_string().starts_with("__part_") {
+        return None;
+    }
+    let Expr::Reference(reference) = &*local.init.as_ref()?.expr else {
+        return None;
+    };
+    let value = &reference.expr;
+    let mut part = local.clone();
+    part.init.as_mut()?.expr = if is_tracked_form(value) {
+        value.clone()
+    } else {
+        Box::new(syn::parse_quote!(::core::clone::Clone::clone(#value)))
+    };
+    Some(part)
+}
+
 fn is_tracked_form(expr: &Expr) -> bool {
     struct Uses(bool);
     impl<'ast> syn::visit::Visit<'ast> for Uses {

@@ -56,10 +56,10 @@ pub(crate) fn halves(
 }
 
 /// The hidden body's answer to a compiled sweep on `number`s: its halves, and the code
-/// that runs one of them on the caller's stack. On `f64`s it is an `if` on
-/// `Backend::halves`; on duals a closure passed to `Backend::dual_halves`, which only the
-/// `DualHalves` backend calls, so that its code is compiled to machine code only where
-/// a `name_hvp` calls this body.
+/// that runs one of them on the caller's stack. Its code is compiled to machine code only
+/// where another function's sweeps call this body: on `f64`s it is an `if` on
+/// `Backend::HALVES`, a constant that only the `Halves` backend sets; on duals a closure
+/// passed to `Backend::dual_halves`, which only the `DualHalves` backend calls.
 fn halves_block(
     halves: Halves,
     params: &[Param],
@@ -396,23 +396,26 @@ fn halves_block(
             }
         }
     });
+    let result = Ident::new("__result", Span::mixed_site());
     let run = match dual {
+        // (A branch on a constant of the backend, which rustc does not compile for the
+        // backends whose constant is false: the halves become machine code only where
+        // another function's sweeps call them.)
         false => quote! {
-            if let ::core::option::Option::Some(#halves) = #private::Backend::halves(#backend) {
-                #run
-            }
-        },
-        true => {
-            let result = Ident::new("__result", Span::mixed_site());
-            quote! {
-                if let ::core::option::Option::Some(#result) = #private::Backend::dual_halves(
-                    #backend,
-                    |#halves: &dyn #private::Run| { #run },
-                ) {
-                    return #result;
+            if <#kind as #private::Backend>::HALVES {
+                if let ::core::option::Option::Some(#halves) = #private::Backend::halves(#backend) {
+                    #run
                 }
             }
-        }
+        },
+        true => quote! {
+            if let ::core::option::Option::Some(#result) = #private::Backend::dual_halves(
+                #backend,
+                |#halves: &dyn #private::Run| { #run },
+            ) {
+                return #result;
+            }
+        },
     };
     quote!(#run #shared)
 }
