@@ -239,7 +239,8 @@ pub mod parallel;
 /// (`dot(&p.w, xs)`, `energy(&keys)` for `#[param] rows: &[[f64; 2]]`) or array literals as
 /// arguments (`g([x, w[1], a * b, 1.0])`: a tracked value as it is starts its element's
 /// adjoint at the value's and takes it back after the call; `dot([1.0, 2.0, 3.0], v)`:
-/// data for a differentiated parameter, whose adjoints are spares), helpers returning an array
+/// data for a differentiated parameter, whose adjoints are spares, as for `f(SCALE, x)`
+/// of a constant or `f(if k > 2 { 0.5 } else { 1.0 }, x)`), helpers returning an array
 /// literal (`[a * b, s.sqrt()]`, scalar locals as they are too), loops through
 /// `iter_mut()` (`for v in out.iter_mut() { *v *= w; }`, read as a loop over indices) and
 /// loops over data alone. A helper call stays compiled: the caller's sweeps call the

@@ -88,12 +88,20 @@ fn mul3(a: f64, b: f64, c: f64) -> f64 {
 }
 
 /// Data lent for differentiated parameters: an array literal of data (`dot([1.0, 2.0,
-/// k as f64, 0.5], v)`), and a constant beside one value lent twice (`mul3(x, x, 2.0)`,
-/// whose spare adjoints go at the end of the shared buffer).
+/// k as f64, 0.5], v)`), a constant beside one value lent twice (`mul3(x, x, 2.0)`,
+/// whose spare adjoints go at the end of the shared buffer), named constants, a static
+/// and a data `if`.
 #[differentiable]
 fn with_data(v: [f64; 4], x: f64, k: usize) -> f64 {
-    dot([1.0, 2.0, k as f64, 0.5], v) + dot([0.25; 4], v) + mul3(x, x, 2.0)
+    let lent = dot([1.0, 2.0, k as f64, 0.5], v) + dot([0.25; 4], v) + mul3(x, x, 2.0);
+    // Constants, a static and a data `if` lent for differentiated parameters.
+    lent + mul(SCALE, x)
+        + mul(v[1], RATE) * mul(f64::EPSILON, x)
+        + mul(if k > 2 { 0.75 } else { SCALE }, v[0])
 }
+
+const SCALE: f64 = 0.75;
+static RATE: f64 = 0.5;
 
 fn inputs(next: &mut impl FnMut() -> f64) -> ([f64; 4], f64) {
     ([next(), next(), next(), next()], next())

@@ -290,6 +290,75 @@ fn detached_after_return(x: f64, w: [f64; 2]) -> f64 {
     acc
 }
 
+/// Loops left by `break` or by `return`, each of `loop`, `for` and `while`: the value
+/// after the loop is the returned one only where a `return` left it.
+#[differentiable]
+fn break_or_return(x: f64, n: usize) -> f64 {
+    let mut acc = x * 2.0;
+    let mut k = 0;
+    loop {
+        k += 1;
+        if k > n {
+            break;
+        }
+        if acc < -3.0 {
+            return acc * 3.0;
+        }
+        acc -= acc.sin() * 0.5;
+    }
+    for j in 0..6 {
+        if j > n {
+            break;
+        }
+        if acc > 3.0 {
+            return acc.ln();
+        }
+        acc += x.cos() * 0.25;
+    }
+    let mut m = 0;
+    while m < 4 {
+        m += 1;
+        if acc * x > 2.5 {
+            return acc - x;
+        }
+        if m > n {
+            break;
+        }
+        acc = acc * 0.75 + 0.5;
+    }
+    acc + 1.0
+}
+
+/// A `loop` left by `break` as the last statement of an `if`'s block, one that may also
+/// `return` from inside it.
+#[differentiable]
+fn loop_in_branch(x: f64, n: usize) -> f64 {
+    let mut acc = x * 2.0;
+    if acc < 0.5 {
+        let mut k = 0;
+        loop {
+            k += 1;
+            if k > n {
+                break;
+            }
+            if acc < -3.0 {
+                return acc * 3.0;
+            }
+            acc -= acc.sin() * 0.5;
+        }
+    } else {
+        let mut k = 0;
+        loop {
+            k += 1;
+            if k > n {
+                break;
+            }
+            acc = acc * 0.5 + x.cos();
+        }
+    }
+    acc
+}
+
 /// `continue` inside a nested `if`, and at the end of an `else if`.
 #[differentiable]
 fn deep_continue(x: f64, xs: &[f64]) -> f64 {
@@ -573,6 +642,38 @@ fn data_from_detached_values_after_a_return_runs_compiled_and_agrees() {
         );
     }
     assert!(returned > 2 && returned < 58, "{returned}");
+}
+
+#[test]
+fn loops_ending_a_branch_run_compiled_and_agree() {
+    let mut rng = XorShift::new(0x100b_e4d5_0000_0001);
+    let mut next = move || rng.unit() * 6.0 - 3.0;
+    for case in 0..60 {
+        let (x, n) = (next(), case % 5);
+        let fast = outcome(loop_in_branch_grad(x, n).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&[x], |t| loop_in_branch_graph(&t[0], n));
+        assert_eq!(fast, checked, "case {case}");
+        assert_eq!(traces(|| drop(loop_in_branch_grad(x, n))), 0, "case {case}");
+        let (value, [dx]) = loop_in_branch_grad(x, n).expect("finite");
+        assert_eq!(value.to_bits(), loop_in_branch(x, n).to_bits());
+        near(dx, |t| loop_in_branch(t, n), x, "d/dx");
+
+        let fast = outcome(break_or_return_grad(x, n).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&[x], |t| break_or_return_graph(&t[0], n));
+        assert_eq!(fast, checked, "case {case}");
+        assert_eq!(
+            traces(|| drop(break_or_return_grad(x, n))),
+            0,
+            "case {case}"
+        );
+        let (value, [dx]) = break_or_return_grad(x, n).expect("finite");
+        assert_eq!(
+            value.to_bits(),
+            break_or_return(x, n).to_bits(),
+            "case {case}"
+        );
+        near(dx, |t| break_or_return(t, n), x, "d/dx");
+    }
 }
 
 #[test]

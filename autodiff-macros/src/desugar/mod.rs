@@ -635,15 +635,18 @@ fn breaks_as_flags(block: &mut Block, count: &mut usize, scalar_output: bool) {
             result: scalar_output
                 .then(|| Ident::new(&format!("__autodiff_ret_{count}"), Span::call_site())),
             returned: false,
+            broke: false,
             kind: Exit::Loop,
         };
         let mut body = body;
         let cond_is_let = matches!(&expr, Expr::While(lp) if matches!(&*lp.cond, Expr::Let(_)));
         let rewritten =
             plain && !cond_is_let && stop.rewrite(&mut body) && !leaves(&body, label.as_ref());
-        // A `loop` that is the block's value (of type `!`) ends only by a `return`:
-        // the value after it is the returned one.
+        // A `loop` that is the block's value ends by a `break` (its value is `()`, as the
+        // `while`'s) or only by a `return` (of type `!`: the value after it is the
+        // returned one).
         let tail = at == last && semi.is_none() && matches!(expr, Expr::Loop(_));
+        let tail = tail && !stop.broke;
         if !rewritten || (tail && !stop.returned) {
             block.stmts.push(Stmt::Expr(expr, semi));
             continue;
@@ -652,7 +655,9 @@ fn breaks_as_flags(block: &mut Block, count: &mut usize, scalar_output: bool) {
         let flag = &stop.flag;
         block.stmts.push(parse_quote!(let mut #flag = true;));
         if let (true, Some(result)) = (stop.returned, &stop.result) {
+            let left = left_flag(result);
             block.stmts.push(parse_quote!(let mut #result = 0.0;));
+            block.stmts.push(parse_quote!(let mut #left = false;));
         }
         let looped: Expr = match expr {
             Expr::Loop(_) => parse_quote!(while #flag #body),
@@ -675,12 +680,18 @@ fn breaks_as_flags(block: &mut Block, count: &mut usize, scalar_output: bool) {
             (true, Some(result)) if tail => {
                 block.stmts.push(Stmt::Expr(parse_quote!(#result), None))
             }
-            (true, Some(result)) => block
-                .stmts
-                .push(parse_quote!(if !#flag { return #result; })),
+            (true, Some(result)) => {
+                let left = left_flag(result);
+                block.stmts.push(parse_quote!(if #left { return #result; }));
+            }
             _ => {}
         }
     }
+}
+
+/// The flag that says a loop was left by a `return` whose value is in `result`.
+fn left_flag(result: &Ident) -> Ident {
+    Ident::new(&format!("{result}_left"), result.span())
 }
 
 /// Whether `body` still leaves its loop other than at its end: a `return` (outside
@@ -766,6 +777,8 @@ struct Stop<'a> {
     result: Option<Ident>,
     /// Whether a `return` was rewritten.
     returned: bool,
+    /// Whether a `break` was rewritten (then the loop's value is `()`).
+    broke: bool,
     /// Which jumps are this stop's exits.
     kind: Exit,
 }
@@ -933,12 +946,14 @@ impl Stop<'_> {
             flag: self.flag.clone(),
             result: self.result.clone(),
             returned: false,
+            broke: false,
             kind: self.kind,
         };
         if !inner.rewrite(&mut body) || leaves(&body, self.label) {
             return None;
         }
         self.returned |= inner.returned;
+        self.broke |= inner.broke;
         let flag = &self.flag;
         Some(match expr.clone() {
             Expr::ForLoop(mut lp) => {
@@ -959,10 +974,16 @@ impl Stop<'_> {
     fn stop(&mut self, exit: Expr) -> Vec<Stmt> {
         let flag = &self.flag;
         let mut out = Vec::new();
+        self.broke |= matches!(exit, Expr::Break(_));
         if let (Expr::Return(ret), Some(result)) = (&exit, &self.result) {
             if let Some(value) = &ret.expr {
                 self.returned = true;
                 out.push(parse_quote!(#result = #value;));
+                // (A loop's flag also falls at a `break`: this says it was a `return`.)
+                if self.kind == Exit::Loop {
+                    let left = left_flag(result);
+                    out.push(parse_quote!(#left = true;));
+                }
             }
         }
         out.push(parse_quote!(#flag = false;));
@@ -983,6 +1004,7 @@ impl Stop<'_> {
                     flag: self.flag.clone(),
                     result: self.result.clone(),
                     returned: false,
+                    broke: false,
                     kind: self.kind,
                 };
                 probe.nested_exit(stmt).is_some()
@@ -1055,6 +1077,7 @@ fn continues_as_flags(body: &mut Block, label: Option<&Label>, count: &mut usize
         flag: Ident::new(&format!("__autodiff_next_{count}"), Span::call_site()),
         result: None,
         returned: false,
+        broke: false,
         kind: Exit::Next,
     };
     let mut rewritten = body.clone();
@@ -1110,6 +1133,7 @@ fn returns_as_flags(block: &mut Block, count: &mut usize) {
             Span::call_site(),
         )),
         returned: false,
+        broke: false,
         kind: Exit::Function,
     };
     if !stop.rewrite(&mut body) || returns(|v| v.visit_block(&body)) {
@@ -1341,9 +1365,11 @@ mod tests {
             quote!({
                 let mut __autodiff_go_0 = true;
                 let mut __autodiff_ret_0 = 0.0;
+                let mut __autodiff_ret_0_left = false;
                 for v in xs.iter() {
                     if t > 3.0 {
                         __autodiff_ret_0 = t * v;
+                        __autodiff_ret_0_left = true;
                         __autodiff_go_0 = false;
                     } else {
                         t += v;
@@ -1352,7 +1378,7 @@ mod tests {
                         break;
                     }
                 }
-                if !__autodiff_go_0 {
+                if __autodiff_ret_0_left {
                     return __autodiff_ret_0;
                 }
                 t

@@ -1982,10 +1982,27 @@ impl Lower {
             // `dot([1.0, 2.0, 3.0], v)`: an array literal of such, built again going back.
             Expr::Array(array) => array.elems.iter().all(|elem| self.copied(elem)),
             Expr::Repeat(repeat) => self.copied(&repeat.expr),
-            Expr::Path(path) => path
-                .path
-                .get_ident()
-                .is_some_and(|name| self.copies.contains(&name.to_string())),
+            // A name known to be `Copy`, or one the body does not bind: a constant (each use
+            // its own value) or a static (which plain Rust passes by value only if `Copy`).
+            Expr::Path(path) => match path.path.get_ident() {
+                Some(name) => {
+                    let name = name.to_string();
+                    self.copies.contains(&name) || !self.names.binds(&name)
+                }
+                // `f64::EPSILON`, `consts::PI`: never a local.
+                None => path.qself.is_none(),
+            },
+            // `if c { 0.75 } else { -2.0 }` of such values.
+            Expr::If(branch) => {
+                let value = |block: &Block| matches!(block.stmts.as_slice(), [SynStmt::Expr(value, None)] if self.copied(value));
+                value(&branch.then_branch)
+                    && branch.else_branch.as_ref().is_some_and(
+                        |(_, otherwise)| match &**otherwise {
+                            Expr::Block(block) => value(&block.block),
+                            otherwise => self.copied(otherwise),
+                        },
+                    )
+            }
             _ => false,
         }
     }

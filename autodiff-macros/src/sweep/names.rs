@@ -95,6 +95,12 @@ impl Names {
         names
     }
 
+    /// Whether the body or the signature binds `name` (else it names a constant, a
+    /// static or a unit value, which each use evaluates afresh).
+    pub(crate) fn binds(&self, name: &str) -> bool {
+        self.sites.contains_key(name)
+    }
+
     /// Whether the `let` binding `name` is one the reverse half replays.
     pub(crate) fn replayable(&self, name: &syn::Ident) -> bool {
         self.steady_name(&name.to_string())
@@ -151,6 +157,18 @@ impl Names {
             Expr::Tuple(tuple) => tuple.elems.iter().all(steady),
             Expr::Array(array) => array.elems.iter().all(steady),
             Expr::Repeat(repeat) => steady(&repeat.expr) && steady(&repeat.len),
+            // `if c { 0.75 } else { -2.0 }`: each branch a value alone.
+            Expr::If(branch) => {
+                let value = |block: &Block| matches!(block.stmts.as_slice(), [syn::Stmt::Expr(value, None)] if steady(value));
+                steady(&branch.cond)
+                    && value(&branch.then_branch)
+                    && branch.else_branch.as_ref().is_some_and(
+                        |(_, otherwise)| match &**otherwise {
+                            Expr::Block(block) => block.label.is_none() && value(&block.block),
+                            otherwise => steady(otherwise),
+                        },
+                    )
+            }
             Expr::MethodCall(call) => {
                 PURE.contains(&call.method.to_string().as_str())
                     && call.turbofish.is_none()
