@@ -10,31 +10,13 @@
 
 use scalar_autodiff::{differentiable, Scalar, ScalarAutodiffError};
 
-/// Five kinds of term (products, a power, a negated sine, an exponential, a `mul_add`),
-/// appended once for every `_`, then the whole sum as one expression:
-/// `0.5 + 1.5 * x[0] * x[3] - (x[1] - 0.5).powi(2) + ...`.
-macro_rules! long_sum {
-    ($x:ident; [] ($($sum:tt)*)) => {
-        /// 100 times five terms, as one expression.
-        // (Longer than the sweeps compile: on the tape, as chosen.)
-        #[differentiable(tape)]
-        fn long_sum($x: [f64; 8]) -> f64 {
-            $($sum)*
-        }
-    };
-    ($x:ident; [$_repeat:tt $($rest:tt)*] ($($sum:tt)*)) => {
-        long_sum!($x; [$($rest)*] (
-            $($sum)*
-                + 1.5 * $x[0] * $x[3]
-                - ($x[1] - 0.5).powi(2)
-                + -($x[2] * $x[5]).sin()
-                + $x[4].exp() / 3.0
-                + $x[6].mul_add($x[7], 0.25)
-        ));
-    };
-}
+use crate::support::long_sum;
 
-long_sum!(x; [
+long_sum!(
+    /// 100 times five terms, as one expression.
+    // (Longer than the sweeps compile: on the tape, as chosen.)
+    #[differentiable(tape)]
+    fn long_sum(x); [
     _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _
     _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _
 ] (0.5));

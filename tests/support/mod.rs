@@ -91,3 +91,30 @@ pub fn central_jacobian(f: impl Fn(&[f64]) -> Vec<f64>, at: &[f64], h: f64) -> V
         })
         .collect()
 }
+
+/// Writes `$(#[attr])* fn name(x: [f64; 8]) -> f64` whose body is one expression: `0.5`
+/// and five kinds of term (products, a power, a negated sine, an exponential, a
+/// `mul_add`) appended once for every token in the brackets, `0.5 + 1.5 * x[0] * x[3] -
+/// (x[1] - 0.5).powi(2) + ...`, as a code generator or a computer algebra system writes
+/// it (`tests/macros/long_sum.rs`, `tests/sweeps/long.rs`).
+#[allow(unused_macros)]
+macro_rules! long_sum {
+    ($(#[$attr:meta])* fn $name:ident($x:ident); [] ($($sum:tt)*)) => {
+        $(#[$attr])*
+        fn $name($x: [f64; 8]) -> f64 {
+            $($sum)*
+        }
+    };
+    ($(#[$attr:meta])* fn $name:ident($x:ident); [$_repeat:tt $($rest:tt)*] ($($sum:tt)*)) => {
+        long_sum!($(#[$attr])* fn $name($x); [$($rest)*] (
+            $($sum)*
+                + 1.5 * $x[0] * $x[3]
+                - ($x[1] - 0.5).powi(2)
+                + -($x[2] * $x[5]).sin()
+                + $x[4].exp() / 3.0
+                + $x[6].mul_add($x[7], 0.25)
+        ));
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use long_sum;

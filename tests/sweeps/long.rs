@@ -8,7 +8,7 @@ use scalar_autodiff::differentiable;
 
 use crate::cases::{graph_of, outcome, traces};
 use crate::hvp::check_columns;
-use crate::support::{near, XorShift};
+use crate::support::{long_sum, near, XorShift};
 
 /// `h = (w[i] * h + x[j]).tanh();` once for every pair of indices, as a user who unrolled
 /// a recurrence writes it.
@@ -41,29 +41,11 @@ steps!(
     0 2 1 0 2 1 3 2 0 0 1 1 2 2 3 0
 );
 
-/// Five kinds of term appended once for every `_`, then the whole sum as one expression
-/// (as `tests/macros/long_sum.rs` writes it, shorter).
-macro_rules! sum {
-    ($x:ident; [] ($($sum:tt)*)) => {
-        /// 30 times five terms, as one expression.
-        #[differentiable]
-        fn sum($x: [f64; 8]) -> f64 {
-            $($sum)*
-        }
-    };
-    ($x:ident; [$_repeat:tt $($rest:tt)*] ($($sum:tt)*)) => {
-        sum!($x; [$($rest)*] (
-            $($sum)*
-                + 1.5 * $x[0] * $x[3]
-                - ($x[1] - 0.5).powi(2)
-                + -($x[2] * $x[5]).sin()
-                + $x[4].exp() / 3.0
-                + $x[6].mul_add($x[7], 0.25)
-        ));
-    };
-}
-
-sum!(x; [_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _] (0.5));
+long_sum!(
+    /// 30 times five terms, as one expression (as `tests/macros/long_sum.rs` writes it).
+    #[differentiable]
+    fn sum(x); [_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _] (0.5)
+);
 
 /// Both, called by another body: their halves.
 #[differentiable]
