@@ -721,7 +721,7 @@ fn f020(x0: f64, xs: &[f64]) -> f64 {
     acc1 + acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f021(x0: f64, n: usize, xs: &[f64]) -> f64 {
     let mut acc1 = f64::max(x0, 4.0);
     acc1 /= (0.125 * 0.125 + 1.0);
@@ -1413,7 +1413,7 @@ fn f041(mut x0: f64, x1: f64, v: [f64; 2], n: usize) -> f64 {
     acc1 - x1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f042(x0: f64, w: [f64; 3]) -> f64 {
     let mut acc1 = w.iter().fold(-0.5, |acc3, q2| acc3 * 0.1 + q2);
     for i4 in 0..=0 {
@@ -2226,7 +2226,7 @@ fn f071(x0: f64, x1: f64, w: [f64; 3], #[param] ps: &[f64], n: usize) -> f64 {
     y14 * y14 + y14
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f072(mut x1: f64, x0: f64, w: [f64; 3]) -> f64 {
     let mut acc1 = ({ let b2 = x0; b2 * x0 + b2 });
     acc1 = (0.3 * f64::atan2(x1, 0.0));
@@ -2772,7 +2772,7 @@ fn f088(x0: f64, x1: f64, v: [f64; 3], #[param] p: &Layer, xs: &[f64]) -> f64 {
     acc1 + x1 + acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f089(x0: f64, #[constant] c: f64, xs: &[f64], x1: f64, mut x2: f64) -> f64 {
     let mut acc1 = x2;
     let t2 = ((-(x2)) / (1e-3 * 1e-3 + 0.5));
@@ -2789,7 +2789,7 @@ fn f089(x0: f64, #[constant] c: f64, xs: &[f64], x1: f64, mut x2: f64) -> f64 {
     acc1 + x1 * x0 - (f64::exp((x2 * 0.1)).tanh() * 0.9).atanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f090(x0: f64, x1: f64, w: [f64; 2], xs: &[f64]) -> f64 {
     let mut acc1 = w[1];
     let mut k2 = 0;
@@ -2842,7 +2842,7 @@ fn f090(x0: f64, x1: f64, w: [f64; 2], xs: &[f64]) -> f64 {
     }
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f091(x0: f64, w: [f64; 2], n: usize) -> f64 {
     let mut acc1 = x0;
     let y2 = x0;
@@ -3381,7 +3381,7 @@ fn f110(x0: f64, x1: f64, #[constant] c: f64) -> f64 {
     acc1 - t3 + acc1 + x0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f111(xs: &[f64], x1: f64, x0: f64, n: usize) -> f64 {
     let t1 = (x0 * 0.5).sinh();
     let t2 = (x1.cos() * 0.5).sinh();
@@ -4104,7 +4104,7 @@ fn f139(x0: f64, x1: f64) -> f64 {
     acc1 + f64::ln((a7.iter().product::<f64>() * a7.iter().product::<f64>() + 0.5))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f140(x0: f64, #[param] p: &Layer) -> f64 {
     let mut acc1 = (p.b * p.b + 2.0).log(2.0);
     let _dead2 = (f64::atanh((x0.tanh() * 0.9)) * 0.1).exp();
@@ -9623,7 +9623,7 @@ pub const PROGRAMS: &[Program] = &[
 pub const ALL_PROGRAMS: usize = 464;
 
 /// The functions of `PROGRAMS` written `#[differentiable(tape)]`.
-pub const ON_THE_TAPE: &[&str] = &["f002", "f008", "f009", "f010", "f013", "f014", "f018", "f020", "f021", "m023", "f024", "f025", "m026", "f031", "f032", "m033", "f039", "f041", "f042", "f043", "m047", "m048", "f050", "f052", "f053", "f054", "f055", "f056", "f057", "f060", "f062", "f063", "f066", "f067", "f068", "f069", "f070", "f071", "f072", "f073", "f076", "f081", "f083", "f084", "f086", "f087", "f088", "f089", "f090", "f091", "f093", "f098", "f099", "f101", "f102", "m103", "f104", "f105", "f106", "f107", "f110", "f111", "f112", "f113", "f114", "f115", "f116", "f117", "f119", "f120", "f123", "f125", "f126", "f128", "f131", "m132", "f135", "f136", "f140", "f142", "f143", "f144", "f145", "f146", "f147", "f148", "f150", "f153", "m156", "f157", "f159", "f162", "f163", "f165", "f166", "f167", "f169", "f170", "m173", "f177"];
+pub const ON_THE_TAPE: &[&str] = &["f002", "f008", "f009", "f010", "f013", "f014", "f018", "f020", "m023", "f024", "f025", "m026", "f031", "f032", "m033", "f039", "f041", "f043", "m047", "m048", "f050", "f052", "f053", "f054", "f055", "f056", "f057", "f060", "f062", "f063", "f066", "f067", "f068", "f069", "f070", "f071", "f073", "f076", "f081", "f083", "f084", "f086", "f087", "f088", "f093", "f098", "f099", "f101", "f102", "m103", "f104", "f105", "f106", "f107", "f110", "f112", "f113", "f114", "f115", "f116", "f117", "f119", "f120", "f123", "f125", "f126", "f128", "f131", "m132", "f135", "f136", "f142", "f143", "f144", "f145", "f146", "f147", "f148", "f150", "f153", "m156", "f157", "f159", "f162", "f163", "f165", "f166", "f167", "f169", "f170", "m173", "f177"];
 
 /// This file, for reports.
 pub const FILE: &str = "tests/random_programs/generated_language.rs";

@@ -254,6 +254,14 @@ fn staged(x: f64, mut y: f64, n: usize) -> f64 {
     x
 }
 
+/// `staged` as a helper, through its compiled halves: its `mut` parameter's reads before
+/// the first assignment add into the caller's adjoints, which already hold the later
+/// reads' (and, lent twice, the other argument's).
+#[differentiable]
+fn calls_staged(x: f64, y: f64, n: usize) -> f64 {
+    staged(x * 0.5, y, n) + staged(y, x, n) * y + staged(x, x, n + 1)
+}
+
 /// `return` two `if`s deep and from inside a block.
 #[differentiable]
 fn deep_return(x: f64, y: f64, n: usize) -> f64 {
@@ -608,6 +616,20 @@ fn mut_parameters_run_compiled_and_agree() {
             assert_eq!(value.to_bits(), staged(x, y, n).to_bits());
             near(dx, |t| staged(t, y, n), x, "d/dx");
             near(dy, |t| staged(x, t, n), y, "d/dy");
+        }
+        let fast = outcome(calls_staged_grad(x, y, n).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&[x, y], |t| calls_staged_graph(&t[0], &t[1], n));
+        assert_eq!(fast, checked, "calls_staged, case {case}");
+        if matches!(fast, Outcome::Bits(_)) {
+            assert_eq!(
+                traces(|| drop(calls_staged_grad(x, y, n))),
+                0,
+                "case {case}"
+            );
+            let (value, [dx, dy]) = calls_staged_grad(x, y, n).expect("finite");
+            assert_eq!(value.to_bits(), calls_staged(x, y, n).to_bits());
+            near(dx, |t| calls_staged(t, y, n), x, "calls_staged d/dx");
+            near(dy, |t| calls_staged(x, t, n), y, "calls_staged d/dy");
         }
     }
 }

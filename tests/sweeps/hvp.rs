@@ -308,16 +308,16 @@ fn dense<const I: usize, const O: usize>(w: [[f64; I]; O], b: [f64; O], x: [f64;
     y
 }
 
-/// A scalar helper whose loop runs a data-dependent number of times.
+/// A scalar helper whose loop runs a data-dependent number of times, on a `mut`
+/// parameter (its first iteration reads the parameter's own node).
 #[differentiable]
-fn damped(v: f64, limit: f64) -> f64 {
-    let mut s = v;
+fn damped(mut v: f64, limit: f64) -> f64 {
     let mut steps = 0;
-    while s.abs() > limit && steps < 8 {
-        s = s * 0.5 + s.sin() * 0.25;
+    while v.abs() > limit && steps < 8 {
+        v = v * 0.5 + v.sin() * 0.25;
         steps += 1;
     }
-    s * s
+    v * v
 }
 
 /// A helper that calls helpers.

@@ -83,8 +83,9 @@ pub(crate) fn lower(
             }
             // `mut y: f64`: the body's `y` is a local copy of the parameter (as the
             // prologue's `let mut y = y.clone();` is), assigned as any local is; the
-            // parameter's adjoint receives the copy's at its start.
-            Kind::Scalar if !half => {
+            // parameter's adjoint receives the copy's at its start (in the halves, a
+            // versioned copy: see `emit::versioned`).
+            Kind::Scalar => {
                 let var = lower.declare(&name, true, 0, quote!());
                 lower.witnesses.insert(var, quote!(f64));
                 let local = lower.declare(&name, false, 0, quote!(0.0f64));

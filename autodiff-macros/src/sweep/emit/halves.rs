@@ -456,10 +456,9 @@ fn compiled_halves(
         .params
         .iter()
         .all(|param| matches!(param, syn::GenericParam::Const(_)));
-    if params
-        .iter()
-        .any(|param| param.mutability.is_some() || param.ident.is_none())
-        || !only_consts
+    if params.iter().any(|param| {
+        (param.mutability.is_some() && !matches!(param.kind, Kind::Scalar)) || param.ident.is_none()
+    }) || !only_consts
         || generics.where_clause.is_some()
         || crate::rewrite::operations(graph_body) > COMPILED_UP_TO
     {
@@ -630,10 +629,13 @@ fn compiled_halves(
             }
         })
         .collect();
-    let renamed = tracked.iter().zip(&adjoints).map(|((var, _), argument)| {
-        let adjoint = &var.adjoint;
-        quote!(let #adjoint = #argument;)
-    });
+    // At once: an argument's name (`__adjoint_k`, the k-th parameter's) may be another
+    // variable's (`__adjoint_k` of variable k, where a `mut` parameter's copy shifts
+    // them).
+    let renamed = {
+        let vars = tracked.iter().map(|(var, _)| &var.adjoint);
+        quote!(let (#(#vars,)*) = (#(#adjoints,)*);)
+    };
     let result = Ident::new("__output", Span::mixed_site());
     let forward = quote! {
         #(#values)*
@@ -652,7 +654,7 @@ fn compiled_halves(
         let mut #upstream: #output_type = #private::Zero::zero();
         #take_upstream
         #(#take)*
-        #(#renamed)*
+        #renamed
         #prelude
         #output_reverse
         #reverse
