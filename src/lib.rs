@@ -232,17 +232,21 @@ pub mod parallel;
 /// run time, `vec![[0.0; D]; n]`), a KV cache grown by `push` at the body's top level
 /// (`keys.push(linear(p.wk, x))`, read by `keys[t][j]` and `keys.len()`; its adjoints grow
 /// with it going forward and give each row back going back), `.detach()`, and calls of
-/// other `#[differentiable]` functions and methods, const generic ones too
-/// (`self.helper(x)`, `Self::helper(self, x)`), returning `f64` or arrays (layers), with
+/// other `#[differentiable]` functions and methods, const generic ones too, their sizes
+/// inferred or turbofished (`linear::<16, 64>(w, x)`) (`self.helper(x)`,
+/// `Self::helper(self, x)`, helpers with `mut` scalar parameters), returning `f64` or
+/// arrays (layers, another helper's result changed in place and returned), with
 /// tracked values, arrays, rows and fields of parameter structs, whole parameter structs,
 /// arrays, rows and `Vec`s (fields, or computed by the body) lent to a slice parameter
 /// (`dot(&p.w, xs)`, `energy(&keys)` for `#[param] rows: &[[f64; 2]]`) or array literals as
-/// arguments (`g([x, w[1], a * b, 1.0])`: a tracked value as it is starts its element's
+/// arguments (`g([x, w[1], a * b, 1.0])`, rows too: `linear([[x, 1.0], w], v)`, `[w, m[1]]`,
+/// elements of a helper's result, `[h[0], x]`: a tracked value as it is starts its element's
 /// adjoint at the value's and takes it back after the call; `dot([1.0, 2.0, 3.0], v)`:
 /// data for a differentiated parameter, whose adjoints are spares, as for `f(SCALE, x)`
 /// of a constant or `f(if k > 2 { 0.5 } else { 1.0 }, x)`), helpers returning an array
 /// literal (`[a * b, s.sqrt()]`, scalar locals as they are too), loops through
-/// `iter_mut()` (`for v in out.iter_mut() { *v *= w; }`, read as a loop over indices) and
+/// `iter_mut()` (`for v in out.iter_mut() { *v *= w; }`, read as a loop over indices),
+/// `*v` in a `.map` over `.iter()` (`w.iter().map(|v| *v * *v).sum::<f64>()`) and
 /// loops over data alone. A helper call stays compiled: the caller's sweeps call the
 /// callee's own compiled halves (through its hidden body, so a call of a function that is
 /// not differentiable is still one compile error), which add the callee's contributions

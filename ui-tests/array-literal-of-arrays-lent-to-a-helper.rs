@@ -1,8 +1,10 @@
-// Lesson: an array literal lent to a helper (`energy(&[w, w])`) becomes a local array in the
-// compiled sweeps, each element a scalar of its own. An element that is itself an array
-// (here `w`, twice) is not followed yet, so the error points at the call that would run on
-// the tape: lend the rows as a field of rows (`energy(&p.rows)`), grow them with `push`,
-// or say `#[differentiable(tape)]` to take the tape knowingly.
+// Lesson: an array literal lent to a helper (`energy(&[w, v])`) becomes a local array in the
+// compiled sweeps whose elements are the rows' own scalars. Two scalars of one array
+// lent together share their adjoints in the call, and only a helper whose differentiated
+// parameters are `f64`s or arrays of them (not a slice, as here) takes shared adjoints:
+// the error points at the call. Lend the rows as a field of rows (`energy(&p.rows)`),
+// pass copies made by an operation, or say `#[differentiable(tape)]` to take the tape
+// knowingly.
 use scalar_autodiff::differentiable;
 
 #[differentiable]
@@ -15,10 +17,10 @@ fn energy(#[param] rows: &[[f64; 2]]) -> f64 {
 }
 
 #[differentiable]
-fn paired(w: [f64; 2]) -> f64 {
-    energy(&[w, w]) + w[0]
+fn paired(w: [f64; 2], v: [f64; 2]) -> f64 {
+    energy(&[w, v]) + w[0]
 }
 
 fn main() {
-    let _ = paired_grad([0.5, 1.0]);
+    let _ = paired_grad([0.5, 1.0], [0.25, 2.0]);
 }

@@ -56,7 +56,8 @@ impl<'s, N> SharedHalves<'s, N> {
 /// sweep that gives up on every call.
 #[diagnostic::on_unimplemented(
     message = "this helper cannot take one tracked value twice in a compiled sweep",
-    label = "one value is lent to more than one of this helper's parameters",
+    label = "this call lends one value twice, or two elements of one array (`[w[0], w[1]]`, \
+             `[w, v]`), whose adjoints it shares",
     note = "a helper takes one value twice compiled when its differentiated parameters are \
             `f64`s or arrays of them and its body lends none of them on to another helper",
     note = "lend a copy made by an operation (`let y = x * 1.0;`), or write \
@@ -107,6 +108,57 @@ impl<'a, B: Backend, T: Parameters + ?Sized> Argument<'a, B, T> for Mapped<'a, T
     fn map(&self) -> Option<&'a [usize]> {
         Some(self.0)
     }
+}
+
+/// An array's positions where a helper takes a slice (`total(&[w[0], w[1]])`), as
+/// [`Mapped`] passes them for the array itself.
+impl<'a, B: Backend, T: Parameters, const N: usize> Argument<'a, B, [T]> for Mapped<'a, [T; N]> {
+    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
+        Err(crate::halves::gave_up())
+    }
+
+    #[inline]
+    fn steady(&self) -> Option<&'a [T]>
+    where
+        [T]: 'a,
+    {
+        self.1.map(|array| &array[..])
+    }
+
+    #[inline]
+    fn map(&self) -> Option<&'a [usize]> {
+        Some(self.0)
+    }
+}
+
+/// [`Mapped`]'s array-for-a-slice on duals: the positions, and a copy of the caller's
+/// duals (a slice's are a `Vec`).
+impl<'a, B: Backend, T: Parameters, const N: usize> Argument<'a, B, [T]>
+    for DualMapped<'a, [T::Tracked<Dual>; N]>
+where
+    T::Tracked<Dual>: Clone,
+{
+    fn lend(self, _backend: &B) -> Result<Lent<'a, Vec<T::Tracked<B::Value>>>> {
+        Err(crate::halves::gave_up())
+    }
+
+    #[inline]
+    fn dual_primal(&self) -> Option<Lent<'_, Vec<T::Tracked<Dual>>>> {
+        self.1.map(|array| Lent::Owned(array.to_vec()))
+    }
+
+    #[inline]
+    fn map(&self) -> Option<&'a [usize]> {
+        Some(self.0)
+    }
+}
+
+/// No value, of the type of `witness` (a local's adjoints, which have its primal's type):
+/// the `None` of a [`Mapped`] or [`DualMapped`] from which rustc infers a const-generic
+/// callee's sizes.
+#[inline]
+pub fn unsteady<'a, T: ?Sized>(_witness: &T) -> Option<&'a T> {
+    None
 }
 
 /// [`Mapped`] on duals: the positions, and the caller's duals where it passes them

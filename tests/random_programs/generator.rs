@@ -167,6 +167,11 @@ impl Info {
         self.params.iter().map(Param::slots).sum()
     }
 
+    /// Const-generic (the `g` helpers, listed at the sizes their wrappers pass).
+    fn generic(&self) -> bool {
+        self.name.starts_with('g')
+    }
+
     /// In a file's `PROGRAMS` (array-valued helpers are callees only).
     fn listed(&self) -> bool {
         !matches!(self.shape, Shape::ArrayHelper(_))
@@ -174,7 +179,7 @@ impl Info {
 
     fn family(&self) -> Family {
         match self.name.as_bytes()[0] {
-            b's' => Family::Sweeps,
+            b's' | b'g' | b'k' => Family::Sweeps,
             b'c' => Family::Checks,
             _ => Family::Language,
         }
@@ -313,6 +318,10 @@ impl Generator {
             sweeps.push_str(&source(&info, &body));
             self.infos.push(info);
         }
+        // Then, in the same file, const-generic helpers and their callers.
+        let (generic, infos) = generic_family();
+        sweeps.push_str(&generic);
+        self.infos.extend(infos);
         // The third family, from its own seed, in a file of its own: bodies aimed at the
         // checks the forward sweep defers (see `CheckGen`).
         let mut checks = String::new();
@@ -611,8 +620,8 @@ pub const ON_THE_TAPE: &[&str] = &[
     "f099", "f101", "f102", "f104", "f105", "f106", "f107", "f110", "f112", "f113", "f114", "f115",
     "f116", "f117", "f119", "f120", "f123", "f125", "f126", "f128", "f131", "f135", "f136", "f142",
     "f143", "f144", "f145", "f146", "f147", "f148", "f150", "f153", "f157", "f159", "f162", "f163",
-    "f165", "f166", "f167", "f169", "f170", "f177", "m023", "m026", "m033", "m047", "m048", "m103",
-    "m132", "m156", "m173", "s136",
+    "f165", "f166", "f167", "f169", "f170", "f177", "k005", "k006", "m023", "m026", "m033", "m047",
+    "m048", "m103", "m132", "m156", "m173", "s136",
 ];
 
 /// The function's text: attribute, signature, body.
@@ -718,9 +727,11 @@ fn wrappers(info: &Info) -> String {
         slot += param.slots();
     }
     let differentiated: Vec<&Param> = info.params.iter().filter(|p| p.differentiated()).collect();
-    let nested = differentiated
-        .iter()
-        .any(|p| matches!(p.kind, ParamKind::Slice(_) | ParamKind::Layer));
+    // (A const-generic function's gradient is a tuple: its sizes are not known to flatten.)
+    let nested = info.generic()
+        || differentiated
+            .iter()
+            .any(|p| matches!(p.kind, ParamKind::Slice(_) | ParamKind::Layer));
     let flatten = if !nested {
         "(value, gradient.to_vec())".to_owned()
     } else if differentiated.len() == 1 {
@@ -745,6 +756,11 @@ fn wrappers(info: &Info) -> String {
         }
         format!("{{ let mut flat = Vec::new();{pushes} (value, flat) }}")
     };
+    // Half the const-generic functions are called with their size turbofished.
+    let grad = match info.generic() && info.name.ends_with(['1', '3', '5', '7', '9']) {
+        true => "_grad::<3>",
+        false => "_grad",
+    };
     let _ = writeln!(
         out,
         "fn {}_by_grad(p: &[f64], xs: &[f64], n: usize) -> Outcome {{",
@@ -753,7 +769,7 @@ fn wrappers(info: &Info) -> String {
     let _ = writeln!(
         out,
         "    grad_outcome({}({}).map(|(value, gradient)| {flatten}))",
-        callee_path(info, "_grad"),
+        callee_path(info, grad),
         args.join(", ")
     );
     out.push_str("}\n\n");
@@ -927,6 +943,12 @@ fn second_order_wrappers(info: &Info, args: &str) -> String {
         }
     };
     let separator = if args.is_empty() { "" } else { ", " };
+    // A const-generic function has no `name_jvp` or `name_hvp` (their flat types would
+    // count its sizes): its twin at the wrapper's sizes has (see `generic_family`).
+    let (jvp, hvp) = match info.generic() {
+        true => ("_at3_jvp", "_at3_hvp"),
+        false => ("_jvp", "_hvp"),
+    };
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -936,7 +958,7 @@ fn second_order_wrappers(info: &Info, args: &str) -> String {
     let _ = writeln!(
         out,
         "    {}({args}{separator}{tangent})",
-        callee_path(info, "_jvp")
+        callee_path(info, jvp)
     );
     out.push_str("}\n\n");
     let _ = writeln!(
@@ -947,7 +969,7 @@ fn second_order_wrappers(info: &Info, args: &str) -> String {
     let _ = writeln!(
         out,
         "    {}({args}{separator}{tangent}).map(|(value, gradient, product)| (value, {}, {}))",
-        callee_path(info, "_hvp"),
+        callee_path(info, hvp),
         flatten("gradient"),
         flatten("product")
     );
@@ -4897,4 +4919,437 @@ impl<'a> CheckGen<'a> {
         }
         self.close_loop(saved);
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Const-generic helpers and their callers, from their own seed, after the second family's
+// functions in its file: `g` helpers over `[f64; N]` (and `[[f64; I]; O]`) written once,
+// and `k` callers that use them at several sizes, with the sizes inferred or turbofished,
+// in expressions, loops and branches, lent rows, literals and other helpers' results.
+// ---------------------------------------------------------------------------------------
+
+/// The seed of the const-generic helpers and their callers.
+pub const GENERIC_SEED: u64 = 0x5EED_6E6E_0000_0004;
+
+/// How many const-generic helpers, and how many callers of them.
+pub const GENERIC_HELPERS: usize = 16;
+pub const GENERIC_CALLERS: usize = 28;
+
+/// What a const-generic helper computes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Generic {
+    /// `fn g<const N: usize>(w: [f64; N], x: f64) -> f64`.
+    Reduce,
+    /// `fn g<const N: usize>(w: [f64; N], x: f64) -> [f64; N]`.
+    Map,
+    /// `fn g<const I: usize, const O: usize>(m: [[f64; I]; O], v: [f64; I]) -> [f64; O]`.
+    Linear,
+}
+
+/// A step `acc -> acc'` over one element `e` and the scalar `x`.
+const GENERIC_STEPS: &[&str] = &[
+    "{a} + {e} * {x}",
+    "({a} + {e}).sin()",
+    "{a} * 0.5 + ({e} * {x}).tanh()",
+    "{e}.mul_add({x}, {a})",
+    "{a} + ({e} - {x}) * ({e} - {x})",
+    "{a} * {e}.cos() + {x}",
+    "({a} * {a} + {e} * {e} + 0.5).sqrt()",
+    "{a}.max({e} * {x})",
+    "{a} + ({e} * 0.5).exp() * 0.25",
+    "{a} + ({e} * {x}).atan()",
+];
+
+/// A value from one element `e` and the scalar `x`.
+const GENERIC_MAPS: &[&str] = &[
+    "({e} * {x}).tanh()",
+    "{e} * {x} + {e}",
+    "({e} - {x}).sin()",
+    "{e}.max(0.0) * {x}",
+    "{e} / ({x} * {x} + 1.0)",
+    "({e} * 0.5 + {x} * 0.25).exp()",
+    "({e} * {e} + 0.25).sqrt() - {x}",
+];
+
+/// An activation of a sum `s`.
+const GENERIC_ACTIVATIONS: &[&str] = &[
+    "{s}.tanh()",
+    "{s}.max(0.0)",
+    "{s}.sin()",
+    "{s} * 0.5",
+    "{s}",
+    "{s} / (1.0 + {s}.abs())",
+];
+
+fn fill(template: &str, pairs: &[(&str, &str)]) -> String {
+    let mut out = template.to_owned();
+    for (key, value) in pairs {
+        out = out.replace(key, value);
+    }
+    out
+}
+
+/// The const-generic helpers and their callers: the text (for the second family's file)
+/// and, for the table, each listed function at the sizes its wrappers call it with (a
+/// `Reduce` helper at `N = 3`).
+fn generic_family() -> (String, Vec<Info>) {
+    let mut rng = Rng(GENERIC_SEED);
+    let mut text = String::new();
+    let mut infos = Vec::new();
+    let mut helpers: Vec<(String, Generic)> = Vec::new();
+    for index in 0..GENERIC_HELPERS {
+        let name = format!("g{index:03}");
+        let kind = match index {
+            0 | 1 => Generic::Map,
+            2 | 3 => Generic::Reduce,
+            4 => Generic::Linear,
+            _ => *rng.pick(&[
+                Generic::Reduce,
+                Generic::Reduce,
+                Generic::Map,
+                Generic::Linear,
+            ]),
+        };
+        let (signature, body) = generic_helper(&mut rng, kind, &helpers);
+        let attribute = match ON_THE_TAPE.contains(&name.as_str()) {
+            true => "#[differentiable(tape)]",
+            false => "#[differentiable]",
+        };
+        let _ = writeln!(text, "{attribute}\nfn {name}{signature} {{");
+        for line in body {
+            let _ = writeln!(text, "    {line}");
+        }
+        text.push_str("}\n\n");
+        if kind == Generic::Reduce {
+            // The twin the table's `name_jvp` and `name_hvp` wrappers call.
+            let _ = writeln!(
+                text,
+                "/// `{name}` at `N = 3`: a const-generic function has no `name_jvp` or \
+                 `name_hvp` of its own.\n#[differentiable]\nfn {name}_at3(w: [f64; 3], x: f64) -> f64 {{\n    {name}(w, x)\n}}\n"
+            );
+            infos.push(Info {
+                name: name.clone(),
+                params: vec![
+                    Param {
+                        name: "w".into(),
+                        kind: ParamKind::Array(3),
+                    },
+                    Param {
+                        name: "x".into(),
+                        kind: ParamKind::Scalar { mutable: false },
+                    },
+                ],
+                shape: Shape::Free,
+                cost: 0,
+                risky: false,
+            });
+        }
+        helpers.push((name, kind));
+    }
+    for index in 0..GENERIC_CALLERS {
+        let name = format!("k{index:03}");
+        let matrix = rng.chance(60);
+        let mut params = vec![
+            Param {
+                name: "x0".into(),
+                kind: ParamKind::Scalar { mutable: false },
+            },
+            Param {
+                name: "x1".into(),
+                kind: ParamKind::Scalar { mutable: false },
+            },
+            Param {
+                name: "w".into(),
+                kind: ParamKind::Array(3),
+            },
+        ];
+        if matrix {
+            params.push(Param {
+                name: "m".into(),
+                kind: ParamKind::Matrix(2, 3),
+            });
+        }
+        let body = generic_caller(&mut rng, &helpers, matrix);
+        let info = Info {
+            name,
+            params,
+            shape: Shape::Free,
+            cost: 0,
+            risky: false,
+        };
+        text.push_str(&source(&info, &body));
+        infos.push(info);
+    }
+    (text, infos)
+}
+
+/// A helper's signature (after its name) and body lines.
+fn generic_helper(
+    rng: &mut Rng,
+    kind: Generic,
+    earlier: &[(String, Generic)],
+) -> (String, Vec<String>) {
+    let step = |rng: &mut Rng, a: &str, e: &str| {
+        fill(
+            rng.pick::<&str>(GENERIC_STEPS),
+            &[("{a}", a), ("{e}", e), ("{x}", "x")],
+        )
+    };
+    let map =
+        |rng: &mut Rng, e: &str| fill(rng.pick::<&str>(GENERIC_MAPS), &[("{e}", e), ("{x}", "x")]);
+    let maps: Vec<&String> = earlier
+        .iter()
+        .filter(|(_, kind)| *kind == Generic::Map)
+        .map(|(name, _)| name)
+        .collect();
+    let reduces: Vec<&String> = earlier
+        .iter()
+        .filter(|(_, kind)| *kind == Generic::Reduce)
+        .map(|(name, _)| name)
+        .collect();
+    let mut lines = Vec::new();
+    match kind {
+        Generic::Reduce => {
+            let signature = "<const N: usize>(w: [f64; N], x: f64) -> f64".to_owned();
+            match rng.below(5) {
+                // A loop over the elements.
+                0 | 1 => {
+                    let init = rng.pick(&["0.0", "x", "w[0] * x", "w[N - 1]"]);
+                    lines.push(format!("let mut acc = {init};"));
+                    lines.push("for i in 0..N {".into());
+                    let next = step(rng, "acc", "w[i]");
+                    lines.push(format!("    acc = {next};"));
+                    lines.push("}".into());
+                    let tail = rng.pick(&[
+                        "acc",
+                        "acc * x",
+                        "acc.tanh() + w[0]",
+                        "acc + w[N - 1] * 0.5",
+                    ]);
+                    lines.push((*tail).into());
+                }
+                // A fold, with or without `.map`.
+                2 => {
+                    let next = step(rng, "acc", "*v");
+                    if rng.chance(50) {
+                        let mapped = map(rng, "*v");
+                        lines.push(format!(
+                            "w.iter().map(|v| {mapped}).fold(0.5, |acc, v| acc + v * x)"
+                        ));
+                    } else {
+                        lines.push(format!("w.iter().fold(x, |acc, v| {next})"));
+                    }
+                }
+                // `.map(..).sum()`.
+                3 => {
+                    let mapped = map(rng, "*v");
+                    lines.push(format!("w.iter().map(|v| {mapped}).sum::<f64>() * x"));
+                }
+                // Other helpers at this helper's size: a map's result reduced.
+                _ => match (maps.is_empty(), reduces.is_empty()) {
+                    (false, false) => {
+                        let m = rng.pick(&maps);
+                        let r = rng.pick(&reduces);
+                        let call = match rng.chance(50) {
+                            true => format!("{m}::<N>(w, x)"),
+                            false => format!("{m}(w, x)"),
+                        };
+                        lines.push(format!("let h = {call};"));
+                        lines.push(format!("{r}(h, x * 0.5) + h[N - 1]"));
+                    }
+                    _ => {
+                        let mapped = map(rng, "w[i]");
+                        lines.push("let mut total = 0.0;".into());
+                        lines.push("for i in 0..N {".into());
+                        lines.push(format!("    total += {mapped};"));
+                        lines.push("}".into());
+                        lines.push("total".into());
+                    }
+                },
+            }
+            (signature, lines)
+        }
+        Generic::Map => {
+            let signature = "<const N: usize>(w: [f64; N], x: f64) -> [f64; N]".to_owned();
+            if !maps.is_empty() && rng.chance(30) {
+                // A map of another map's result.
+                let m = rng.pick(&maps);
+                let mapped = map(rng, "h[i]");
+                lines.push(format!("let mut h = {m}(w, x);"));
+                lines.push("for i in 0..N {".into());
+                lines.push(format!("    h[i] = {mapped};"));
+                lines.push("}".into());
+                lines.push("h".into());
+            } else {
+                let mapped = map(rng, "w[i]");
+                lines.push("let mut out = [0.0; N];".into());
+                lines.push("for i in 0..N {".into());
+                lines.push(format!("    out[i] = {mapped};"));
+                lines.push("}".into());
+                lines.push("out".into());
+            }
+            (signature, lines)
+        }
+        Generic::Linear => {
+            let signature =
+                "<const I: usize, const O: usize>(m: [[f64; I]; O], v: [f64; I]) -> [f64; O]"
+                    .to_owned();
+            let activation = fill(rng.pick::<&str>(GENERIC_ACTIVATIONS), &[("{s}", "s")]);
+            lines.push("let mut out = [0.0; O];".into());
+            lines.push("for o in 0..O {".into());
+            if rng.chance(50) {
+                lines.push("    let mut s = 0.0;".into());
+                lines.push("    for i in 0..I {".into());
+                lines.push("        s += m[o][i] * v[i];".into());
+                lines.push("    }".into());
+            } else {
+                lines.push(
+                    "    let s: f64 = m[o].iter().zip(v.iter()).map(|(a, b)| a * b).sum();".into(),
+                );
+            }
+            lines.push(format!("    out[o] = {activation};"));
+            lines.push("}".into());
+            lines.push("out".into());
+            (signature, lines)
+        }
+    }
+}
+
+/// A caller's body: calls of the helpers at several sizes.
+fn generic_caller(rng: &mut Rng, helpers: &[(String, Generic)], matrix: bool) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut scalars: Vec<String> = vec!["x0".into(), "x1".into(), "w[0]".into(), "w[2]".into()];
+    // Arrays by length.
+    let mut arrays: Vec<(String, usize)> = vec![("w".into(), 3)];
+    if matrix {
+        arrays.push(("m[0]".into(), 3));
+        arrays.push(("m[1]".into(), 3));
+    }
+    let mut fresh = 0;
+    let mut name = |prefix: &str| {
+        fresh += 1;
+        format!("{prefix}{fresh}")
+    };
+    let scalar = |rng: &mut Rng, scalars: &[String]| -> String {
+        let s = rng.pick(scalars).clone();
+        match rng.below(4) {
+            0 => format!("{s} * 0.5"),
+            1 => format!("({s} - 0.25)"),
+            _ => s,
+        }
+    };
+    // An argument of `len` numbers: a whole array, a literal, or another helper's result.
+    let array = |rng: &mut Rng, scalars: &[String], arrays: &[(String, usize)], len: usize| {
+        let fitting: Vec<&String> = arrays
+            .iter()
+            .filter(|(_, l)| *l == len)
+            .map(|(name, _)| name)
+            .collect();
+        if !fitting.is_empty() && rng.chance(55) {
+            return rng.pick(&fitting).to_string();
+        }
+        let items: Vec<String> = (0..len).map(|_| scalar(rng, scalars)).collect();
+        format!("[{}]", items.join(", "))
+    };
+    let statements = rng.range(2, 5);
+    let mut acc = false;
+    for _ in 0..statements {
+        let (helper, kind) = rng.pick(helpers).clone();
+        let len = rng.range(1, 4);
+        let turbofish = rng.chance(25);
+        let call = match kind {
+            Generic::Reduce | Generic::Map => {
+                let arg = array(rng, &scalars, &arrays, len);
+                let x = scalar(rng, &scalars);
+                let sizes = if turbofish {
+                    format!("::<{len}>")
+                } else {
+                    String::new()
+                };
+                format!("{helper}{sizes}({arg}, {x})")
+            }
+            Generic::Linear => {
+                let (rows, m) = match (matrix, rng.below(3)) {
+                    (true, 0) => (2, "m".to_owned()),
+                    (_, 1) => {
+                        let a = array(rng, &scalars, &arrays, len);
+                        let b = array(rng, &scalars, &arrays, len);
+                        (2, format!("[{a}, {b}]"))
+                    }
+                    _ => {
+                        let a = array(rng, &scalars, &arrays, len);
+                        (1, format!("[{a}]"))
+                    }
+                };
+                let len = if m == "m" { 3 } else { len };
+                let v = array(rng, &scalars, &arrays, len);
+                let sizes = if turbofish {
+                    format!("::<{len}, {rows}>")
+                } else {
+                    String::new()
+                };
+                let call = format!("{helper}{sizes}({m}, {v})");
+                let t = name("h");
+                lines.push(format!("let {t} = {call};"));
+                arrays.push((t.clone(), rows));
+                let j = rng.below(rows);
+                scalars.push(format!("{t}[{j}]"));
+                continue;
+            }
+        };
+        match (kind, rng.below(4)) {
+            (Generic::Reduce, 0) => {
+                // In a loop, accumulated.
+                if !acc {
+                    lines.push("let mut acc = 0.0;".into());
+                    acc = true;
+                }
+                lines.push("for k in 0..2 {".into());
+                lines.push(format!("    acc += {call} * (k as f64 + 0.5);"));
+                lines.push("}".into());
+            }
+            (Generic::Reduce, 1) => {
+                // In a branch on a value.
+                if !acc {
+                    lines.push("let mut acc = 0.0;".into());
+                    acc = true;
+                }
+                let test = scalar(rng, &scalars);
+                lines.push(format!("if {test} > 0.0 {{"));
+                lines.push(format!("    acc += {call};"));
+                lines.push("} else {".into());
+                lines.push(format!("    acc -= {call} * 0.5;"));
+                lines.push("}".into());
+            }
+            (Generic::Reduce, _) => {
+                let t = name("t");
+                lines.push(format!("let {t} = {call};"));
+                scalars.push(t);
+            }
+            (_, choice) => {
+                let t = name("h");
+                if choice == 0 {
+                    // Summed where it is called.
+                    lines.push(format!("let {t} = {call}.iter().sum::<f64>();"));
+                    scalars.push(t);
+                } else {
+                    lines.push(format!("let {t} = {call};"));
+                    let j = rng.below(len);
+                    scalars.push(format!("{t}[{j}]"));
+                    arrays.push((t, len));
+                }
+            }
+        }
+    }
+    // The result: the last few values, and the accumulator.
+    let mut terms: Vec<String> = scalars.iter().rev().take(3).cloned().collect();
+    if acc {
+        terms.push("acc".into());
+    }
+    lines.push(terms.join(" + "));
+    let mut body = String::new();
+    for line in lines {
+        let _ = writeln!(body, "    {line}");
+    }
+    body
 }

@@ -1,7 +1,10 @@
 //! Const generic helpers: one `linear` for every shape a model needs (`[[f64; I]; O]`),
 //! inferred at each call from its arguments, generic helpers calling generic helpers, a
-//! generic scalar loss with its own `name_grad`, and a generic parameter struct. Each runs
-//! compiled, and its value and gradient are `name_graph` + `backward`'s, bit for bit.
+//! generic scalar loss with its own `name_grad`, and a generic parameter struct; and the
+//! argument forms a reader writes around them (sizes turbofished in a body, a literal of
+//! rows, a helper's elements in a literal, `*v` in a `.map`, a helper's result changed
+//! in place and returned). Each runs compiled, and its value and gradient are
+//! `name_graph` + `backward`'s, bit for bit.
 #![allow(clippy::needless_range_loop)]
 
 use scalar_autodiff::{differentiable, Parameters, Scalar};
@@ -148,6 +151,42 @@ fn layer<const N: usize>(#[param] l: &Layer<N>, x: [f64; N]) -> f64 {
     total
 }
 
+/// A helper's result changed in place, then returned as it is.
+#[differentiable]
+fn relu_linear<const I: usize, const O: usize>(w: [[f64; I]; O], x: [f64; I]) -> [f64; O] {
+    let mut h = linear(w, x);
+    for o in 0..O {
+        h[o] = h[o].max(0.0);
+    }
+    h
+}
+
+/// Calls written the ways a reader writes them around generic helpers.
+#[differentiable]
+fn forms(w: [[f64; E]; 2], v: [f64; E], x: f64) -> f64 {
+    // Sizes given by a turbofish.
+    let h = linear::<E, 2>(w, rmsnorm::<E>(v));
+    // A literal of rows: new values, constants, a helper's elements and whole rows.
+    let rows = linear([[x * 0.5, h[0], 1.0, h[1]], v, w[1]], v);
+    let out = relu_linear(w, v);
+    // A helper's elements in a literal of scalars.
+    let mut total = nll([h[0], x, rows[2]], 1);
+    // `*v` in a `.map` over a tracked array.
+    total += v.iter().map(|e| *e * *e * x).sum::<f64>();
+    total + rows[0] * out[1]
+}
+
+/// [`forms`] on the tape: the reference.
+#[differentiable(tape)]
+fn forms_recorded(w: [[f64; E]; 2], v: [f64; E], x: f64) -> f64 {
+    let h = linear::<E, 2>(w, rmsnorm::<E>(v));
+    let rows = linear([[x * 0.5, h[0], 1.0, h[1]], v, w[1]], v);
+    let out = relu_linear(w, v);
+    let mut total = nll([h[0], x, rows[2]], 1);
+    total += v.iter().map(|e| *e * *e * x).sum::<f64>();
+    total + rows[0] * out[1]
+}
+
 fn model(next: &mut impl FnMut() -> f64) -> Model {
     Model {
         wte: std::array::from_fn(|_| std::array::from_fn(|_| next())),
@@ -281,4 +320,47 @@ fn variable(value: f64) -> Scalar {
 
 fn constant(value: f64) -> Scalar {
     Scalar::constant(value).unwrap()
+}
+
+#[test]
+fn argument_forms_around_generic_helpers_run_compiled_and_agree() {
+    let mut rng = XorShift::new(0x0a7e_5f0c_0d1e);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..30 {
+        let w: [[f64; E]; 2] = std::array::from_fn(|_| std::array::from_fn(|_| next()));
+        let v: [f64; E] = std::array::from_fn(|_| next());
+        let x = next();
+        let flat = |(value, gradient): (f64, [f64; 2 * E + E + 1])| (value, gradient.to_vec());
+        let fast = outcome(forms_grad(w, v, x).map(flat));
+        // (The twin records every call on the tape: `name_graph` + `backward`.)
+        assert_eq!(
+            fast,
+            outcome(forms_recorded_grad(w, v, x).map(flat)),
+            "case {case}"
+        );
+        assert!(traces(|| drop(forms_recorded_grad(w, v, x))) > 0);
+        assert_eq!(traces(|| drop(forms_grad(w, v, x))), 0, "case {case}");
+        // The gradient is flat, in parameter order: `w`, `v`, then `x`.
+        let (value, gradient) = forms_grad(w, v, x).unwrap();
+        let (gv, gx) = (&gradient[2 * E..3 * E], gradient[3 * E]);
+        assert_eq!(value.to_bits(), forms(w, v, x).to_bits());
+        let numeric = central(|t| forms(w, v, t), x);
+        assert!(
+            (gx - numeric).abs() < 1e-6 * (1.0 + numeric.abs()),
+            "{gx} against {numeric}"
+        );
+        let numeric = central(
+            |t| {
+                let mut moved = v;
+                moved[2] = t;
+                forms(w, moved, x)
+            },
+            v[2],
+        );
+        assert!(
+            (gv[2] - numeric).abs() < 1e-6 * (1.0 + numeric.abs()),
+            "{} against {numeric}",
+            gv[2]
+        );
+    }
 }

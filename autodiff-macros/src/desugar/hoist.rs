@@ -270,6 +270,29 @@ fn loopable(src: &Expr) -> bool {
     }
 }
 
+/// `src.map(|v| .. *v ..)` over references is `src.map(|&v| .. v ..)`: the rewrite binds
+/// the number, as a fold's step does (see [`fold_loop`]).
+pub(crate) fn map_by_value(call: &mut ExprMethodCall) {
+    if call.method != "map" || call.args.len() != 1 || !over_references(&call.receiver) {
+        return;
+    }
+    let Some(Expr::Closure(mapper)) = call.args.first_mut() else {
+        return;
+    };
+    if mapper.inputs.len() != 1 || !derefs(&mapper.body, &mapper.inputs[0]) {
+        return;
+    }
+    let Pat::Ident(name) = untyped(&mapper.inputs[0]) else {
+        return;
+    };
+    if name.by_ref.is_some() || name.subpat.is_some() || rebinds(&mapper.body, &name.ident) {
+        return;
+    }
+    let name = name.ident.clone();
+    Derefs::strip(&mut mapper.body, &name);
+    mapper.inputs[0] = parse_quote!(&#name);
+}
+
 /// Whether `src` yields references: `.iter()`, through `rev`, `skip`, `take`, `step_by`.
 fn over_references(src: &Expr) -> bool {
     match src {

@@ -122,6 +122,9 @@ impl VisitMut for Desugar {
             }
         }
         if let Expr::MethodCall(call) = expr {
+            crate::desugar::hoist::map_by_value(call);
+        }
+        if let Expr::MethodCall(call) = expr {
             if let Some(folded) = map_then_fold(call, &mut self.folds) {
                 *expr = folded;
             }

@@ -30,13 +30,24 @@ impl Rewriter<'_> {
         };
         // A local (such as a closure) is not a function the attribute could have seen.
         let local = self.local_name(path).is_some();
+        // (`g::<3>(..)`: sizes or types, no lifetimes.)
+        let sizes = |arguments: &syn::PathArguments| match arguments {
+            syn::PathArguments::None => true,
+            syn::PathArguments::AngleBracketed(sizes) => sizes.args.iter().all(|arg| {
+                matches!(
+                    arg,
+                    syn::GenericArgument::Type(_) | syn::GenericArgument::Const(_)
+                )
+            }),
+            syn::PathArguments::Parenthesized(_) => false,
+        };
         path.qself.is_none()
             && !local
             && path
                 .path
                 .segments
                 .last()
-                .is_some_and(|segment| segment.arguments.is_none())
+                .is_some_and(|segment| sizes(&segment.arguments))
     }
 
     /// The call of `g`'s hidden generic body on this function's backend.
@@ -48,6 +59,11 @@ impl Rewriter<'_> {
         if let Some(last) = callee.segments.last_mut() {
             // Spanned on the user's callee, so that rustc's error points at the call.
             last.ident = body_ident(&last.ident);
+            // `g::<3>` calls `differentiable_g::<_, 3>`: the hidden body's backend comes
+            // first (its lifetime is left to inference).
+            if let syn::PathArguments::AngleBracketed(sizes) = &mut last.arguments {
+                sizes.args.insert(0, syn::parse_quote!(_));
+            }
         }
         // `Self::g(self, a)` is the method call `self.g(a)` written as a path: the receiver
         // comes before the backend, as in `g`'s hidden body.

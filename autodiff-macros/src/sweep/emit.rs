@@ -2024,20 +2024,36 @@ impl<'a> Emit<'a> {
                         );
                     }
                 }
-                // A lent array literal: its elements' own positions, a seeded one its
-                // source's.
+                // A lent array literal (of rows too): its elements' own positions, row by
+                // row, a seeded one its source's.
                 false => {
-                    let length = self.program.vars[place.var].lengths.first()?;
-                    let length: usize = syn::parse2::<syn::LitInt>(length.clone())
-                        .ok()?
-                        .base10_parse()
-                        .ok()?;
+                    let lengths = self.program.vars[place.var]
+                        .lengths
+                        .iter()
+                        .map(|length| {
+                            syn::parse2::<syn::LitInt>(length.clone())
+                                .ok()?
+                                .base10_parse::<usize>()
+                                .ok()
+                        })
+                        .collect::<Option<Vec<usize>>>()?;
+                    let count: usize = lengths.iter().product();
                     let mut pushes = TokenStream::new();
-                    for element in 0..length {
-                        let source = seeded.iter().find(|(target, _)| {
-                            target.indices.len() == 1
-                                && target.indices[0].to_string() == quote!(#element).to_string()
-                        });
+                    for element in 0..count {
+                        // The element's indices, row-major.
+                        let mut rest = element;
+                        let mut indices = vec![0; lengths.len()];
+                        for (index, length) in indices.iter_mut().zip(&lengths).rev() {
+                            *index = rest % length;
+                            rest /= length;
+                        }
+                        let source =
+                            seeded.iter().find(|(target, _)| {
+                                target.indices.len() == indices.len()
+                                    && target.indices.iter().zip(&indices).all(|(at, index)| {
+                                        at.to_string() == quote!(#index).to_string()
+                                    })
+                            });
                         pushes.extend(match source {
                             Some((_, source)) => {
                                 let from = at(source)?;
@@ -2059,6 +2075,11 @@ impl<'a> Emit<'a> {
                 true => {
                     let value = self.argument_value(place, in_loop)?;
                     quote!(::core::option::Option::Some(#value))
+                }
+                // (Typed by a local's adjoints, for a const-generic callee's sizes.)
+                false if place.is_whole() && !self.program.vars[place.var].param => {
+                    let adjoint = self.place_adjoint(place, in_loop)?;
+                    quote!(#private::unsteady(&#adjoint))
                 }
                 false => quote!(::core::option::Option::None),
             };

@@ -1480,7 +1480,9 @@ impl Lower {
                 return None;
             };
             let var = &self.vars[place.var];
-            let local_array = !var.param && var.depth != UNKNOWN && var.depth > 0;
+            // (Or another function's result, kept in a local and changed in place:
+            // `let mut h = g(w, x); h[i] = ..; h`.)
+            let local_array = !var.param && (var.call || (var.depth != UNKNOWN && var.depth > 0));
             return (local_array && place.indices.is_empty() && value.ops.is_empty())
                 .then_some(value);
         }
@@ -1830,7 +1832,18 @@ impl Lower {
         let Expr::Array(array) = array else {
             return None;
         };
+        // `[[a, b], [c, d]]` or `[w, m[1]]`: rows, lent as a local matrix.
+        let row = |lower: &mut Self, elem: &Expr| match uncloned(elem) {
+            Expr::Array(_) => true,
+            elem => lower
+                .place(elem)
+                .is_some_and(|place| lower.place_depth(&Operand::Place(place)) == Some(1)),
+        };
+        if !tail && array.elems.iter().any(|elem| row(self, elem)) {
+            return self.rows_argument(array, blame);
+        }
         let mut held = Vec::new();
+        let mut scalars = Elements::default();
         let len = array.elems.len();
         let name = Ident::new("__argument", Span::mixed_site());
         let zero = quote!([0.0f64; #len]);
@@ -1863,9 +1876,11 @@ impl Lower {
                     why(what, &quote!(#blame #elem));
                     return None;
                 }
+                scalars.note(self, source);
                 self.seeds.push((place, source.clone()));
                 continue;
             }
+            scalars.known = true;
             if local.is_none() && !matches!(value.result, Operand::Temp(_) | Operand::Data(_)) {
                 why(what, &quote!(#blame #elem));
                 return None;
@@ -1873,6 +1888,107 @@ impl Lower {
             let assign = self.assign(place, value)?;
             self.pending.push(assign);
         }
+        scalars.prove(self);
+        Some(Place::whole(var))
+    }
+
+    /// `[[a * b, c], [d, e.exp()]]` or `[w, [a, b, c]]` lent to a call: a local matrix of
+    /// zeros whose elements are assigned (new values, constants) or seeded (tracked
+    /// scalars as they are, and each element of a whole array of known length), row by
+    /// row, as [`Lower::array_argument`] does for one row.
+    fn rows_argument(&mut self, array: &syn::ExprArray, blame: &TokenStream) -> Option<Place> {
+        let what = "call's array literal of rows (a row that is neither a literal nor a whole \
+                    array of a length the macro knows, rows of different lengths, or an element \
+                    at an index that changes)";
+        let refuse = |elem: &Expr| {
+            why(what, &quote!(#blame #elem));
+            None
+        };
+        // Each row: its elements' expressions, or a whole array's place and length (that
+        // of a literal row, where one is: rustc checks that the rows agree).
+        let literal = array.elems.iter().find_map(|elem| match uncloned(elem) {
+            Expr::Array(inner) => Some(inner.elems.len()),
+            _ => None,
+        });
+        let mut rows: Vec<Result<Vec<&Expr>, (Place, usize)>> = Vec::new();
+        for elem in &array.elems {
+            match uncloned(elem) {
+                Expr::Array(inner) => rows.push(Ok(inner.elems.iter().collect())),
+                other => {
+                    let Some(place) = self.place(other) else {
+                        return refuse(elem);
+                    };
+                    let var = &self.vars[place.var];
+                    let len = var
+                        .lengths
+                        .get(place.indices.len())
+                        .and_then(|len| syn::parse2::<syn::LitInt>(len.clone()).ok())
+                        .and_then(|len| len.base10_parse::<usize>().ok())
+                        .or(literal.filter(|_| var.lengths.len() > place.indices.len()));
+                    let steady = place.indices.iter().all(|index| self.names.steady(index));
+                    match len {
+                        Some(len) if steady && place.fields.is_empty() && !var.call => {
+                            rows.push(Err((place, len)));
+                        }
+                        _ => return refuse(elem),
+                    }
+                }
+            }
+        }
+        let width = |row: &Result<Vec<&Expr>, (Place, usize)>| match row {
+            Ok(elems) => elems.len(),
+            Err((_, len)) => *len,
+        };
+        let cols = rows.first().map_or(0, width);
+        if rows.iter().any(|row| width(row) != cols) {
+            return refuse(&Expr::Array(array.clone()));
+        }
+        let count = rows.len();
+        let mut scalars = Elements::default();
+        let name = Ident::new("__argument", Span::mixed_site());
+        let zero = quote!([[0.0f64; #cols]; #count]);
+        let var = self.declare(&name, false, 2, zero.clone());
+        self.vars[var].lengths = vec![quote!(#count), quote!(#cols)];
+        self.pending.push(Stmt::LetArray { var, init: zero });
+        for (r, row) in rows.iter().enumerate() {
+            for c in 0..cols {
+                let place = Place {
+                    var,
+                    fields: TokenStream::new(),
+                    indices: vec![quote!(#r), quote!(#c)],
+                };
+                let elem = match row {
+                    Err((source, _)) => {
+                        let mut source = source.clone();
+                        source.indices.push(quote!(#c));
+                        scalars.known = true;
+                        self.seeds.push((place, source));
+                        continue;
+                    }
+                    Ok(elems) => elems[c],
+                };
+                let value = self.value(elem)?;
+                if let Operand::Place(source) = &value.result {
+                    let steady = source.indices.iter().all(|index| self.names.steady(index));
+                    if !value.ops.is_empty()
+                        || !steady
+                        || self.place_depth(&value.result) != Some(0)
+                    {
+                        return refuse(elem);
+                    }
+                    scalars.note(self, source);
+                    self.seeds.push((place, source.clone()));
+                    continue;
+                }
+                if !matches!(value.result, Operand::Temp(_) | Operand::Data(_)) {
+                    return refuse(elem);
+                }
+                scalars.known = true;
+                let assign = self.assign(place, value)?;
+                self.pending.push(assign);
+            }
+        }
+        scalars.prove(self);
         Some(Place::whole(var))
     }
 
@@ -2500,6 +2616,44 @@ impl VisitMut for PrimalReads<'_> {
             }
         }
         syn::visit_mut::visit_expr_mut(self, expr);
+    }
+}
+
+/// The elements of a lent array literal: rustc types them alike, so one known to be a
+/// scalar (a new value, a constant, a scalar variable) proves the others scalars too,
+/// elements of another function's result among them (whose depth the macro learns from
+/// how the trace reads them, see [`Lower::finish`]).
+#[derive(Default)]
+struct Elements {
+    known: bool,
+    unknown: Vec<Place>,
+}
+
+impl Elements {
+    fn note(&mut self, lower: &Lower, source: &Place) {
+        match lower.vars[source.var].depth == UNKNOWN {
+            true => self.unknown.push(source.clone()),
+            false => self.known = true,
+        }
+    }
+
+    fn prove(self, lower: &mut Lower) {
+        if self.known {
+            for place in &self.unknown {
+                lower.read_as_scalar(place);
+            }
+        }
+    }
+}
+
+/// `expr` without the parentheses and the `Clone::clone(&..)` the rewrite wraps a lent
+/// row in.
+fn uncloned(expr: &Expr) -> &Expr {
+    match strip_parens(expr) {
+        Expr::Call(call) if path_ends(&call.func, "clone") && call.args.len() == 1 => {
+            strip_parens(strip_reference(&call.args[0]))
+        }
+        expr => expr,
     }
 }
 
