@@ -153,6 +153,26 @@ where
     }
 }
 
+/// Data a caller's sweeps compute from tracked values' primals and pass to a helper
+/// (`g(x.detach().ceil(), y)`): bound once, and passed again going back, so it must be
+/// `Copy`.
+#[diagnostic::on_unimplemented(
+    message = "data computed from tracked values and passed to a helper must be `Copy` in a \
+               compiled sweep",
+    label = "the reverse sweep passes this value to the helper again",
+    note = "bind it first (`let n = ...;`) and pass a `Copy` value, or write \
+            `#[differentiable(tape)]` on the caller"
+)]
+pub trait CopiedData: Copy {}
+
+impl<T: Copy> CopiedData for T {}
+
+/// `value`, checked [`CopiedData`].
+#[inline]
+pub fn copied_data<T: CopiedData>(value: T) -> T {
+    value
+}
+
 /// No value, of the type of `witness` (a local's adjoints, which have its primal's type):
 /// the `None` of a [`Mapped`] or [`DualMapped`] from which rustc infers a const-generic
 /// callee's sizes.

@@ -89,8 +89,9 @@ fn mul3(a: f64, b: f64, c: f64) -> f64 {
 
 /// Data lent for differentiated parameters: an array literal of data (`dot([1.0, 2.0,
 /// k as f64, 0.5], v)`), a constant beside one value lent twice (`mul3(x, x, 2.0)`,
-/// whose spare adjoints go at the end of the shared buffer), named constants, a static
-/// and a data `if`.
+/// whose spare adjoints go at the end of the shared buffer), named constants, a static,
+/// a data `if`, and data computed from tracked values' primals (bound first, at the top of
+/// the body).
 #[differentiable]
 fn with_data(v: [f64; 4], x: f64, k: usize) -> f64 {
     let lent = dot([1.0, 2.0, k as f64, 0.5], v) + dot([0.25; 4], v) + mul3(x, x, 2.0);
@@ -98,6 +99,10 @@ fn with_data(v: [f64; 4], x: f64, k: usize) -> f64 {
     lent + mul(SCALE, x)
         + mul(v[1], RATE) * mul(f64::EPSILON, x)
         + mul(if k > 2 { 0.75 } else { SCALE }, v[0])
+        // Data computed from tracked values' primals: a detached value and a data `if`
+        // on them.
+        + mul(x.detach().ceil(), v[2])
+        + mul(if v[3].detach() > 0.0 || (x * x).ln_1p() < 0.1 { 0.5 } else { -2.0 }, x)
 }
 
 const SCALE: f64 = 0.75;

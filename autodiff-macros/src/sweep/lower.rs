@@ -60,6 +60,7 @@ pub(crate) fn lower(
         copied_from: Vec::new(),
         copies: std::collections::HashSet::new(),
         copies_of_params: Vec::new(),
+        data_args: 0,
         witnesses: std::collections::HashMap::new(),
         sized_by: Vec::new(),
     };
@@ -452,6 +453,8 @@ struct Lower {
     copies: std::collections::HashSet<String>,
     /// `let mut y = y;` of each `mut` scalar parameter: the body's first statements.
     copies_of_params: Vec<Stmt>,
+    /// How many data arguments computed from primals [`Lower::call`] has bound first.
+    data_args: usize,
     /// Each differentiated parameter's shape, by its variable (see [`Lower::witness`]).
     witnesses: std::collections::HashMap<VarId, TokenStream>,
     /// Local vectors sized by a growable vector's length, with that vector.
@@ -1689,11 +1692,27 @@ impl Lower {
                 }
                 _ => {
                     let tokens = self.plain(&arg.to_token_stream())?;
-                    if !self.names.steady(&tokens)
-                        || self.mentions_tracked(&tokens)
-                        || !self.copied(arg)
-                    {
+                    if self.mentions_tracked(&tokens) {
                         return None;
+                    }
+                    if !self.names.steady(&tokens) || !self.copied(arg) {
+                        // Data from tracked values' primals (`g(x.detach().ceil(), y)`, a
+                        // data `if` on them): at the top level of `name_grad`'s body, bound
+                        // first, a `Copy` value the reverse sweep reads again there.
+                        let name = format!("__autodiff_data_{}", self.data_args);
+                        let top = !self.half && self.depth == 0 && self.loops == 0;
+                        if !top || !self.names.bind_top(&name) {
+                            return None;
+                        }
+                        self.data_args += 1;
+                        let name = Ident::new(&name, Span::mixed_site());
+                        let private = quote!(::scalar_autodiff::__private);
+                        self.pending.push(Stmt::Data {
+                            tokens: quote!(let #name = #private::copied_data(#tokens);),
+                            replay: false,
+                        });
+                        args.push(Arg::Data(name.to_token_stream()));
+                        continue;
                     }
                     args.push(Arg::Data(tokens));
                 }
