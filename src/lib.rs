@@ -243,8 +243,10 @@ pub mod parallel;
 /// elements of a helper's result, `[h[0], x]`: a tracked value as it is starts its element's
 /// adjoint at the value's and takes it back after the call; `dot([1.0, 2.0, 3.0], v)`:
 /// data for a differentiated parameter, whose adjoints are spares, as for `f(SCALE, x)`
-/// of a constant or `f(if k > 2 { 0.5 } else { 1.0 }, x)`, and, at the body's top level,
-/// data computed from tracked values, `f(x.detach().ceil(), y)`), helpers returning an array
+/// of a constant or `f(if k > 2 { 0.5 } else { 1.0 }, x)`), data that changes before the
+/// call's reverse sweep (a loop's counter, `f(x, k)` in a `while`, or data read from
+/// tracked values, `f(x.detach().ceil(), y)`: a number, kept on the value stack for the
+/// reverse; not yet inside a helper's halves), helpers returning an array
 /// literal (`[a * b, s.sqrt()]`, scalar locals as they are too), loops through
 /// `iter_mut()` (`for v in out.iter_mut() { *v *= w; }`, read as a loop over indices),
 /// `*v` in a `.map` over `.iter()` (`w.iter().map(|v| *v * *v).sum::<f64>()`) and

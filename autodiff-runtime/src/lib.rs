@@ -65,8 +65,8 @@ pub mod __private {
     };
     pub use crate::operation::Reads;
     pub use crate::shared::{
-        copied_data, gather, map_range, spare_map, spares_finite, unsteady, CopiedData, DualMapped,
-        Flat, Mapped, SharedHalves, Unaliased,
+        gather, kept, map_range, same_type, spare_map, spares_finite, take_like, unsteady,
+        DualMapped, Flat, Kept, Mapped, SharedHalves, Unaliased,
     };
     pub use crate::sweep::{
         detached, dual_zeros, finite, gradient_into, kept_reads, pairs_into, propagates, reads,

@@ -153,24 +153,87 @@ where
     }
 }
 
-/// Data a caller's sweeps compute from tracked values' primals and pass to a helper
-/// (`g(x.detach().ceil(), y)`): bound once, and passed again going back, so it must be
-/// `Copy`.
+/// A data argument of a helper that the caller's reverse sweep passes again but that may
+/// change before then (a loop's counter, `x.detach().ceil()`): kept on the value stack
+/// as the bits of an `f64`, exactly.
 #[diagnostic::on_unimplemented(
-    message = "data computed from tracked values and passed to a helper must be `Copy` in a \
-               compiled sweep",
-    label = "the reverse sweep passes this value to the helper again",
-    note = "bind it first (`let n = ...;`) and pass a `Copy` value, or write \
-            `#[differentiable(tape)]` on the caller"
+    message = "the compiled sweeps keep this argument for the reverse sweep, which they do \
+               for numbers and `bool` only",
+    label = "this value may change before the call's reverse sweep passes it again",
+    note = "pass a value the body does not change (a parameter, a `let` outside the loop), \
+            or write `#[differentiable(tape)]` on the caller"
 )]
-pub trait CopiedData: Copy {}
+pub trait Kept: Copy {
+    /// The value as an `f64`'s bits.
+    fn keep(self) -> f64;
+    /// The value back from [`Kept::keep`].
+    fn take(kept: f64) -> Self;
+}
 
-impl<T: Copy> CopiedData for T {}
+macro_rules! kept_integers {
+    ($($int:ty),*) => {$(
+        impl Kept for $int {
+            #[inline]
+            fn keep(self) -> f64 {
+                // (Sign-extended, then the bits: exact for every value.)
+                f64::from_bits(self as i64 as u64)
+            }
+            #[inline]
+            fn take(kept: f64) -> Self {
+                kept.to_bits() as i64 as $int
+            }
+        }
+    )*};
+}
+kept_integers!(usize, isize, u8, u16, u32, u64, i8, i16, i32, i64);
 
-/// `value`, checked [`CopiedData`].
+impl Kept for f64 {
+    #[inline]
+    fn keep(self) -> f64 {
+        self
+    }
+    #[inline]
+    fn take(kept: f64) -> Self {
+        kept
+    }
+}
+
+impl Kept for f32 {
+    #[inline]
+    fn keep(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline]
+    fn take(kept: f64) -> Self {
+        kept as f32
+    }
+}
+
+impl Kept for bool {
+    #[inline]
+    fn keep(self) -> f64 {
+        f64::from(u8::from(self))
+    }
+    #[inline]
+    fn take(kept: f64) -> Self {
+        kept != 0.0
+    }
+}
+
+/// `value`, checked [`Kept`].
 #[inline]
-pub fn copied_data<T: CopiedData>(value: T) -> T {
+pub fn kept<T: Kept>(value: T) -> T {
     value
+}
+
+/// Gives `witness` the type of `value` (the forward sweep's kept value), and nothing else.
+#[inline]
+pub fn same_type<T>(_witness: &mut Option<T>, _value: &T) {}
+
+/// The value [`Kept::keep`] kept, of `witness`'s type.
+#[inline]
+pub fn take_like<T: Kept>(kept: f64, _witness: &Option<T>) -> T {
+    T::take(kept)
 }
 
 /// No value, of the type of `witness` (a local's adjoints, which have its primal's type):

@@ -262,6 +262,41 @@ fn calls_staged(x: f64, y: f64, n: usize) -> f64 {
     staged(x * 0.5, y, n) + staged(y, x, n) * y + staged(x, x, n + 1)
 }
 
+/// A helper whose data argument is a loop's counter and whose differentiated one is
+/// given data read from a primal.
+#[differentiable]
+fn step(a: f64, k: usize, b: f64) -> f64 {
+    (a * b).sin() + a * (k as f64 * 0.25)
+}
+
+/// Data that changes inside a loop, lent to a helper: a `while` counter (`k`, `n - k`)
+/// and a value read from a primal (`acc.detach().round()`), which the reverse sweep needs
+/// as the call saw them: kept on the value stack.
+#[differentiable]
+fn kept_args(x: f64, w: [f64; 3], n: usize) -> f64 {
+    let mut acc = x;
+    let mut k = 0;
+    while k < n {
+        acc += step(acc, k, w[1]);
+        acc += step(w[0], n - k, acc.detach().round());
+        k += 1;
+    }
+    acc
+}
+
+/// The same with a differentiated parameter, run by `name_grad` and `name_hvp` alone (a
+/// helper's halves do not keep data yet, so no other function calls it).
+#[differentiable]
+fn settled(x: f64, n: usize) -> f64 {
+    let mut t = x;
+    let mut k = 0;
+    while k < n {
+        t = step(t, k, (t.detach() * 2.0).round() * 0.5);
+        k += 1;
+    }
+    t
+}
+
 /// `return` two `if`s deep and from inside a block.
 #[differentiable]
 fn deep_return(x: f64, y: f64, n: usize) -> f64 {
@@ -778,4 +813,61 @@ fn ranges_walked_backwards_run_compiled_and_agree() {
             near(gradient[k], moved, at[k], "horner");
         }
     }
+}
+
+#[test]
+fn data_that_changes_in_a_loop_lent_to_a_helper_runs_compiled_and_agrees(
+) -> Result<(), scalar_autodiff::ScalarAutodiffError> {
+    let mut rng = XorShift::new(0x6e97_0a1d_33c5_0b01);
+    let mut next = move || rng.unit() * 3.0 - 1.5;
+    for case in 0..30 {
+        let (x, w, n) = (next(), [next(), next(), next()], case % 5);
+        let fast = outcome(kept_args_grad(x, w, n).map(|(v, g)| (v, g.to_vec())));
+        let at = [x, w[0], w[1], w[2]];
+        let checked = graph_of(&at, |t| {
+            kept_args_graph(&t[0], &[t[1].clone(), t[2].clone(), t[3].clone()], n)
+        });
+        assert_eq!(fast, checked, "case {case}");
+        if !matches!(fast, Outcome::Bits(_)) {
+            continue;
+        }
+        assert_eq!(traces(|| drop(kept_args_grad(x, w, n))), 0, "case {case}");
+        let (value, gradient) = kept_args_grad(x, w, n)?;
+        assert_eq!(value.to_bits(), kept_args(x, w, n).to_bits());
+        near(gradient[0], |t| kept_args(t, w, n), x, "d/dx");
+        near(
+            gradient[2],
+            |t| kept_args(x, [w[0], t, w[2]], n),
+            w[1],
+            "d/dw1",
+        );
+        let fast = outcome(settled_grad(w[2], n).map(|(v, g)| (v, g.to_vec())));
+        assert_eq!(
+            fast,
+            graph_of(&w[2], |t| settled_graph(t, n)),
+            "case {case}"
+        );
+        assert_eq!(traces(|| drop(settled_grad(w[2], n))), 0);
+        if let Ok((_, [d])) = settled_grad(w[2], n) {
+            near(d, |t| settled(t, n), w[2], "settled");
+        }
+        // `name_hvp`'s sweeps keep them too: H against the recorded Hessian's columns.
+        let (_, _, hessian) = kept_args_hessian(x, w, n)?;
+        let hessian: Vec<Vec<f64>> = hessian.iter().map(|row| row.to_vec()).collect();
+        crate::hvp::check_columns(
+            4,
+            |direction| {
+                let tangent: [f64; 4] = direction.try_into().expect("four");
+                let (value, gradient, product) = kept_args_hvp(x, w, n, tangent)?;
+                Ok((value, gradient.to_vec(), product.to_vec()))
+            },
+            &hessian,
+            (value, &gradient),
+        )?;
+        assert_eq!(
+            traces(|| drop(kept_args_hvp(x, w, n, [1.0, 0.5, -0.5, 2.0]))),
+            0
+        );
+    }
+    Ok(())
 }

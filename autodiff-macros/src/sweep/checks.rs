@@ -101,7 +101,10 @@ impl Context {
                     }
                 }
                 // A call reads its arguments as plain code does (`mentions_in`).
-                Stmt::Data { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => {}
+                Stmt::Data { .. }
+                | Stmt::Keep { .. }
+                | Stmt::LetArray { .. }
+                | Stmt::Call { .. } => {}
             }
         }
         quote!(false)
@@ -168,7 +171,7 @@ fn updates_only(stmts: &[Stmt], var: VarId) -> Option<TokenStream> {
                 let inner = updates_only(body, var)?;
                 condition = quote!((#condition && #inner));
             }
-            Stmt::Data { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => {}
+            Stmt::Data { .. } | Stmt::Keep { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => {}
         }
     }
     Some(condition)
@@ -239,7 +242,7 @@ fn declarations(stmts: &[Stmt], out: &mut HashSet<VarId>) {
                 declarations(otherwise, out);
             }
             Stmt::For { body, .. } => declarations(body, out),
-            Stmt::Data { .. } | Stmt::Assign { .. } => {}
+            Stmt::Data { .. } | Stmt::Keep { .. } | Stmt::Assign { .. } => {}
         }
     }
 }
@@ -339,6 +342,7 @@ fn mentions_in(stmts: &[Stmt], out: &mut HashSet<VarId>) {
     for stmt in stmts {
         match stmt {
             Stmt::Data { tokens, .. } => primals(tokens, out),
+            Stmt::Keep { .. } => {}
             Stmt::LetArray { init, .. } => primals(init, out),
             Stmt::Let { value, .. } => value_mentions(value, out),
             Stmt::Assign { place, value } => {

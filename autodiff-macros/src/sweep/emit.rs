@@ -312,12 +312,14 @@ fn compiled(
             Number::Dual => quote!(#stack.return_dual_cells(#cells);),
         });
     }
+    let kept = &emit.kept;
     let body = quote! {
         #start
         #(#params_prologue)*
         #(#top_adjoints)*
         #(#hoisted)*
         #nodes_start
+        #(let mut #kept = ::core::option::Option::None;)*
         #forward
         #output
         let #output_value: #number_type = #output_primal;
@@ -524,7 +526,9 @@ fn copies_a_parameter(program: &Program) -> bool {
                 then, otherwise, ..
             } => stmts(program, then) || stmts(program, otherwise),
             Stmt::For { body, .. } => stmts(program, body),
-            Stmt::Data { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => false,
+            Stmt::Data { .. } | Stmt::Keep { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => {
+                false
+            }
         })
     }
     fn copies(program: &Program, value: &Value) -> bool {
@@ -787,6 +791,8 @@ struct Emit<'a> {
     /// Writing a half's reverse over shared adjoints (see `__private::SharedHalves`):
     /// each parameter's positions in the buffer, and its lengths, outermost first.
     mapped: std::collections::HashMap<VarId, (Ident, Vec<TokenStream>)>,
+    /// The types of the data arguments kept so far (see [`kept_type`]).
+    kept: Vec<Ident>,
 }
 
 /// A copy of a parameter's element, `let mut s = b[j];` (or of a local scalar no
@@ -862,7 +868,11 @@ fn assigns(stmts: &[Stmt], var: usize) -> bool {
             then, otherwise, ..
         } => assigns(then, var) || assigns(otherwise, var),
         Stmt::For { body, .. } => assigns(body, var),
-        Stmt::Data { .. } | Stmt::Let { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => false,
+        Stmt::Data { .. }
+        | Stmt::Keep { .. }
+        | Stmt::Let { .. }
+        | Stmt::LetArray { .. }
+        | Stmt::Call { .. } => false,
     })
 }
 
@@ -898,7 +908,10 @@ fn frozen_reads(program: &Program, half: bool) -> (HashSet<(usize, usize)>, Hash
                     most = most.max(reads(otherwise, var, looped, out));
                 }
                 Stmt::For { body, .. } => most = most.max(reads(body, var, looped + 1, out)),
-                Stmt::Data { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => {}
+                Stmt::Data { .. }
+                | Stmt::Keep { .. }
+                | Stmt::LetArray { .. }
+                | Stmt::Call { .. } => {}
             }
         }
         most
@@ -962,6 +975,13 @@ fn bound(bind: &Option<TokenStream>, stmts: TokenStream) -> TokenStream {
     }
 }
 
+/// The type of a kept data argument (see [`Stmt::Keep`]): an `Option` declared before
+/// the forward sweep, typed by the forward sweep's value and read by the reverse's, which
+/// are in scopes of their own.
+fn kept_type(name: &Ident) -> Ident {
+    Ident::new(&format!("{name}_type"), Span::mixed_site())
+}
+
 fn version_ident(var: usize) -> Ident {
     Ident::new(&format!("__version_{var}"), Span::mixed_site())
 }
@@ -996,6 +1016,7 @@ impl<'a> Emit<'a> {
             shared: HashSet::new(),
             looping: 0,
             mapped: std::collections::HashMap::new(),
+            kept: Vec::new(),
         }
     }
 
@@ -1159,6 +1180,14 @@ impl<'a> Emit<'a> {
         let none = quote!(::core::option::Option::None);
         Some(match stmt {
             Stmt::Data { tokens, .. } => tokens.clone(),
+            Stmt::Keep { name } => {
+                let (stack, witness) = (stack(), kept_type(name));
+                self.kept.push(witness.clone());
+                quote! {
+                    #private::same_type(&mut #witness, &#name);
+                    #stack.push(#private::Kept::keep(#name));
+                }
+            }
             Stmt::Let { var, value } => {
                 let ops = self.forward_value(value, in_loop)?;
                 let result = self.primal(&value.result, in_loop)?;
@@ -1662,6 +1691,12 @@ impl<'a> Emit<'a> {
         let upstream = Ident::new("__upstream", Span::mixed_site());
         Some(match stmt {
             Stmt::Data { .. } => TokenStream::new(),
+            Stmt::Keep { name } => {
+                let (stack, witness) = (stack(), kept_type(name));
+                quote! {
+                    let #name = ::scalar_autodiff::__private::take_like(#stack.pop(), &#witness);
+                }
+            }
             // (A shared array's elements get their numbers back.)
             Stmt::LetArray { var, .. } => self.array_nodes(*var, false),
             // A versioned copy's reads of version 0 went to its source already.
@@ -2519,7 +2554,7 @@ impl Walk {
             self.position += 1;
             let at = self.position;
             match stmt {
-                Stmt::Data { .. } => {}
+                Stmt::Data { .. } | Stmt::Keep { .. } => {}
                 Stmt::LetArray { var, .. } => {
                     self.declared.insert(*var, self.open.clone());
                 }

@@ -134,6 +134,11 @@ pub(crate) enum Stmt {
     /// Plain Rust over data (primal reads already plain), kept as written. `replay` holds
     /// a `let` the reverse half re-runs to see the same data.
     Data { tokens: TokenStream, replay: bool },
+    /// A data value bound just before a call (`let name = ..;`, a [`Stmt::Data`]) that the
+    /// call's reverse passes again but that may change by then (a loop's counter, a value
+    /// read from primals): kept on the value stack after the call, taken back just before
+    /// its reverse.
+    Keep { name: Ident },
     /// `let name = value;` of a tracked scalar.
     Let { var: VarId, value: Value },
     /// `let mut name = [data; N];`: a tracked array starting as constants.

@@ -1646,6 +1646,8 @@ impl Lower {
             }
         };
         let mut args = Vec::new();
+        // Data arguments kept for the reverse (see `Stmt::Keep`).
+        let mut kept = Vec::new();
         for &arg in &call.args {
             match arg {
                 Expr::Call(lend) if path_ends(&lend.func, "Tracked") && lend.args.len() == 1 => {
@@ -1696,22 +1698,29 @@ impl Lower {
                         return None;
                     }
                     if !self.names.steady(&tokens) || !self.copied(arg) {
-                        // Data from tracked values' primals (`g(x.detach().ceil(), y)`, a
-                        // data `if` on them): at the top level of `name_grad`'s body, bound
-                        // first, a `Copy` value the reverse sweep reads again there.
-                        let name = format!("__autodiff_data_{}", self.data_args);
-                        let top = !self.half && self.depth == 0 && self.loops == 0;
-                        if !top || !self.names.bind_top(&name) {
+                        // Data that may change before the call's reverse (a loop's counter,
+                        // `x.detach().ceil()`, a data `if` on tracked values): a number,
+                        // bound first and kept for the reverse (see `Stmt::Keep`).
+                        // (Not in the halves, whose reverse is a function of its own: no
+                        // scope there sees the forward's type.)
+                        if self.half
+                            || matches!(
+                                strip_parens(arg),
+                                Expr::Reference(_) | Expr::Array(_) | Expr::Repeat(_)
+                            )
+                        {
                             return None;
                         }
+                        let name = format!("__autodiff_data_{}", self.data_args);
                         self.data_args += 1;
                         let name = Ident::new(&name, Span::mixed_site());
                         let private = quote!(::scalar_autodiff::__private);
                         self.pending.push(Stmt::Data {
-                            tokens: quote!(let #name = #private::copied_data(#tokens);),
+                            tokens: quote!(let #name = #private::kept(#tokens);),
                             replay: false,
                         });
                         args.push(Arg::Data(name.to_token_stream()));
+                        kept.push(name);
                         continue;
                     }
                     args.push(Arg::Data(tokens));
@@ -1777,6 +1786,8 @@ impl Lower {
             push: false,
             seeds,
         });
+        self.pending
+            .extend(kept.into_iter().map(|name| Stmt::Keep { name }));
         Some(Operand::Place(Place::whole(var)))
     }
 

@@ -40,9 +40,6 @@ pub(crate) struct Names {
     sites: HashMap<String, Vec<Site>>,
     /// The nested `let`s in order: name, site index, right side.
     nested: Vec<(String, usize, Expr)>,
-    /// The top-level `let`s are in scope for the whole reverse sweep (not in the halves,
-    /// nor where early `return`s nest the body).
-    top_in_scope: bool,
 }
 
 impl Names {
@@ -50,10 +47,7 @@ impl Names {
     /// halves (`half`), whose reverse half is a function of its own, the top-level `let`s
     /// are replayed like nested ones.
     pub(crate) fn of(block: &Block, params: &[Param], half: bool) -> Self {
-        let mut names = Names {
-            top_in_scope: !half,
-            ..Names::default()
-        };
+        let mut names = Names::default();
         for param in params {
             if let Some(ident) = &param.ident {
                 let kind = match param.kind {
@@ -105,20 +99,6 @@ impl Names {
     /// static or a unit value, which each use evaluates afresh).
     pub(crate) fn binds(&self, name: &str) -> bool {
         self.sites.contains_key(name)
-    }
-
-    /// A name the lowering binds at the body's top level (data it computes first, see
-    /// `Lower::call`), if the reverse sweep sees such a `let` where it reads it again.
-    pub(crate) fn bind_top(&mut self, name: &str) -> bool {
-        if !self.top_in_scope || self.sites.contains_key(name) {
-            return false;
-        }
-        self.sites.entry(name.to_owned()).or_default().push(Site {
-            scope: Vec::new(),
-            mutable: false,
-            kind: SiteKind::Top,
-        });
-        true
     }
 
     /// Whether the `let` binding `name` is one the reverse half replays.
