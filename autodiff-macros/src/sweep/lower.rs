@@ -1956,8 +1956,10 @@ impl Lower {
                         .and_then(|len| len.base10_parse::<usize>().ok())
                         .or(literal.filter(|_| var.lengths.len() > place.indices.len()));
                     let steady = place.indices.iter().all(|index| self.names.steady(index));
+                    // (A row of scalars: `[m, ..]` of a matrix `m` is rows of rows.)
+                    let flat = var.depth == place.indices.len() + 1;
                     match len {
-                        Some(len) if steady && place.fields.is_empty() && !var.call => {
+                        Some(len) if steady && flat && place.fields.is_empty() && !var.call => {
                             rows.push(Err((place, len)));
                         }
                         _ => return refuse(elem),
