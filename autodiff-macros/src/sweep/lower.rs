@@ -453,7 +453,7 @@ struct Lower {
     copies: std::collections::HashSet<String>,
     /// `let mut y = y;` of each `mut` scalar parameter: the body's first statements.
     copies_of_params: Vec<Stmt>,
-    /// How many data arguments computed from primals [`Lower::call`] has bound first.
+    /// How many data arguments [`Lower::call`] has kept for the reverse (see `Stmt::Keep`).
     data_args: usize,
     /// Each differentiated parameter's shape, by its variable (see [`Lower::witness`]).
     witnesses: std::collections::HashMap<VarId, TokenStream>,
