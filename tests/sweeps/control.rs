@@ -297,6 +297,45 @@ fn settled(x: f64, n: usize) -> f64 {
     t
 }
 
+/// A helper of a `bool` and an `i32`, kept too.
+#[differentiable]
+fn flag(a: f64, on: bool, j: i32) -> f64 {
+    if on {
+        a * a * j as f64
+    } else {
+        a.cos()
+    }
+}
+
+/// Kept data beside every exit: `break` and `continue` around the calls, two kept values
+/// in one expression, and kept `bool`s and `i32`s in nested loops left by `return`.
+#[differentiable]
+fn kept_exits(x: f64, n: usize) -> f64 {
+    let mut acc = x;
+    let mut k = 0;
+    while k < n {
+        k += 1;
+        if acc > 2.0 {
+            break;
+        }
+        if k % 2 == 0 {
+            continue;
+        }
+        acc += step(acc, k, acc.detach().round()) * step(x, n - k, 0.5);
+    }
+    for i in 0..n {
+        let mut j = 0;
+        while j < i {
+            acc += flag(acc * 0.5, j % 2 == 0, j as i32 - 1);
+            j += 1;
+            if acc > 5.0 {
+                return acc * 2.0;
+            }
+        }
+    }
+    acc
+}
+
 /// `return` two `if`s deep and from inside a block.
 #[differentiable]
 fn deep_return(x: f64, y: f64, n: usize) -> f64 {
@@ -868,6 +907,17 @@ fn data_that_changes_in_a_loop_lent_to_a_helper_runs_compiled_and_agrees(
             traces(|| drop(kept_args_hvp(x, w, n, [1.0, 0.5, -0.5, 2.0]))),
             0
         );
+        let fast = outcome(kept_exits_grad(x, n).map(|(v, g)| (v, g.to_vec())));
+        assert_eq!(
+            fast,
+            graph_of(&x, |t| kept_exits_graph(t, n)),
+            "case {case}"
+        );
+        if let Ok((value, [d])) = kept_exits_grad(x, n) {
+            assert_eq!(traces(|| drop(kept_exits_grad(x, n))), 0);
+            assert_eq!(value.to_bits(), kept_exits(x, n).to_bits());
+            near(d, |t| kept_exits(t, n), x, "kept_exits");
+        }
     }
     Ok(())
 }
