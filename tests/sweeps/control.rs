@@ -336,6 +336,27 @@ fn kept_exits(x: f64, n: usize) -> f64 {
     acc
 }
 
+/// A kept argument of a call whose result is a local lent to the next call (its adjoints
+/// are declared before the kept value is taken back), and a `mut` parameter lent beside
+/// another (`relent`, called through its halves).
+#[differentiable]
+fn kept_chain(x: f64, y: f64, n: usize) -> f64 {
+    let mut acc = x;
+    let mut k = 0;
+    while k < n {
+        let t = step(acc, k, 1.0);
+        acc = step(t, k, 0.5);
+        k += 1;
+    }
+    acc + relent(x, y) + relent(y * 2.0, x)
+}
+
+#[differentiable]
+fn relent(x: f64, mut y: f64) -> f64 {
+    y = step(y, 2, x);
+    y
+}
+
 /// `return` two `if`s deep and from inside a block.
 #[differentiable]
 fn deep_return(x: f64, y: f64, n: usize) -> f64 {
@@ -907,6 +928,10 @@ fn data_that_changes_in_a_loop_lent_to_a_helper_runs_compiled_and_agrees(
             traces(|| drop(kept_args_hvp(x, w, n, [1.0, 0.5, -0.5, 2.0]))),
             0
         );
+        let fast = outcome(kept_chain_grad(x, w[0], n).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&[x, w[0]], |t| kept_chain_graph(&t[0], &t[1], n));
+        assert_eq!(fast, checked, "case {case}");
+        assert_eq!(traces(|| drop(kept_chain_grad(x, w[0], n))), 0);
         let fast = outcome(kept_exits_grad(x, n).map(|(v, g)| (v, g.to_vec())));
         assert_eq!(
             fast,

@@ -1770,6 +1770,15 @@ impl<'a> Emit<'a> {
                 push,
                 seeds,
             } => {
+                // A versioned copy seeded beside its source (`[[s, 1.0], [x, 0.5]]` after
+                // `let mut s = x;`) would start two elements at one node's sum and store
+                // both back, the second over the first. Not compiled yet.
+                if seeds
+                    .iter()
+                    .any(|(_, source)| self.versioned.contains_key(&source.var))
+                {
+                    return None;
+                }
                 let private = quote!(::scalar_autodiff::__private);
                 let adjoint = &self.program.vars[*var].adjoint;
                 // Each seeded element's adjoint starts at its source's sum and is stored
@@ -1962,6 +1971,15 @@ impl<'a> Emit<'a> {
                     indices: Vec::new(),
                 });
             }
+        }
+        // A versioned copy's adjoints are its source's while it is version 0 (see
+        // `versioned`): gathered beside that source, the one would overwrite the other's
+        // sums when scattered back. Not compiled yet.
+        if roots
+            .iter()
+            .any(|root| self.versioned.contains_key(&root.var))
+        {
+            return None;
         }
         let starts = numbered("start", roots.len());
         let mut gather = TokenStream::new();

@@ -1738,7 +1738,18 @@ impl Lower {
                     let witness = self.witness(place);
                     quote!(#private::Whole(&#witness))
                 }
-                Arg::Data(tokens) => tokens.clone(),
+                // A kept value's name is bound in neither sweep where the result's
+                // adjoints are declared: its type's witness is (see `Stmt::Keep`).
+                Arg::Data(tokens) => match kept
+                    .iter()
+                    .find(|name| tokens.to_string() == name.to_string())
+                {
+                    Some(name) => {
+                        let witness = Ident::new(&format!("{name}_type"), Span::mixed_site());
+                        quote!(#private::take_like(0.0, &#witness))
+                    }
+                    None => tokens.clone(),
+                },
             })
             .collect();
         let seeds = self.seeds.split_off(seeded);

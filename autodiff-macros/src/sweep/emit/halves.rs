@@ -706,6 +706,11 @@ fn shared_reverse(
     let maps = numbered("map", tracked.len());
     let mut emit = Emit::new(program, names, true, versioning);
     emit.number = number;
+    // A versioned copy lent to a call: its adjoints are a buffer cell or its own, chosen at
+    // run time, beside the buffer lent for the others (two `&mut` of it). Not compiled yet.
+    if lends_versioned(&program.body, &emit.versioned) {
+        return None;
+    }
     for ((var, _), map) in tracked.iter().zip(&maps) {
         let id = program
             .vars
@@ -734,6 +739,28 @@ fn shared_reverse(
         .iter()
         .all(|(var, _)| !crate::sweep::lower::mentions(&tokens, &var.adjoint.to_string()));
     unread.then_some((prelude, output_reverse, reverse))
+}
+
+/// Whether a call in `stmts` lends a versioned copy (see `emit::versioned`).
+fn lends_versioned(
+    stmts: &[crate::sweep::ir::Stmt],
+    versioned: &std::collections::HashMap<usize, crate::sweep::ir::Place>,
+) -> bool {
+    use crate::sweep::ir::{Arg, Stmt};
+    stmts.iter().any(|stmt| match stmt {
+        Stmt::Call { args, seeds, .. } => {
+            args.iter()
+                .any(|arg| matches!(arg, Arg::Tracked(place) if versioned.contains_key(&place.var)))
+                || seeds
+                    .iter()
+                    .any(|(_, source)| versioned.contains_key(&source.var))
+        }
+        Stmt::If {
+            then, otherwise, ..
+        } => lends_versioned(then, versioned) || lends_versioned(otherwise, versioned),
+        Stmt::For { body, .. } => lends_versioned(body, versioned),
+        _ => false,
+    })
 }
 
 /// Whether a call in `stmts` lends two of the parameters, or one twice: their adjoints
