@@ -978,7 +978,7 @@ fn bound(bind: &Option<TokenStream>, stmts: TokenStream) -> TokenStream {
 /// The type of a kept data argument (see [`Stmt::Keep`]): an `Option` declared before
 /// the forward sweep, typed by the forward sweep's value and read by the reverse's, which
 /// are in scopes of their own.
-fn kept_type(name: &Ident) -> Ident {
+pub(crate) fn kept_type(name: &Ident) -> Ident {
     Ident::new(&format!("{name}_type"), Span::mixed_site())
 }
 

@@ -1745,7 +1745,7 @@ impl Lower {
                     .find(|name| tokens.to_string() == name.to_string())
                 {
                     Some(name) => {
-                        let witness = Ident::new(&format!("{name}_type"), Span::mixed_site());
+                        let witness = super::emit::kept_type(name);
                         quote!(#private::take_like(0.0, &#witness))
                     }
                     None => tokens.clone(),
