@@ -233,14 +233,16 @@ pub mod parallel;
 /// (`keys.push(linear(p.wk, x))`, read by `keys[t][j]` and `keys.len()`; its adjoints grow
 /// with it going forward and give each row back going back), `.detach()`, and calls of
 /// other `#[differentiable]` functions and methods, const generic ones too, their sizes
-/// inferred or turbofished (`linear::<16, 64>(w, x)`) (`self.helper(x)`,
-/// `Self::helper(self, x)`, helpers with `mut` scalar parameters), returning `f64` or
+/// inferred or turbofished (`linear::<16, 64>(w, x)`, `self.norm::<4>(v)`)
+/// (`self.helper(x)`, `Self::helper(self, x)`, helpers with `mut` scalar parameters),
+/// returning `f64` or
 /// arrays (layers, another helper's result changed in place and returned), with
 /// tracked values, arrays, rows and fields of parameter structs, whole parameter structs,
 /// arrays, rows and `Vec`s (fields, or computed by the body) lent to a slice parameter
 /// (`dot(&p.w, xs)`, `energy(&keys)` for `#[param] rows: &[[f64; 2]]`) or array literals as
-/// arguments (`g([x, w[1], a * b, 1.0])`, rows too: `linear([[x, 1.0], w], v)`, `[w, m[1]]`,
-/// elements of a helper's result, `[h[0], x]`: a tracked value as it is starts its element's
+/// arguments (`g([x, w[1], a * b, 1.0])`, `g([x; 3])`, rows too: `linear([[x, 1.0], w], v)`,
+/// `[w, m[1]]`, `[[x, y], [0.5; 2]]`, a helper's whole result `[h, w]`, elements of a
+/// helper's result, `[h[0], x]`: a tracked value as it is starts its element's
 /// adjoint at the value's and takes it back after the call; `dot([1.0, 2.0, 3.0], v)`:
 /// data for a differentiated parameter, whose adjoints are spares, as for `f(SCALE, x)`
 /// of a constant or `f(if k > 2 { 0.5 } else { 1.0 }, x)`), data that changes before the
@@ -270,14 +272,17 @@ pub mod parallel;
 /// call, and so is one value lent twice beside a whole parameter struct.
 /// Copies of tracked scalars read again later (`let prev = h; h = f(h);`,
 /// `second = best; best = v;`, `hs[t] = h;`, `best = w[i];`), and of local arrays of a
-/// known length copied whole (`let prev = h;` before `h = cell(w, prev, x);`), are
+/// known length and of array parameters copied whole (`let prev = h;` before
+/// `h = cell(w, prev, x);`, `let mut a = w;`), are
 /// followed with node numbers: each such scalar (or element of an array of a known
 /// length) carries the number of the node it holds, and the reverse sweep adds every read
 /// into that node's cell, in the trace's order (a helper lent such an array whole, or
 /// returning into it, is called element by element). Other bodies (a `break`, `continue` or `return`
 /// inside an expression, a `mut` parameter that is not a scalar, a `push` of anything but
 /// a helper's result or onto a vector declared inside a loop or a helper, a loop over a
-/// vector's length that pushes to it, `.flatten()`, a copy read again later in a
+/// vector's length that pushes to it, `.flatten()`, an `if` whose value is a helper's
+/// array (`let mut h = [0.0; N];` assigned `h = f(..);` in each branch compiles), a copy
+/// read again later in a
 /// helper's halves (`name_grad`'s own sweeps follow it), bodies of more than 512
 /// operations as written, whose sweeps would take rustc tens of seconds) are a compile
 /// error that points

@@ -60,8 +60,8 @@ fn aliased(w: [f64; 4], x: f64, i: usize, j: usize) -> f64 {
 }
 
 /// Copies read again (`b = a;`, a swap) make scalars share nodes: `mul(a, b)` lends two
-/// that are one node on some iterations and two on others. (The swap is written out: it
-/// is the form under test.)
+/// that are one node on some iterations and two on others, and literals of rows lend
+/// them beside rows of data. (The swap is written out: it is the form under test.)
 #[differentiable]
 #[allow(clippy::manual_swap)]
 fn copies_lent(x: f64, y: f64, n: usize) -> f64 {
@@ -75,11 +75,18 @@ fn copies_lent(x: f64, y: f64, n: usize) -> f64 {
             a += b * 0.5;
         }
         total += mul(a, b) + mix([b, a, x]);
+        // A row of data beside a row holding a copy.
+        total += det2([[a, 1.0], [2.0, 0.5]]) + det2([[b, x], [0.5; 2]]);
         let prev = a;
         a = b;
         b = prev;
     }
     total
+}
+
+#[differentiable]
+fn det2(m: [[f64; 2]; 2]) -> f64 {
+    m[0][0] * m[1][1] - m[0][1] * m[1][0]
 }
 
 #[differentiable]

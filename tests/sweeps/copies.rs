@@ -108,6 +108,21 @@ fn cell(w: [f64; 2], h: [f64; 2], x: f64) -> [f64; 2] {
     [(w[0] * h[0] + x).tanh(), (w[1] * h[1] - x).tanh()]
 }
 
+#[differentiable]
+fn det2(m: [[f64; 2]; 2]) -> f64 {
+    m[0][0] * m[1][1] - m[0][1] * m[1][0]
+}
+
+/// A parameter array copied whole and changed, lent with the parameter; a helper's whole
+/// result as a row of a literal.
+#[differentiable]
+fn param_copy(w: [f64; 2], x: f64) -> f64 {
+    let mut a = w;
+    a[0] *= x;
+    let h = cell(w, a, x);
+    det2([h, a]) + det2([w, h]) * a[1] + w[0]
+}
+
 /// A recurrent network's state kept whole before a helper replaces it, read again after.
 #[differentiable]
 fn recurrent(w: [f64; 2], xs: &[f64]) -> f64 {
@@ -261,6 +276,16 @@ fn arrays_copied_whole_run_compiled_and_agree() -> Result<(), scalar_autodiff::S
         let fast = outcome(array_copy_grad(w3).map(|(v, g)| (v, g.to_vec())));
         assert_eq!(fast, graph_of(&w3, array_copy_graph), "case {case}");
         assert_eq!(traces(|| drop(array_copy_grad(w3))), 0, "case {case}");
+        let (w2, x) = ([w3[0], w3[1]], w3[2]);
+        let fast = outcome(param_copy_grad(w2, x).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&w3, |t| {
+            param_copy_graph(&[t[0].clone(), t[1].clone()], &t[2])
+        });
+        assert_eq!(fast, checked, "case {case}");
+        assert_eq!(traces(|| drop(param_copy_grad(w2, x))), 0, "case {case}");
+        let (_, gradient) = param_copy_grad(w2, x)?;
+        near(gradient[2], |t| param_copy(w2, t), x, "d/dx");
+        near(gradient[0], |t| param_copy([t, w2[1]], x), w2[0], "d/dw0");
         let w = [next(), next()];
         let xs: Vec<f64> = (0..case % 6).map(|_| next()).collect();
         for (name, grad, graph, plain) in [

@@ -364,3 +364,67 @@ fn argument_forms_around_generic_helpers_run_compiled_and_agree() {
         );
     }
 }
+
+/// Settings whose methods are generic over a size.
+struct Norm {
+    eps: f64,
+}
+
+impl Norm {
+    #[differentiable]
+    fn energy<const N: usize>(&self, v: [f64; N]) -> f64 {
+        let mut total = self.eps;
+        for e in v.iter() {
+            total += e * e;
+        }
+        total.sqrt()
+    }
+
+    /// Sizes turbofished on a method call and on `Self::`, and inferred; one value
+    /// repeated into an array (`[x; 3]`).
+    #[differentiable]
+    fn mixed(&self, v: [f64; E], x: f64) -> f64 {
+        let repeated = self.energy([x * 2.0; 2]) - self.energy::<2>([v[1]; 2]);
+        self.energy::<E>(v) * x
+            + Self::energy::<2>(self, [v[0], x])
+            + self.energy([x; 3])
+            + repeated
+    }
+
+    /// [`Norm::mixed`] on the tape: the reference.
+    #[differentiable(tape)]
+    fn mixed_recorded(&self, v: [f64; E], x: f64) -> f64 {
+        let repeated = self.energy([x * 2.0; 2]) - self.energy::<2>([v[1]; 2]);
+        self.energy::<E>(v) * x
+            + Self::energy::<2>(self, [v[0], x])
+            + self.energy([x; 3])
+            + repeated
+    }
+}
+
+#[test]
+fn generic_methods_called_with_sizes_run_compiled_and_agree() {
+    let norm = Norm { eps: 0.25 };
+    let mut rng = XorShift::new(0x6e0e_1a57);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..20 {
+        let v: [f64; E] = std::array::from_fn(|_| next());
+        let x = next();
+        let fast = outcome(norm.mixed_grad(v, x).map(|(value, g)| (value, g.to_vec())));
+        let twin = norm.mixed_recorded_grad(v, x);
+        assert_eq!(
+            fast,
+            outcome(twin.map(|(value, g)| (value, g.to_vec()))),
+            "case {case}"
+        );
+        assert_eq!(traces(|| drop(norm.mixed_grad(v, x))), 0, "case {case}");
+        let (value, gradient) = norm.mixed_grad(v, x).unwrap();
+        assert_eq!(value.to_bits(), norm.mixed(v, x).to_bits());
+        let numeric = central(|t| norm.mixed(v, t), x);
+        let gx = gradient[E];
+        assert!(
+            (gx - numeric).abs() < 1e-6 * (1.0 + numeric.abs()),
+            "{gx} against {numeric}"
+        );
+    }
+}

@@ -87,8 +87,14 @@ impl Rewriter<'_> {
         let receiver = self.scan(&call.receiver);
         // A closure argument (`xs.iter().map(|x| w * x)`) is an iterator adapter, not a
         // method of the user's.
-        call.turbofish.is_none()
-            && receiver.is_plain()
+        call.turbofish.as_ref().is_none_or(|sizes| {
+            sizes.args.iter().all(|arg| {
+                matches!(
+                    arg,
+                    syn::GenericArgument::Type(_) | syn::GenericArgument::Const(_)
+                )
+            })
+        }) && receiver.is_plain()
             && call.args.iter().any(|arg| self.scan(arg).tracked)
             && !call.args.iter().any(|arg| matches!(arg, Expr::Closure(_)))
     }
@@ -100,9 +106,14 @@ impl Rewriter<'_> {
             return self.invalid();
         };
         let (receiver, method) = (&call.receiver, body_ident(&call.method));
+        // `self.g::<3>(..)` calls `self.differentiable_g::<_, 3>(..)`, as a path does.
+        let turbofish = call.turbofish.as_ref().map(|sizes| {
+            let sizes = sizes.args.iter();
+            quote!(::<_, #(#sizes),*>)
+        });
         let backend = backend();
         let span = call.method.span();
-        Value::Node(quote_spanned!(span=> #receiver.#method(#backend #(, #args)*)?))
+        Value::Node(quote_spanned!(span=> #receiver.#method #turbofish(#backend #(, #args)*)?))
     }
 
     /// The arguments of a composed call: each tracked one lent as `Tracked(&value)`, data

@@ -203,9 +203,15 @@ impl Rewriter<'_> {
         let elements: Vec<Value> = array
             .elems
             .iter()
-            .map(|element| {
-                let value = self.expr(element);
-                self.track(value)
+            .map(|element| match without_parens(element) {
+                // A row of data beside tracked rows (`[[x, 1.0], [2.0, 0.5]]`): its
+                // elements become constants one by one, as the tracked rows' are.
+                Expr::Array(row) => self.array_literal(row),
+                Expr::Repeat(row) => self.repeat(row),
+                element => {
+                    let value = self.expr(element);
+                    self.track(value)
+                }
             })
             .collect();
         if !elements.iter().all(Value::is_valid) {

@@ -615,7 +615,7 @@ fn call_on(
 }
 
 /// The callee's check (`crate::emit::callable_fn`) beside its hidden body `path`
-/// (`differentiable_g`, `m::differentiable_g::<3>`, `self.differentiable_g`): the same
+/// (`differentiable_g`, `m::differentiable_g::<3>`, `self.differentiable_g::<_, 3>`): the same
 /// path to `__autodiff_callable_g`, without the sizes.
 fn callable_path(path: &TokenStream) -> Option<TokenStream> {
     let callable = |ident: &Ident| {
@@ -623,14 +623,14 @@ fn callable_path(path: &TokenStream) -> Option<TokenStream> {
         let name = name.strip_prefix("differentiable_")?;
         Some(crate::emit::callable_ident(&Ident::new(name, ident.span())))
     };
-    match syn::parse2::<syn::Expr>(path.clone()).ok()? {
-        syn::Expr::Path(mut path) => {
+    let direct = match syn::parse2::<syn::Expr>(path.clone()).ok() {
+        Some(syn::Expr::Path(mut path)) => {
             let last = path.path.segments.last_mut()?;
             last.ident = callable(&last.ident)?;
             last.arguments = syn::PathArguments::None;
             Some(path.to_token_stream())
         }
-        syn::Expr::Field(mut field) => {
+        Some(syn::Expr::Field(mut field)) => {
             let syn::Member::Named(method) = &field.member else {
                 return None;
             };
@@ -638,7 +638,13 @@ fn callable_path(path: &TokenStream) -> Option<TokenStream> {
             Some(field.to_token_stream())
         }
         _ => None,
-    }
+    };
+    direct.or_else(|| {
+        // `self.differentiable_g::<_, 3>`: read as the method call it begins.
+        let call = syn::parse2::<syn::ExprMethodCall>(quote!(#path())).ok()?;
+        let (receiver, method) = (&call.receiver, callable(&call.method)?);
+        Some(quote!(#receiver.#method))
+    })
 }
 
 /// Whether `param` is a `#[param]` slice (`&[f64]`, `&[Layer]`).

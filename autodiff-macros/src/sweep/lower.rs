@@ -63,6 +63,8 @@ pub(crate) fn lower(
         data_args: 0,
         witnesses: std::collections::HashMap::new(),
         sized_by: Vec::new(),
+        if_results: Vec::new(),
+        scalar_results: std::collections::HashSet::new(),
     };
     for param in params {
         let name = param.ident.clone()?;
@@ -181,6 +183,12 @@ impl Lower {
         if let (false, Operand::Place(place)) = (self.array_output, &output.result) {
             self.read_as_scalar(place);
         }
+        // A branch valued by a scalar proves the other branches' results scalars.
+        for (var, source, _) in &self.if_results {
+            if self.scalar_results.contains(var) {
+                self.proven.insert(source.clone());
+            }
+        }
         // A copy read as a scalar proves its source one.
         for (var, source) in std::mem::take(&mut self.copied_from) {
             if self.proven.contains(&(var, String::new(), 0)) {
@@ -190,6 +198,12 @@ impl Lower {
         // Where a call's result is copied as a scalar, the trace's types must say it is one:
         // it is read as an operand at that depth somewhere.
         if !self.needs.iter().all(|need| self.proven.contains(need)) {
+            // (Most likely an array: say so.)
+            if let Some((.., tail)) =
+                (self.if_results.iter()).find(|(_, source, _)| !self.proven.contains(source))
+            {
+                why(IF_ARRAY, tail);
+            }
             return None;
         }
         // A local started from data must be a scalar (see `constant_local`).
@@ -217,6 +231,11 @@ impl Lower {
         })
     }
 }
+
+/// Why an `if` valued by another function's array is refused.
+const IF_ARRAY: &str = "`if` whose value is another function's array (`let h = if c { f(..) } \
+                        else { g(..) };`: write `let mut h = [0.0; N];` before it and assign \
+                        `h = f(..);` in each branch)";
 
 /// Whether `block` has the shape of the rewrite's compound assignment (see
 /// [`Lower::compound`]): `{ let operand = V; let slot = &mut P; *slot = .. }`.
@@ -268,8 +287,8 @@ enum Callee<'e> {
     /// `differentiable_g` or `layers::differentiable_g`.
     Function(&'e syn::ExprPath),
     /// `self.differentiable_g`, or `Self::differentiable_g(self, ..)`: a method of its
-    /// receiver, which must be steady data.
-    Method(&'e Expr, &'e Ident),
+    /// receiver, which must be steady data, with its sizes (`::<_, 3>`) if given.
+    Method(&'e Expr, &'e Ident, Option<TokenStream>),
 }
 
 impl<'e> Called<'e> {
@@ -290,24 +309,32 @@ impl<'e> Called<'e> {
                     return None;
                 };
                 let segments = &func.path.segments;
-                let method = &segments.last()?.ident;
+                let last = segments.last()?;
+                let method = &last.ident;
                 let by_self_type = func.qself.is_none()
                     && segments.len() == 2
                     && segments[0].ident == "Self"
                     && hidden(method);
+                let sizes = match &last.arguments {
+                    syn::PathArguments::None => None,
+                    sizes => Some(sizes.to_token_stream()),
+                };
                 by_self_type.then(|| Called {
-                    callee: Callee::Method(&call.args[0], method),
+                    callee: Callee::Method(&call.args[0], method, sizes),
                     args: call.args.iter().skip(2).collect(),
                 })
             }
             Expr::MethodCall(call)
                 if call.args.first().is_some_and(is_backend)
                     && !is_backend(&call.receiver)
-                    && call.turbofish.is_none()
                     && hidden(&call.method) =>
             {
                 Some(Called {
-                    callee: Callee::Method(&call.receiver, &call.method),
+                    callee: Callee::Method(
+                        &call.receiver,
+                        &call.method,
+                        call.turbofish.as_ref().map(ToTokens::to_token_stream),
+                    ),
                     args: call.args.iter().skip(1).collect(),
                 })
             }
@@ -459,6 +486,11 @@ struct Lower {
     witnesses: std::collections::HashMap<VarId, TokenStream>,
     /// Local vectors sized by a growable vector's length, with that vector.
     sized_by: Vec<(VarId, VarId)>,
+    /// `if` results holding another function's whole result (see
+    /// [`Lower::assign_result`]), with that result and the branch's tail.
+    if_results: Vec<(VarId, (VarId, String, usize), TokenStream)>,
+    /// `if` results a branch gives a scalar of known shape.
+    scalar_results: std::collections::HashSet<VarId>,
 }
 
 /// A loop over a tracked array, as [`Lower::tracked_iter`] rewrites it.
@@ -778,7 +810,7 @@ impl Lower {
             let mut stmts = lower.stmts(rest)?;
             let value = lower.value(tail)?;
             stmts.append(&mut lower.pending);
-            stmts.push(lower.assign(place.clone(), value)?);
+            stmts.push(lower.assign_result(place.clone(), value, tail)?);
             Some(stmts)
         })
     }
@@ -1383,6 +1415,41 @@ impl Lower {
         self.assign(place, value)
     }
 
+    /// A branch's value into an `if`'s result local (a scalar). Another function's whole
+    /// result, whose shape the macro cannot see, is a scalar only if the local is read
+    /// as one: rustc types the local as the result, which may be an array.
+    fn assign_result(&mut self, place: Place, value: Value, tail: &Expr) -> Option<Stmt> {
+        let source = match &value.result {
+            Operand::Place(source)
+                if value.ops.is_empty()
+                    && source.is_whole()
+                    && self.vars[source.var].depth == UNKNOWN
+                    && place.is_whole()
+                    && self.vars[place.var].depth == 0
+                    && !self.vars[place.var].param =>
+            {
+                source.key()
+            }
+            _ => {
+                // A scalar: rustc types every branch's value alike (see `finish`).
+                let known = match &value.result {
+                    Operand::Place(source) => self.vars[source.var].depth != UNKNOWN,
+                    _ => true,
+                };
+                if known {
+                    self.scalar_results.insert(place.var);
+                }
+                return self.assign(place, value);
+            }
+        };
+        self.needs.push(source.clone());
+        self.copied_from.push((place.var, source.clone()));
+        self.if_results
+            .push((place.var, source, tail.to_token_stream()));
+        self.vars[place.var].mutable = true;
+        Some(Stmt::Assign { place, value })
+    }
+
     fn assign(&mut self, place: Place, value: Value) -> Option<Stmt> {
         if let Operand::Place(source) = &value.result {
             self.read_as_scalar(source);
@@ -1637,12 +1704,12 @@ impl Lower {
             Callee::Function(func) => func.to_token_stream(),
             // A method of steady data (`self.g(..)`), called on the same receiver going
             // back.
-            Callee::Method(receiver, method) => {
+            Callee::Method(receiver, method, ref sizes) => {
                 let receiver = self.plain(&receiver.to_token_stream())?;
                 if !self.names.steady(&receiver) || self.mentions_tracked(&receiver) {
                     return None;
                 }
-                quote!(#receiver.#method)
+                quote!(#receiver.#method #sizes)
             }
         };
         let mut args = Vec::new();
@@ -1658,9 +1725,17 @@ impl Lower {
                         None if matches!(lent, Expr::Array(_)) => {
                             let blame = match call.callee {
                                 Callee::Function(func) => func.to_token_stream(),
-                                Callee::Method(_, method) => method.to_token_stream(),
+                                Callee::Method(_, method, _) => method.to_token_stream(),
                             };
                             self.array_argument(lent, false, &blame)?
+                        }
+                        // `[x; 3]`: one value seeded into each element.
+                        None if repeat_call(lent).is_some() => {
+                            let blame = match call.callee {
+                                Callee::Function(func) => func.to_token_stream(),
+                                Callee::Method(_, method, _) => method.to_token_stream(),
+                            };
+                            self.repeated_argument(lent, &blame)?
                         }
                         // An expression: its value into a local of its own, first; a
                         // call's result (`g(h(x))`) is lent as it is, its own nodes.
@@ -1764,7 +1839,7 @@ impl Lower {
         if whole_struct && lends_twice(&args, &seeds) {
             let at = match call.callee {
                 Callee::Function(func) => func.to_token_stream(),
-                Callee::Method(_, method) => method.to_token_stream(),
+                Callee::Method(_, method, _) => method.to_token_stream(),
             };
             why(
                 "call's arguments: one tracked value lent twice beside a parameter struct or \
@@ -1776,7 +1851,7 @@ impl Lower {
         if !self.seeds_apart(&seeds, &args, pending) {
             let at = match call.callee {
                 Callee::Function(func) => func.to_token_stream(),
-                Callee::Method(_, method) => method.to_token_stream(),
+                Callee::Method(_, method, _) => method.to_token_stream(),
             };
             why(
                 "call's arguments: one tracked value lent twice (in an array literal, or as \
@@ -1850,6 +1925,57 @@ impl Lower {
         Some(Place::whole(var))
     }
 
+    /// `[value; n]` of a tracked value lent to a call (`n` a literal): a local array
+    /// whose every element is seeded from one place, the value's own or a new local's
+    /// (the trace's repeat is one node with an edge from each element).
+    fn repeated_argument(&mut self, repeat: &Expr, blame: &TokenStream) -> Option<Place> {
+        let (elem, len) = repeat_call(repeat)?;
+        let refuse = || {
+            why(
+                "call's `[value; n]` (a length that is not a literal, a value that is not a \
+                 scalar, or an element at an index that changes)",
+                &quote!(#blame #repeat),
+            );
+            None
+        };
+        let Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(len),
+            ..
+        }) = strip_parens(len)
+        else {
+            return refuse();
+        };
+        let len: usize = len.base10_parse().ok()?;
+        let value = self.value(uncloned(elem))?;
+        if self.place_depth(&value.result) != Some(0) {
+            return refuse();
+        }
+        // (A copy of a place would sum the callee's adjoints before they reach it.)
+        let source = match &value.result {
+            Operand::Place(place) if value.ops.is_empty() => {
+                if !place.indices.iter().all(|index| self.names.steady(index)) {
+                    return refuse();
+                }
+                place.clone()
+            }
+            _ => self.local_argument(value)?,
+        };
+        let name = Ident::new("__argument", Span::mixed_site());
+        let zero = quote!([0.0f64; #len]);
+        let var = self.declare(&name, false, 1, zero.clone());
+        self.vars[var].lengths = vec![quote!(#len)];
+        self.pending.push(Stmt::LetArray { var, init: zero });
+        for at in 0..len {
+            let place = Place {
+                var,
+                fields: TokenStream::new(),
+                indices: vec![quote!(#at)],
+            };
+            self.seeds.push((place, source.clone()));
+        }
+        Some(Place::whole(var))
+    }
+
     /// An array literal lent to a call, as a local tracked array whose elements are
     /// assigned in order. Each element must be a new node (an operation's result): a
     /// copied place would receive the callee's contributions as one sum, where the trace
@@ -1874,11 +2000,13 @@ impl Lower {
             return None;
         };
         // `[[a, b], [c, d]]` or `[w, m[1]]`: rows, lent as a local matrix.
+        // (Read without `place_depth`, which would take an unknown shape for a scalar.)
         let row = |lower: &mut Self, elem: &Expr| match uncloned(elem) {
             Expr::Array(_) => true,
-            elem => lower
-                .place(elem)
-                .is_some_and(|place| lower.place_depth(&Operand::Place(place)) == Some(1)),
+            elem => lower.place(elem).is_some_and(|place| {
+                let depth = lower.vars[place.var].depth;
+                depth != UNKNOWN && depth.checked_sub(place.indices.len()) == Some(1)
+            }),
         };
         if !tail && array.elems.iter().any(|elem| row(self, elem)) {
             return self.rows_argument(array, blame);
@@ -1955,18 +2083,30 @@ impl Lower {
         for elem in &array.elems {
             match uncloned(elem) {
                 Expr::Array(inner) => rows.push(Ok(inner.elems.iter().collect())),
+                // `[0.5; 2]`: a row of one constant (a tracked value repeated is one node
+                // the trace sums into once, which separate elements would not be).
+                other if constant_row(other).is_some() => {
+                    let (value, len) = constant_row(other)?;
+                    rows.push(Ok(vec![value; len]));
+                }
                 other => {
                     let Some(place) = self.place(other) else {
                         return refuse(elem);
                     };
                     let var = &self.vars[place.var];
+                    let steady = place.indices.iter().all(|index| self.names.steady(index));
+                    // A whole result of another function (`[h, v]`): rustc types it as
+                    // the other rows, which give its length (0 until one does).
+                    if var.call && var.depth == UNKNOWN && place.is_whole() && steady {
+                        rows.push(Err((place, 0)));
+                        continue;
+                    }
                     let len = var
                         .lengths
                         .get(place.indices.len())
                         .and_then(|len| syn::parse2::<syn::LitInt>(len.clone()).ok())
                         .and_then(|len| len.base10_parse::<usize>().ok())
                         .or(literal.filter(|_| var.lengths.len() > place.indices.len()));
-                    let steady = place.indices.iter().all(|index| self.names.steady(index));
                     // (A row of scalars: `[m, ..]` of a matrix `m` is rows of rows.)
                     let flat = var.depth == place.indices.len() + 1;
                     match len {
@@ -1982,7 +2122,23 @@ impl Lower {
             Ok(elems) => elems.len(),
             Err((_, len)) => *len,
         };
-        let cols = rows.first().map_or(0, width);
+        let Some(cols) = rows.iter().map(width).find(|&len| len > 0) else {
+            return refuse(&Expr::Array(array.clone()));
+        };
+        // The results' rows, each as long as the others; their elements are read as
+        // scalars (which is what proves the callee's result a row of them).
+        let mut results = Vec::new();
+        for row in &mut rows {
+            if let Err((place, len @ 0)) = row {
+                *len = cols;
+                results.push(place.clone());
+            }
+        }
+        for place in results {
+            let mut element = place;
+            element.indices.push(quote!(0));
+            self.read_as_scalar(&element);
+        }
         if rows.iter().any(|row| width(row) != cols) {
             return refuse(&Expr::Array(array.clone()));
         }
@@ -2113,11 +2269,13 @@ impl Lower {
         Some(Place::whole(var))
     }
 
-    /// The length of a whole local array of scalars that `let b = a;` copies element by
-    /// element: one declared with a literal length, neither a call's result nor growable.
+    /// The length of a whole array of scalars that `let b = a;` copies element by
+    /// element: a local declared with a literal length, neither a call's result nor
+    /// growable, or a parameter (`let mut a = v;`, which the halves refuse: see
+    /// `emit::copies_a_parameter`).
     fn copied_array(&self, source: &Place) -> Option<usize> {
         let var = &self.vars[source.var];
-        if !source.is_whole() || var.depth != 1 || var.param || var.call || var.growable {
+        if !source.is_whole() || var.depth != 1 || var.call || var.growable {
             return None;
         }
         let [length] = var.lengths.as_slice() else {
@@ -2356,6 +2514,11 @@ impl Lower {
                 let mut place = self.place(&index.expr)?;
                 let at = self.plain(&index.index.to_token_stream())?;
                 place.indices.push(at);
+                if let Some((.., tail)) = self.if_results.iter().find(|(var, ..)| *var == place.var)
+                {
+                    why(IF_ARRAY, tail);
+                    return None;
+                }
                 (place.indices.len() <= self.vars[place.var].depth).then_some(place)
             }
             // A field of a parameter struct, before any index.
@@ -2939,6 +3102,21 @@ fn repeat_call(expr: &Expr) -> Option<(&Expr, &Expr)> {
         other => other,
     };
     Some((&call.args[0], len))
+}
+
+/// `repeat::<_, { n }>(constant(..))` with a literal `n`: a row of data, as `(e, n)`.
+fn constant_row(expr: &Expr) -> Option<(&Expr, usize)> {
+    let (value, len) = repeat_call(expr)?;
+    let Expr::Lit(syn::ExprLit {
+        lit: syn::Lit::Int(len),
+        ..
+    }) = strip_parens(len)
+    else {
+        return None;
+    };
+    let constant = matches!(strip_parens(value), Expr::Try(value)
+        if matches!(&*value.expr, Expr::Call(call) if path_ends(&call.func, "constant")));
+    constant.then_some((value, len.base10_parse().ok()?))
 }
 
 /// `vec![e; n]` as `(e, n)`.
