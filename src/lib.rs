@@ -251,7 +251,8 @@ pub mod parallel;
 /// reverse; not yet inside a helper's halves), helpers returning an array
 /// literal (`[a * b, s.sqrt()]`, scalar locals as they are too), loops through
 /// `iter_mut()` (`for v in out.iter_mut() { *v *= w; }`, read as a loop over indices),
-/// `*v` in a `.map` over `.iter()` (`w.iter().map(|v| *v * *v).sum::<f64>()`) and
+/// `*v` in a `.map` over `.iter()` (`w.iter().map(|v| *v * *v).sum::<f64>()`, pairs of
+/// `.zip` and `.enumerate` too: `.map(|(p, q)| *p * *q)`) and
 /// loops over data alone. A helper call stays compiled: the caller's sweeps call the
 /// callee's own compiled halves (through its hidden body, so a call of a function that is
 /// not differentiable is still one compile error), which add the callee's contributions

@@ -2,9 +2,10 @@
 //! inferred at each call from its arguments, generic helpers calling generic helpers, a
 //! generic scalar loss with its own `name_grad`, and a generic parameter struct; and the
 //! argument forms a reader writes around them (sizes turbofished in a body, a literal of
-//! rows, a helper's elements in a literal, `*v` in a `.map`, a helper's result changed
-//! in place and returned). Each runs compiled, and its value and gradient are
-//! `name_graph` + `backward`'s, bit for bit.
+//! rows, a helper's elements in a literal, `*v` in a `.map` and `*p` of `.zip` pairs, a
+//! helper's result changed in place and returned, generic methods called with sizes).
+//! Each runs compiled, and its value and gradient are `name_graph` + `backward`'s, bit
+//! for bit.
 #![allow(clippy::needless_range_loop)]
 
 use scalar_autodiff::{differentiable, Parameters, Scalar};
@@ -173,6 +174,11 @@ fn forms(w: [[f64; E]; 2], v: [f64; E], x: f64) -> f64 {
     let mut total = nll([h[0], x, rows[2]], 1);
     // `*v` in a `.map` over a tracked array.
     total += v.iter().map(|e| *e * *e * x).sum::<f64>();
+    // `*p` of pairs: `.zip` of two tracked arrays, `.enumerate`, in a `.map` and a fold.
+    total += v.iter().zip(w[0].iter()).map(|(p, q)| *p * *q).sum::<f64>()
+        + v.iter()
+            .enumerate()
+            .fold(0.0, |acc, (i, e)| acc + *e * i as f64);
     total + rows[0] * out[1]
 }
 
@@ -184,6 +190,11 @@ fn forms_recorded(w: [[f64; E]; 2], v: [f64; E], x: f64) -> f64 {
     let out = relu_linear(w, v);
     let mut total = nll([h[0], x, rows[2]], 1);
     total += v.iter().map(|e| *e * *e * x).sum::<f64>();
+    // `*p` of pairs: `.zip` of two tracked arrays, `.enumerate`, in a `.map` and a fold.
+    total += v.iter().zip(w[0].iter()).map(|(p, q)| *p * *q).sum::<f64>()
+        + v.iter()
+            .enumerate()
+            .fold(0.0, |acc, (i, e)| acc + *e * i as f64);
     total + rows[0] * out[1]
 }
 

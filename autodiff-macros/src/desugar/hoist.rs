@@ -157,15 +157,7 @@ fn fold_loop(call: &mut ExprMethodCall, count: &mut usize) -> Option<(Vec<Stmt>,
     let mut step_body = (*step.body).clone();
     // `|m, v| m.max(*v)` over `.iter()`: a loop binds the number, `&v`.
     if derefs(&step_body, &item) {
-        let Pat::Ident(name) = &item else {
-            return None;
-        };
-        if !over_references(&call.receiver) || name.by_ref.is_some() || name.subpat.is_some() {
-            return None;
-        }
-        let name = name.ident.clone();
-        Derefs::strip(&mut step_body, &name);
-        item = parse_quote!(&#name);
+        item = by_value(&call.receiver, &item, &mut step_body)?;
     }
     if !matches!(acc, Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none()) {
         return None;
@@ -270,10 +262,11 @@ fn loopable(src: &Expr) -> bool {
     }
 }
 
-/// `src.map(|v| .. *v ..)` over references is `src.map(|&v| .. v ..)`: the rewrite binds
-/// the number, as a fold's step does (see [`fold_loop`]).
+/// `src.map(|v| .. *v ..)` over references is `src.map(|&v| .. v ..)` (and pairs of
+/// them, see [`by_value`]): the rewrite binds the number, as a fold's step does (see
+/// [`fold_loop`]).
 pub(crate) fn map_by_value(call: &mut ExprMethodCall) {
-    if call.method != "map" || call.args.len() != 1 || !over_references(&call.receiver) {
+    if call.method != "map" || call.args.len() != 1 {
         return;
     }
     let Some(Expr::Closure(mapper)) = call.args.first_mut() else {
@@ -282,15 +275,86 @@ pub(crate) fn map_by_value(call: &mut ExprMethodCall) {
     if mapper.inputs.len() != 1 || !derefs(&mapper.body, &mapper.inputs[0]) {
         return;
     }
-    let Pat::Ident(name) = untyped(&mapper.inputs[0]) else {
-        return;
-    };
-    if name.by_ref.is_some() || name.subpat.is_some() || rebinds(&mapper.body, &name.ident) {
-        return;
+    let item = untyped(&mapper.inputs[0]).clone();
+    let mut body = (*mapper.body).clone();
+    if let Some(pattern) = by_value(&call.receiver, &item, &mut body) {
+        mapper.inputs[0] = pattern;
+        *mapper.body = body;
     }
-    let name = name.ident.clone();
-    Derefs::strip(&mut mapper.body, &name);
-    mapper.inputs[0] = parse_quote!(&#name);
+}
+
+/// The pattern `item` of a step over `src` binding numbers where `body` dereferences
+/// them, and `body` with those `*name` read as `name`: `v` over `.iter()` is `&v`, and a
+/// pair `(p, q)` over `.zip(..)` of two such, or `(i, v)` over `.enumerate()` of one,
+/// takes `&` on the names dereferenced. `None` where a name is bound otherwise.
+fn by_value(src: &Expr, item: &Pat, body: &mut Expr) -> Option<Pat> {
+    fn name(pat: &Pat, body: &Expr) -> Option<Ident> {
+        match pat {
+            Pat::Ident(name) if name.by_ref.is_none() && name.subpat.is_none() => {
+                (!rebinds(body, &name.ident)).then(|| name.ident.clone())
+            }
+            _ => None,
+        }
+    }
+    fn pair(pat: &Pat) -> Option<[&Pat; 2]> {
+        match pat {
+            Pat::Tuple(tuple) if tuple.elems.len() == 2 => Some([&tuple.elems[0], &tuple.elems[1]]),
+            _ => None,
+        }
+    }
+    // Which of the item's parts are references, by the source's shape.
+    let sides = match (over_references(src), zipped(src)) {
+        (true, _) => Some(None),
+        (false, Some(sides)) => Some(Some(sides)),
+        (false, None) => None,
+    }?;
+    match sides {
+        None => {
+            let name = name(item, body)?;
+            Derefs::strip(body, &name);
+            Some(parse_quote!(&#name))
+        }
+        Some(references) => {
+            let parts = pair(item)?;
+            let mut out = Vec::new();
+            for (part, reference) in parts.into_iter().zip(references) {
+                let part = untyped(part);
+                let dereffed = derefs(body, part);
+                if !dereffed {
+                    out.push(part.clone());
+                    continue;
+                }
+                let name = name(part, body).filter(|_| reference)?;
+                Derefs::strip(body, &name);
+                out.push(parse_quote!(&#name));
+            }
+            let [first, second] = [&out[0], &out[1]];
+            Some(parse_quote!((#first, #second)))
+        }
+    }
+}
+
+/// For `a.zip(b)` and `a.enumerate()`, whether each part of the pair the source yields
+/// is a reference.
+fn zipped(src: &Expr) -> Option<[bool; 2]> {
+    let Expr::MethodCall(call) = src else {
+        return match src {
+            Expr::Paren(paren) => zipped(&paren.expr),
+            _ => None,
+        };
+    };
+    let reference = |expr: &Expr| {
+        over_references(expr)
+            || matches!(expr, Expr::Reference(reference) if reference.mutability.is_none())
+    };
+    match call.method.to_string().as_str() {
+        "zip" if call.args.len() == 1 => {
+            Some([reference(&call.receiver), reference(&call.args[0])])
+        }
+        "enumerate" if call.args.is_empty() => Some([false, over_references(&call.receiver)]),
+        "rev" | "skip" | "take" | "step_by" => zipped(&call.receiver),
+        _ => None,
+    }
 }
 
 /// Whether `src` yields references: `.iter()`, through `rev`, `skip`, `take`, `step_by`.

@@ -1783,6 +1783,12 @@ impl<'a> Emit<'a> {
                     .iter()
                     .any(|(_, source)| self.versioned.contains_key(&source.var))
                 {
+                    super::lower::why(
+                        "call's array literal: a copy (`let mut s = x;`, assigned later) lent \
+                         in it beside its source, whose two elements would start at one node's \
+                         sum (lend a new value instead, `let s = x * 1.0;`)",
+                        path,
+                    );
                     return None;
                 }
                 let private = quote!(::scalar_autodiff::__private);
