@@ -248,7 +248,9 @@ pub mod parallel;
 /// of a constant or `f(if k > 2 { 0.5 } else { 1.0 }, x)`), data that changes before the
 /// call's reverse sweep (a loop's counter, `f(x, k)` in a `while`, or data read from
 /// tracked values, `f(x.detach().ceil(), y)`: a number, kept on the value stack for the
-/// reverse; not yet inside a helper's halves), helpers returning an array
+/// reverse; inside a helper, whose halves are two functions, one whose type the body
+/// shows: a float literal, `as f64`, `.detach()`, an integer counter, a local or data
+/// parameter declared so, `ts[k]` of a data slice), helpers returning an array
 /// literal (`[a * b, s.sqrt()]`, scalar locals as they are too), loops through
 /// `iter_mut()` (`for v in out.iter_mut() { *v *= w; }`, read as a loop over indices),
 /// `*v` in a `.map` over `.iter()` (`w.iter().map(|v| *v * *v).sum::<f64>()`, pairs of

@@ -284,8 +284,7 @@ fn kept_args(x: f64, w: [f64; 3], n: usize) -> f64 {
     acc
 }
 
-/// The same with a differentiated parameter, run by `name_grad` and `name_hvp` alone (a
-/// helper's halves do not keep data yet, so no other function calls it).
+/// The same with a differentiated parameter (called as a helper by [`calls_kept`]).
 #[differentiable]
 fn settled(x: f64, n: usize) -> f64 {
     let mut t = x;
@@ -295,6 +294,52 @@ fn settled(x: f64, n: usize) -> f64 {
         k += 1;
     }
     t
+}
+
+/// An Euler integrator whose time, data, is lent for a differentiated parameter.
+#[differentiable]
+fn drift(y0: f64, n: usize) -> f64 {
+    let mut y = y0;
+    let mut t = 0.0;
+    let dt = 0.25;
+    while t < n as f64 * dt {
+        y += dt * step(y, 1, t);
+        t += dt;
+    }
+    y
+}
+
+/// Data read from a slice at a `while` counter, lent for a differentiated parameter.
+#[differentiable]
+fn sampled(y0: f64, ts: &[f64]) -> f64 {
+    let mut y = y0;
+    let mut k = 0;
+    while k < ts.len() {
+        y += 0.5 * step(y, k, ts[k]);
+        k += 1;
+    }
+    y
+}
+
+/// [`kept_args`], [`settled`], [`drift`] and [`sampled`] as helpers: their halves keep
+/// the data they lend on, through their own loops.
+#[differentiable]
+fn calls_kept(x: f64, w: [f64; 3], n: usize) -> f64 {
+    let mut total = kept_args(x * 0.5, w, n) + settled(w[2], n + 1) * x + drift(w[1], n);
+    for k in 0..2 {
+        total += kept_args(total, [x * 2.0, w[0] * w[k], 0.5], n) + sampled(x, &[0.5, -0.25]);
+    }
+    total
+}
+
+/// [`calls_kept`] on the tape: the reference.
+#[differentiable(tape)]
+fn calls_kept_recorded(x: f64, w: [f64; 3], n: usize) -> f64 {
+    let mut total = kept_args(x * 0.5, w, n) + settled(w[2], n + 1) * x + drift(w[1], n);
+    for k in 0..2 {
+        total += kept_args(total, [x * 2.0, w[0] * w[k], 0.5], n) + sampled(x, &[0.5, -0.25]);
+    }
+    total
 }
 
 /// A helper of a `bool` and an `i32`, kept too.
@@ -928,6 +973,14 @@ fn data_that_changes_in_a_loop_lent_to_a_helper_runs_compiled_and_agrees(
             traces(|| drop(kept_args_hvp(x, w, n, [1.0, 0.5, -0.5, 2.0]))),
             0
         );
+        // Through the helpers' halves, against the tape twin.
+        let fast = outcome(calls_kept_grad(x, w, n).map(|(v, g)| (v, g.to_vec())));
+        let twin = calls_kept_recorded_grad(x, w, n).map(|(v, g)| (v, g.to_vec()));
+        assert_eq!(fast, outcome(twin), "case {case}");
+        assert_eq!(traces(|| drop(calls_kept_grad(x, w, n))), 0, "case {case}");
+        if let Ok((_, gradient)) = calls_kept_grad(x, w, n) {
+            near(gradient[0], |t| calls_kept(t, w, n), x, "calls_kept d/dx");
+        }
         let fast = outcome(kept_chain_grad(x, w[0], n).map(|(v, g)| (v, g.to_vec())));
         let checked = graph_of(&[x, w[0]], |t| kept_chain_graph(&t[0], &t[1], n));
         assert_eq!(fast, checked, "case {case}");

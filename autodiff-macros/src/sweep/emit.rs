@@ -1186,7 +1186,14 @@ impl<'a> Emit<'a> {
         let none = quote!(::core::option::Option::None);
         Some(match stmt {
             Stmt::Data { tokens, .. } => tokens.clone(),
-            Stmt::Keep { name } => {
+            Stmt::Keep {
+                name,
+                typed: Some(_),
+            } => {
+                let stack = stack();
+                quote!(#stack.push(#private::Kept::keep(#name));)
+            }
+            Stmt::Keep { name, typed: None } => {
                 let (stack, witness) = (stack(), kept_type(name));
                 self.kept.push(witness.clone());
                 quote! {
@@ -1697,7 +1704,14 @@ impl<'a> Emit<'a> {
         let upstream = Ident::new("__upstream", Span::mixed_site());
         Some(match stmt {
             Stmt::Data { .. } => TokenStream::new(),
-            Stmt::Keep { name } => {
+            Stmt::Keep {
+                name,
+                typed: Some(ty),
+            } => {
+                let stack = stack();
+                quote!(let #name: #ty = ::scalar_autodiff::__private::Kept::take(#stack.pop());)
+            }
+            Stmt::Keep { name, typed: None } => {
                 let (stack, witness) = (stack(), kept_type(name));
                 quote! {
                     let #name = ::scalar_autodiff::__private::take_like(#stack.pop(), &#witness);

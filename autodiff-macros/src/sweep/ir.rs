@@ -138,7 +138,14 @@ pub(crate) enum Stmt {
     /// call's reverse passes again but that may change by then (a loop's counter, a value
     /// read from primals): kept on the value stack after the call, taken back just before
     /// its reverse.
-    Keep { name: Ident },
+    Keep {
+        name: Ident,
+        /// In a helper's halves, whose reverse half is a function of its own: the type to
+        /// take the value back as (`f64`, or `_` for one rustc infers from the callee's
+        /// data parameter). In `name_grad`'s sweeps, `None`: the forward sweep's value
+        /// types a witness both sweeps see.
+        typed: Option<TokenStream>,
+    },
     /// `let name = value;` of a tracked scalar.
     Let { var: VarId, value: Value },
     /// `let mut name = [data; N];`: a tracked array starting as constants.

@@ -65,6 +65,8 @@ pub(crate) fn lower(
         sized_by: Vec::new(),
         if_results: Vec::new(),
         scalar_results: std::collections::HashSet::new(),
+        numbers: std::collections::HashMap::new(),
+        elements: std::collections::HashMap::new(),
     };
     for param in params {
         let name = param.ident.clone()?;
@@ -72,6 +74,10 @@ pub(crate) fn lower(
             Kind::Data => {
                 if copy_type(&param.ty) {
                     lower.copies.insert(name.to_string());
+                }
+                lower.number(&name, Numeric::of_type(&param.ty));
+                if let Some(elements) = Numeric::of_elements(&param.ty) {
+                    lower.elements.insert(name.to_string(), elements);
                 }
                 lower.bind(&name, None);
             }
@@ -491,6 +497,66 @@ struct Lower {
     if_results: Vec<(VarId, (VarId, String, usize), TokenStream)>,
     /// `if` results a branch gives a scalar of known shape.
     scalar_results: std::collections::HashSet<VarId>,
+    /// What the body shows of its data names' types (see [`Lower::numeric`]); `None` for
+    /// a name bound twice as different ones.
+    numbers: std::collections::HashMap<String, Option<Numeric>>,
+    /// The same of data parameters' elements (`xs: &[f64]`), for `xs[k]`.
+    elements: std::collections::HashMap<String, Numeric>,
+}
+
+/// What a data expression's type is, as the body shows it (for a value a helper's halves
+/// keep, see `Stmt::Keep::typed`).
+#[derive(Clone)]
+enum Numeric {
+    /// `f64` or `f32`.
+    Float(TokenStream),
+    /// Anything else a number or `bool` can be: never passed for a differentiated
+    /// parameter, so rustc infers it from the callee's data parameter.
+    Other,
+}
+
+impl Numeric {
+    /// The elements' of a written array, slice or `Vec` type (through references).
+    fn of_elements(ty: &syn::Type) -> Option<Numeric> {
+        match signature::ungrouped(ty) {
+            syn::Type::Reference(reference) => Numeric::of_elements(&reference.elem),
+            syn::Type::Array(array) => Numeric::of_type(&array.elem),
+            syn::Type::Slice(slice) => Numeric::of_type(&slice.elem),
+            syn::Type::Path(path) => {
+                let last = path.path.segments.last()?;
+                let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+                    return None;
+                };
+                match (last.ident == "Vec", args.args.first()) {
+                    (true, Some(syn::GenericArgument::Type(elem))) => Numeric::of_type(elem),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// From a written type: `f64`, `f32`, an integer or `bool`.
+    fn of_type(ty: &syn::Type) -> Option<Numeric> {
+        let syn::Type::Path(path) = signature::ungrouped(ty) else {
+            return None;
+        };
+        let name = path.path.get_ident()?.to_string();
+        match name.as_str() {
+            "f64" | "f32" => Some(Numeric::Float(ty.to_token_stream())),
+            "bool" | "usize" | "isize" | "u8" | "u16" | "u32" | "u64" | "i8" | "i16" | "i32"
+            | "i64" => Some(Numeric::Other),
+            _ => None,
+        }
+    }
+
+    fn same(&self, other: &Numeric) -> bool {
+        match (self, other) {
+            (Numeric::Float(a), Numeric::Float(b)) => a.to_string() == b.to_string(),
+            (Numeric::Other, Numeric::Other) => true,
+            _ => false,
+        }
+    }
 }
 
 /// A loop over a tracked array, as [`Lower::tracked_iter`] rewrites it.
@@ -831,6 +897,14 @@ impl Lower {
             let tokens = self.plain(&local.to_token_stream())?;
             let mut bound = Vec::new();
             pattern_names(&local.pat, &mut bound);
+            let numeric = match (&local.pat, init) {
+                (Pat::Type(typed), _) => Numeric::of_type(&typed.ty),
+                (Pat::Ident(_), Some(init)) => self.numeric(&init.expr),
+                _ => None,
+            };
+            for name in &bound {
+                self.number(name, numeric.clone());
+            }
             let replay = (self.depth > 0 || self.half)
                 && matches!(&local.pat, Pat::Ident(ident) if ident.mutability.is_none()
                     && ident.subpat.is_none())
@@ -1200,6 +1274,20 @@ impl Lower {
         length.extend(grown.iter().cloned());
         let mut bound = Vec::new();
         pattern_names(&lp.pat, &mut bound);
+        // A counter over a range of integers.
+        let counter = match (&*lp.pat, strip_parens(&lp.expr)) {
+            (Pat::Ident(_), Expr::Range(range)) => {
+                let ends = range.start.iter().chain(range.end.iter());
+                let ends: Vec<Option<Numeric>> = ends.map(|end| self.numeric(end)).collect();
+                ends.iter()
+                    .all(|end| matches!(end, Some(Numeric::Other)))
+                    .then_some(Numeric::Other)
+            }
+            _ => None,
+        };
+        for name in &bound {
+            self.number(name, counter.clone());
+        }
         // `for &x in xs`: a name bound through `&` is a copy, whatever the iterator.
         if self.yields_copies(&lp.expr) || matches!(&*lp.pat, Pat::Reference(_)) {
             self.copies
@@ -1776,16 +1864,31 @@ impl Lower {
                         // Data that may change before the call's reverse (a loop's counter,
                         // `x.detach().ceil()`, a data `if` on tracked values): a number,
                         // bound first and kept for the reverse (see `Stmt::Keep`).
-                        // (Not in the halves, whose reverse is a function of its own: no
-                        // scope there sees the forward's type.)
-                        if self.half
-                            || matches!(
-                                strip_parens(arg),
-                                Expr::Reference(_) | Expr::Array(_) | Expr::Repeat(_)
-                            )
-                        {
+                        if matches!(
+                            strip_parens(arg),
+                            Expr::Reference(_) | Expr::Array(_) | Expr::Repeat(_)
+                        ) {
                             return None;
                         }
+                        // In the halves, whose reverse half is a function of its own, no
+                        // scope sees the forward's value: its type must show in the body.
+                        let typed = match self.half {
+                            false => None,
+                            true => match self.numeric(arg) {
+                                Some(Numeric::Float(ty)) => Some(ty),
+                                Some(Numeric::Other) => Some(quote!(_)),
+                                None => {
+                                    why(
+                                        "call's data argument, which changes before the call's \
+                                         reverse: in a helper, only a number whose type the body \
+                                         shows is kept (a float literal, `as f64`, `.detach()`, \
+                                         a loop's counter, a local or parameter declared so)",
+                                        arg,
+                                    );
+                                    return None;
+                                }
+                            },
+                        };
                         let name = format!("__autodiff_data_{}", self.data_args);
                         self.data_args += 1;
                         let name = Ident::new(&name, Span::mixed_site());
@@ -1795,7 +1898,7 @@ impl Lower {
                             replay: false,
                         });
                         args.push(Arg::Data(name.to_token_stream()));
-                        kept.push(name);
+                        kept.push((name, typed));
                         continue;
                     }
                     args.push(Arg::Data(tokens));
@@ -1815,16 +1918,16 @@ impl Lower {
                 }
                 // A kept value's name is bound in neither sweep where the result's
                 // adjoints are declared: its type's witness is (see `Stmt::Keep`).
-                Arg::Data(tokens) => match kept
-                    .iter()
-                    .find(|name| tokens.to_string() == name.to_string())
-                {
-                    Some(name) => {
-                        let witness = super::emit::kept_type(name);
-                        quote!(#private::take_like(0.0, &#witness))
+                Arg::Data(tokens) => {
+                    match kept.iter().find(|(name, _)| *name == tokens.to_string()) {
+                        Some((_, Some(ty))) => quote!(<#ty as #private::Kept>::take(0.0)),
+                        Some((name, None)) => {
+                            let witness = super::emit::kept_type(name);
+                            quote!(#private::take_like(0.0, &#witness))
+                        }
+                        None => tokens.clone(),
                     }
-                    None => tokens.clone(),
-                },
+                }
             })
             .collect();
         let seeds = self.seeds.split_off(seeded);
@@ -1872,8 +1975,10 @@ impl Lower {
             push: false,
             seeds,
         });
-        self.pending
-            .extend(kept.into_iter().map(|name| Stmt::Keep { name }));
+        self.pending.extend(
+            kept.into_iter()
+                .map(|(name, typed)| Stmt::Keep { name, typed }),
+        );
         Some(Operand::Place(Place::whole(var)))
     }
 
@@ -2504,6 +2609,108 @@ impl Lower {
     }
 
     /// A tracked place: a tracked name, indexed by data as far as it goes.
+    /// Notes what the body shows of data name `name`'s type where it is bound.
+    fn number(&mut self, name: &Ident, numeric: Option<Numeric>) {
+        let name = name.to_string();
+        // (A data parameter's elements, shadowed from here on.)
+        self.elements.remove(&name);
+        let numeric = match self.numbers.get(&name) {
+            // Bound before as another: shadowed, so unknown here.
+            Some(before) => match (before, &numeric) {
+                (Some(before), Some(now)) if before.same(now) => numeric,
+                _ => None,
+            },
+            None => numeric,
+        };
+        self.numbers.insert(name, numeric);
+    }
+
+    /// What the body shows of a data expression's type: a float literal, `as f64`,
+    /// `.detach()`, `f64::..` and arithmetic of these; an integer literal, `as usize`,
+    /// `.len()`, a comparison; a name bound as one of these. `None` where it shows
+    /// neither.
+    fn numeric(&self, expr: &Expr) -> Option<Numeric> {
+        match expr {
+            Expr::Lit(lit) => match &lit.lit {
+                syn::Lit::Float(float) => Some(Numeric::Float(match float.suffix() {
+                    "f32" => quote!(f32),
+                    _ => quote!(f64),
+                })),
+                syn::Lit::Int(int) if int.suffix().is_empty() => Some(Numeric::Other),
+                syn::Lit::Int(int) => {
+                    let ty = syn::parse_str::<syn::Type>(int.suffix()).ok()?;
+                    Numeric::of_type(&ty)
+                }
+                syn::Lit::Bool(_) => Some(Numeric::Other),
+                _ => None,
+            },
+            Expr::Paren(paren) => self.numeric(&paren.expr),
+            Expr::Group(group) => self.numeric(&group.expr),
+            Expr::Cast(cast) => Numeric::of_type(&cast.ty),
+            Expr::Unary(unary) if !matches!(unary.op, syn::UnOp::Deref(_)) => {
+                self.numeric(&unary.expr)
+            }
+            Expr::Binary(binary) => match binary.op {
+                syn::BinOp::Eq(_)
+                | syn::BinOp::Ne(_)
+                | syn::BinOp::Lt(_)
+                | syn::BinOp::Le(_)
+                | syn::BinOp::Gt(_)
+                | syn::BinOp::Ge(_)
+                | syn::BinOp::And(_)
+                | syn::BinOp::Or(_) => Some(Numeric::Other),
+                // (A shift's type is its left operand's.)
+                syn::BinOp::Shl(_) | syn::BinOp::Shr(_) => self.numeric(&binary.left),
+                _ => {
+                    // Both operands have the type (no `f64 * &f64` can be told apart).
+                    let left = self.numeric(&binary.left);
+                    let right = self.numeric(&binary.right);
+                    match (left, right) {
+                        (Some(left), Some(right)) => left.same(&right).then_some(left),
+                        (known, None) | (None, known) => known,
+                    }
+                }
+            },
+            Expr::MethodCall(call) => match call.method.to_string().as_str() {
+                "len" | "count" => Some(Numeric::Other),
+                // (`__backend.value(x)`: the rewrite's `x.detach()`.)
+                "detach" => Some(Numeric::Float(quote!(f64))),
+                "value" if is_backend(&call.receiver) => Some(Numeric::Float(quote!(f64))),
+                // Methods of a number that keep its type.
+                "ceil" | "floor" | "round" | "trunc" | "abs" | "sqrt" | "powi" | "powf" | "exp"
+                | "ln" | "max" | "min" | "clamp" | "signum" | "fract" | "sin" | "cos" | "tanh" => {
+                    self.numeric(&call.receiver)
+                }
+                _ => None,
+            },
+            Expr::Call(call) => {
+                let Expr::Path(func) = &*call.func else {
+                    return None;
+                };
+                let first = func.path.segments.first()?.ident.to_string();
+                (func.path.segments.len() == 2 && (first == "f64" || first == "f32"))
+                    .then(|| Numeric::Float(first.parse().unwrap_or_default()))
+            }
+            // An element of a data parameter (not shadowed since).
+            Expr::Index(index) => {
+                let Expr::Path(path) = strip_parens(&index.expr) else {
+                    return None;
+                };
+                let name = path.path.get_ident()?.to_string();
+                self.elements.get(&name).cloned()
+            }
+            Expr::Path(path) => {
+                let name = path.path.get_ident()?.to_string();
+                match self.numbers.get(&name) {
+                    Some(known) => known.clone(),
+                    // `f64::EPSILON`-like paths have no ident; a constant is unknown.
+                    None => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
     fn place(&mut self, expr: &Expr) -> Option<Place> {
         match expr {
             Expr::Path(path) => {
