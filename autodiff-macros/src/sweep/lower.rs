@@ -708,6 +708,8 @@ impl Lower {
     ) -> Option<T> {
         self.nested(|inner| {
             for name in names {
+                // (Of a type the body does not show.)
+                inner.number(name, None);
                 inner.bind(name, None);
             }
             lower(inner)
