@@ -289,3 +289,63 @@ fn both_caches_hvp_run_compiled() {
         }
     }
 }
+
+/// A cache's length, and a parameter array's, read as data in expressions and in a `let`
+/// at the top of the body.
+#[differentiable]
+fn counted(w: [[f64; D]; D], xs: [f64; D]) -> f64 {
+    let mut keys: Vec<[f64; D]> = Vec::new();
+    let mut total = 0.0;
+    for k in 0..D {
+        keys.push(linear(w, [xs[k], 1.0, 0.5]));
+        total += keys[k][0] * keys.len() as f64 + xs.len() as f64 * keys[k][1];
+    }
+    let n = keys.len();
+    total * n as f64 + keys[n - 1][2]
+}
+
+/// [`counted`] on the tape: the reference.
+#[differentiable(tape)]
+fn counted_recorded(w: [[f64; D]; D], xs: [f64; D]) -> f64 {
+    let mut keys: Vec<[f64; D]> = Vec::new();
+    let mut total = 0.0;
+    for k in 0..D {
+        keys.push(linear(w, [xs[k], 1.0, 0.5]));
+        total += keys[k][0] * keys.len() as f64 + xs.len() as f64 * keys[k][1];
+    }
+    let n = keys.len();
+    total * n as f64 + keys[n - 1][2]
+}
+
+#[test]
+fn a_caches_length_read_as_data_runs_compiled_and_agrees() {
+    let mut rng = XorShift::new(0x1e_9e7b_5);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..20 {
+        let w: [[f64; D]; D] = std::array::from_fn(|_| std::array::from_fn(|_| next()));
+        let xs: [f64; D] = std::array::from_fn(|_| next());
+        let flat = |(v, g): (f64, [f64; D * D + D])| (v, g.to_vec());
+        let fast = outcome(counted_grad(w, xs).map(flat));
+        assert_eq!(
+            fast,
+            outcome(counted_recorded_grad(w, xs).map(flat)),
+            "case {case}"
+        );
+        assert_eq!(traces(|| drop(counted_grad(w, xs))), 0, "case {case}");
+        let (_, gradient) = counted_grad(w, xs).unwrap();
+        let dxs = &gradient[D * D..];
+        let numeric = central(
+            |t| {
+                let mut moved = xs;
+                moved[1] = t;
+                counted(w, moved)
+            },
+            xs[1],
+        );
+        assert!(
+            (dxs[1] - numeric).abs() < 1e-6 * (1.0 + numeric.abs()),
+            "{} against {numeric}",
+            dxs[1]
+        );
+    }
+}

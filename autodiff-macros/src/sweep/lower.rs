@@ -2838,7 +2838,7 @@ impl Lower {
     /// Plain tokens: every `__backend.value(place)` read as the place's primal. `None` if
     /// anything else of the graph remains.
     fn plain(&mut self, tokens: &TokenStream) -> Option<TokenStream> {
-        if !mentions(tokens, "__backend") {
+        if !mentions(tokens, "__backend") && !self.mentions_tracked(tokens) {
             return (!mentions(tokens, "__private")).then(|| tokens.clone());
         }
         let mut expr: Expr = match syn::parse2(tokens.clone()) {
@@ -3003,7 +3003,10 @@ impl Lower {
     }
 }
 
-/// Replaces `__backend.value(place)` by the place's primal.
+/// Replaces `__backend.value(place)` by the place's primal, and `place.len()` of a
+/// tracked array or vector by its length (its primal's, as the forward sweep reads it; a
+/// `let` of it is replayed only where `Names` finds the vector steady). Any other read of
+/// a tracked name fails.
 struct PrimalReads<'a> {
     lower: &'a mut Lower,
     failed: bool,
@@ -3011,6 +3014,33 @@ struct PrimalReads<'a> {
 
 impl VisitMut for PrimalReads<'_> {
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        if let Expr::MethodCall(call) = expr {
+            if call.method == "len" && call.args.is_empty() && !is_backend(&call.receiver) {
+                if let Some(place) = self.lower.place(&call.receiver) {
+                    let var = &self.lower.vars[place.var];
+                    let known = var.lengths.get(place.indices.len()).filter(|len| {
+                        place.fields.is_empty()
+                            && syn::parse2::<syn::LitInt>((*len).clone()).is_ok()
+                    });
+                    *expr = Expr::Verbatim(match known {
+                        Some(len) => quote!((#len)),
+                        None => {
+                            let primal = self.lower.primal_place(&place);
+                            quote!((#primal).len())
+                        }
+                    });
+                    return;
+                }
+            }
+        }
+        if let Expr::Path(path) = expr {
+            if let Some(name) = path.path.get_ident() {
+                if matches!(self.lower.lookup(name), Some(Some(_))) {
+                    self.failed = true;
+                    return;
+                }
+            }
+        }
         if let Expr::MethodCall(call) = expr {
             if is_backend(&call.receiver) && call.method == "value" && call.args.len() == 1 {
                 let place = self.lower.place(strip_reference(&call.args[0]));
