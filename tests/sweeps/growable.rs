@@ -319,7 +319,7 @@ fn counted_recorded(w: [[f64; D]; D], xs: [f64; D]) -> f64 {
 
 #[test]
 fn a_caches_length_read_as_data_runs_compiled_and_agrees() {
-    let mut rng = XorShift::new(0x1e_9e7b_5);
+    let mut rng = XorShift::new(0x1e9e_7b05);
     let mut next = move || rng.unit() * 2.0 - 1.0;
     for case in 0..20 {
         let w: [[f64; D]; D] = std::array::from_fn(|_| std::array::from_fn(|_| next()));
