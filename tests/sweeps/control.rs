@@ -999,3 +999,88 @@ fn data_that_changes_in_a_loop_lent_to_a_helper_runs_compiled_and_agrees(
     }
     Ok(())
 }
+
+/// Arrays indexed by a `while` loop's counter, read and written (`a[k] = ..`, `w[k]`,
+/// `a[k - 1]`), in a `loop` left by `break` too: the index is kept for the reverse.
+#[differentiable]
+fn counted_reads(w: [f64; 4], x: f64, n: usize) -> f64 {
+    let mut a = [0.0f64; 4];
+    let mut k = 0;
+    while k < n.min(4) {
+        a[k] = w[k] * x + if k > 0 { a[k - 1].sin() } else { 0.5 };
+        k += 1;
+    }
+    let mut total = 0.0;
+    let mut j = 3;
+    loop {
+        total += a[j] * w[3 - j];
+        if j == 0 {
+            break;
+        }
+        j -= 1;
+    }
+    total
+}
+
+/// [`counted_reads`] on the tape: the reference.
+#[differentiable(tape)]
+fn counted_reads_recorded(w: [f64; 4], x: f64, n: usize) -> f64 {
+    let mut a = [0.0f64; 4];
+    let mut k = 0;
+    while k < n.min(4) {
+        a[k] = w[k] * x + if k > 0 { a[k - 1].sin() } else { 0.5 };
+        k += 1;
+    }
+    let mut total = 0.0;
+    let mut j = 3;
+    loop {
+        total += a[j] * w[3 - j];
+        if j == 0 {
+            break;
+        }
+        j -= 1;
+    }
+    total
+}
+
+#[test]
+fn arrays_indexed_by_a_counter_run_compiled_and_agree(
+) -> Result<(), scalar_autodiff::ScalarAutodiffError> {
+    let mut rng = XorShift::new(0x0c0f_17ed_0001);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..30 {
+        let (w, x, n) = ([next(), next(), next(), next()], next(), case % 6);
+        let fast = outcome(counted_reads_grad(w, x, n).map(|(v, g)| (v, g.to_vec())));
+        let twin = counted_reads_recorded_grad(w, x, n).map(|(v, g)| (v, g.to_vec()));
+        assert_eq!(fast, outcome(twin), "case {case}");
+        assert_eq!(
+            traces(|| drop(counted_reads_grad(w, x, n))),
+            0,
+            "case {case}"
+        );
+        let (value, gradient) = counted_reads_grad(w, x, n)?;
+        assert_eq!(value.to_bits(), counted_reads(w, x, n).to_bits());
+        near(gradient[4], |t| counted_reads(w, t, n), x, "d/dx");
+        near(
+            gradient[1],
+            |t| counted_reads([w[0], t, w[2], w[3]], x, n),
+            w[1],
+            "d/dw1",
+        );
+        let (_, _, hessian) = counted_reads_hessian(w, x, n)?;
+        let hessian: Vec<Vec<f64>> = hessian.iter().map(|row| row.to_vec()).collect();
+        crate::hvp::check_columns(
+            5,
+            |direction| {
+                let tangent: [f64; 5] = direction.try_into().expect("five");
+                let (value, gradient, product) = counted_reads_hvp(w, x, n, tangent)?;
+                Ok((value, gradient.to_vec(), product.to_vec()))
+            },
+            &hessian,
+            (value, &gradient),
+        )?;
+        let tangent = [1.0, 0.5, -0.5, 2.0, 0.25];
+        assert_eq!(traces(|| drop(counted_reads_hvp(w, x, n, tangent))), 0);
+    }
+    Ok(())
+}

@@ -181,6 +181,7 @@ impl Lower {
     /// The checks that need the whole body, then the program.
     fn finish(mut self, mut stmts: Vec<Stmt>, output: Value) -> Option<Program> {
         stmts.append(&mut self.pending);
+        let mut stmts = self.kept_indices(stmts);
         // The `mut` parameters' local copies come first.
         let mut body = std::mem::take(&mut self.copies_of_params);
         body.append(&mut stmts);
@@ -765,6 +766,88 @@ impl Lower {
             }
         }
         Some(out)
+    }
+
+    /// `stmts` with the indices that may change kept, at every depth (see
+    /// [`Lower::keep_indices`]).
+    fn kept_indices(&mut self, stmts: Vec<Stmt>) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        for mut stmt in stmts {
+            match &mut stmt {
+                Stmt::If {
+                    then, otherwise, ..
+                } => {
+                    *then = self.kept_indices(std::mem::take(then));
+                    *otherwise = self.kept_indices(std::mem::take(otherwise));
+                }
+                Stmt::For { body, .. } => *body = self.kept_indices(std::mem::take(body)),
+                _ => {}
+            }
+            let (before, after) = self.keep_indices(&mut stmt);
+            out.extend(before);
+            out.push(stmt);
+            out.extend(after);
+        }
+        out
+    }
+
+    /// The indices of a `let`'s or an assignment's places that may change before its
+    /// reverse (`w[k]` in a `while` that counts `k`): each is bound to a name just before
+    /// the statement and kept on the value stack after it, as a call's changing data is
+    /// (see `Stmt::Keep`), so that both sweeps index by the same number. The statements to
+    /// put before and after it.
+    fn keep_indices(&mut self, stmt: &mut Stmt) -> (Vec<Stmt>, Vec<Stmt>) {
+        let mut kept: Vec<(String, Ident)> = Vec::new();
+        let mut places: Vec<&mut Place> = Vec::new();
+        let mut values: Vec<&mut Value> = Vec::new();
+        match stmt {
+            Stmt::Let { value, .. } => values.push(value),
+            Stmt::Assign { place, value } => {
+                places.push(place);
+                values.push(value);
+            }
+            _ => {}
+        }
+        for value in values {
+            for op in &mut value.ops {
+                places.extend(op.operands.iter_mut().filter_map(|operand| match operand {
+                    Operand::Place(place) => Some(place),
+                    _ => None,
+                }));
+            }
+            if let Operand::Place(place) = &mut value.result {
+                places.push(place);
+            }
+        }
+        let (mut before, mut after) = (Vec::new(), Vec::new());
+        for place in places {
+            for index in &mut place.indices {
+                if self.names.steady(index) {
+                    continue;
+                }
+                let key = index.to_string();
+                let name = match kept.iter().find(|(seen, _)| *seen == key) {
+                    Some((_, name)) => name.clone(),
+                    None => {
+                        let name = format!("__autodiff_index_{}", self.data_args);
+                        self.data_args += 1;
+                        let name = Ident::new(&name, Span::mixed_site());
+                        before.push(Stmt::Data {
+                            tokens: quote!(let #name: usize = #index;),
+                            replay: false,
+                        });
+                        after.push(Stmt::Keep {
+                            name: name.clone(),
+                            typed: Some(quote!(usize)),
+                        });
+                        kept.push((key, name.clone()));
+                        name
+                    }
+                };
+                *index = name.to_token_stream();
+            }
+        }
+        (before, after)
     }
 
     /// A new tracked scalar that each branch of an `if` value (or each `return`) assigns:
@@ -2110,6 +2193,7 @@ impl Lower {
         // (Read without `place_depth`, which would take an unknown shape for a scalar.)
         let row = |lower: &mut Self, elem: &Expr| match uncloned(elem) {
             Expr::Array(_) => true,
+            elem if repeat_call(elem).is_some() => true,
             elem => lower.place(elem).is_some_and(|place| {
                 let depth = lower.vars[place.var].depth;
                 depth != UNKNOWN && depth.checked_sub(place.indices.len()) == Some(1)

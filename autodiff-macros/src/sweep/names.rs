@@ -117,8 +117,10 @@ impl Names {
     fn steady_name(&self, name: &str) -> bool {
         let Some(sites) = self.sites.get(name) else {
             // Not bound in the body: a constant, a static or a function's name; the
-            // generated names (`__primal_3`) are not steady.
-            return !name.starts_with("__");
+            // generated names (`__primal_3`) are not steady, but for a kept index (bound
+            // before its statement and taken back before its reverse, see
+            // `Lower::keep_indices`).
+            return !name.starts_with("__") || name.starts_with("__autodiff_index_");
         };
         let visible = sites.iter().all(|site| {
             !site.mutable
