@@ -275,8 +275,7 @@ pub mod parallel;
 /// call, and so is one value lent twice beside a whole parameter struct.
 /// Copies of tracked scalars read again later (`let prev = h; h = f(h);`,
 /// `second = best; best = v;`, `hs[t] = h;`, `best = w[i];`), and of local arrays of a
-/// known length and of array parameters copied whole (`let prev = h;` before
-/// `h = cell(w, prev, x);`, `let mut a = w;`), are
+/// known length copied whole (`let prev = h;` before `h = cell(w, prev, x);`), are
 /// followed with node numbers: each such scalar (or element of an array of a known
 /// length) carries the number of the node it holds, and the reverse sweep adds every read
 /// into that node's cell, in the trace's order (a helper lent such an array whole, or

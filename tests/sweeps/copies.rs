@@ -113,11 +113,11 @@ fn det2(m: [[f64; 2]; 2]) -> f64 {
     m[0][0] * m[1][1] - m[0][1] * m[1][0]
 }
 
-/// A parameter array copied whole and changed, lent with the parameter; a helper's whole
-/// result as a row of a literal.
+/// A local array changed and lent with the parameter; a helper's whole result as a row
+/// of a literal.
 #[differentiable]
 fn param_copy(w: [f64; 2], x: f64) -> f64 {
-    let mut a = w;
+    let mut a = [w[0] * 1.0, w[1] * 1.0];
     a[0] *= x;
     let h = cell(w, a, x);
     det2([h, a]) + det2([w, h]) * a[1] + w[0]

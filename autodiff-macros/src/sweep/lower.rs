@@ -181,7 +181,7 @@ impl Lower {
     /// The checks that need the whole body, then the program.
     fn finish(mut self, mut stmts: Vec<Stmt>, output: Value) -> Option<Program> {
         stmts.append(&mut self.pending);
-        let mut stmts = self.kept_indices(stmts);
+        let mut stmts = self.kept_indices(stmts)?;
         // The `mut` parameters' local copies come first.
         let mut body = std::mem::take(&mut self.copies_of_params);
         body.append(&mut stmts);
@@ -237,6 +237,45 @@ impl Lower {
             output,
         })
     }
+}
+
+/// Whether data tokens assign or lend something mutably (`{ k += 1; 0.0 }`).
+fn assigns(tokens: &TokenStream) -> bool {
+    struct Finds(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Finds {
+        fn visit_expr(&mut self, expr: &'ast Expr) {
+            match expr {
+                Expr::Assign(_) => self.0 = true,
+                Expr::Reference(reference) if reference.mutability.is_some() => self.0 = true,
+                Expr::Binary(binary) => {
+                    use syn::BinOp::*;
+                    if matches!(
+                        binary.op,
+                        AddAssign(_)
+                            | SubAssign(_)
+                            | MulAssign(_)
+                            | DivAssign(_)
+                            | RemAssign(_)
+                            | BitXorAssign(_)
+                            | BitAndAssign(_)
+                            | BitOrAssign(_)
+                            | ShlAssign(_)
+                            | ShrAssign(_)
+                    ) {
+                        self.0 = true;
+                    }
+                }
+                _ => {}
+            }
+            syn::visit::visit_expr(self, expr);
+        }
+    }
+    let Ok(block) = syn::parse2::<Block>(quote!({ #tokens })) else {
+        return true;
+    };
+    let mut finds = Finds(false);
+    syn::visit::Visit::visit_block(&mut finds, &block);
+    finds.0
 }
 
 /// Why an `if` valued by another function's array is refused.
@@ -770,25 +809,25 @@ impl Lower {
 
     /// `stmts` with the indices that may change kept, at every depth (see
     /// [`Lower::keep_indices`]).
-    fn kept_indices(&mut self, stmts: Vec<Stmt>) -> Vec<Stmt> {
+    fn kept_indices(&mut self, stmts: Vec<Stmt>) -> Option<Vec<Stmt>> {
         let mut out = Vec::new();
         for mut stmt in stmts {
             match &mut stmt {
                 Stmt::If {
                     then, otherwise, ..
                 } => {
-                    *then = self.kept_indices(std::mem::take(then));
-                    *otherwise = self.kept_indices(std::mem::take(otherwise));
+                    *then = self.kept_indices(std::mem::take(then))?;
+                    *otherwise = self.kept_indices(std::mem::take(otherwise))?;
                 }
-                Stmt::For { body, .. } => *body = self.kept_indices(std::mem::take(body)),
+                Stmt::For { body, .. } => *body = self.kept_indices(std::mem::take(body))?,
                 _ => {}
             }
-            let (before, after) = self.keep_indices(&mut stmt);
+            let (before, after) = self.keep_indices(&mut stmt)?;
             out.extend(before);
             out.push(stmt);
             out.extend(after);
         }
-        out
+        Some(out)
     }
 
     /// The indices of a `let`'s or an assignment's places that may change before its
@@ -796,11 +835,20 @@ impl Lower {
     /// the statement and kept on the value stack after it, as a call's changing data is
     /// (see `Stmt::Keep`), so that both sweeps index by the same number. The statements to
     /// put before and after it.
-    fn keep_indices(&mut self, stmt: &mut Stmt) -> (Vec<Stmt>, Vec<Stmt>) {
+    fn keep_indices(&mut self, stmt: &mut Stmt) -> Option<(Vec<Stmt>, Vec<Stmt>)> {
         let mut kept: Vec<(String, Ident)> = Vec::new();
         let mut places: Vec<&mut Place> = Vec::new();
         let mut values: Vec<&mut Value> = Vec::new();
         match stmt {
+            // (Not a copy into a variable, whose source the sweeps read where the copy is
+            // read, see `emit::versioned`: `let e = w[j];`. A copy into an element is an
+            // element's own.)
+            Stmt::Let { value, .. }
+                if value.ops.is_empty() && matches!(value.result, Operand::Place(_)) => {}
+            Stmt::Assign { place, value }
+                if place.indices.is_empty()
+                    && value.ops.is_empty()
+                    && matches!(value.result, Operand::Place(_)) => {}
             Stmt::Let { value, .. } => values.push(value),
             Stmt::Assign { place, value } => {
                 places.push(place);
@@ -808,6 +856,16 @@ impl Lower {
             }
             _ => {}
         }
+        // Data that assigns (`w[k] * x + { k += 1; 0.0 }`) would change an index between
+        // its reads, which one kept number cannot follow.
+        let mut assigning = values.iter().any(|value| {
+            value.ops.iter().any(|op| {
+                op.operands.iter().any(|operand| match operand {
+                    Operand::Data(data) => assigns(&data.raw),
+                    _ => false,
+                })
+            })
+        });
         for value in values {
             for op in &mut value.ops {
                 places.extend(op.operands.iter_mut().filter_map(|operand| match operand {
@@ -819,11 +877,21 @@ impl Lower {
                 places.push(place);
             }
         }
+        // (Or an index that assigns, `w[{ k += 1; k }]`.)
+        assigning |= places.iter().any(|place| place.indices.iter().any(assigns));
         let (mut before, mut after) = (Vec::new(), Vec::new());
         for place in places {
             for index in &mut place.indices {
                 if self.names.steady(index) {
                     continue;
+                }
+                if assigning {
+                    why(
+                        "statement, whose data changes a name an index of it reads (`{ k += 1; \
+                         0.0 }` beside `w[k]`): move the change into a statement of its own",
+                        &*index,
+                    );
+                    return None;
                 }
                 let key = index.to_string();
                 let name = match kept.iter().find(|(seen, _)| *seen == key) {
@@ -847,7 +915,7 @@ impl Lower {
                 *index = name.to_token_stream();
             }
         }
-        (before, after)
+        Some((before, after))
     }
 
     /// A new tracked scalar that each branch of an `if` value (or each `return`) assigns:
@@ -2460,13 +2528,13 @@ impl Lower {
         Some(Place::whole(var))
     }
 
-    /// The length of a whole array of scalars that `let b = a;` copies element by
-    /// element: a local declared with a literal length, neither a call's result nor
-    /// growable, or a parameter (`let mut a = v;`, which the halves refuse: see
-    /// `emit::copies_a_parameter`).
+    /// The length of a whole local array of scalars that `let b = a;` copies element by
+    /// element: one declared with a literal length, neither a call's result nor growable.
+    /// (Not a parameter: lent whole to a const-generic helper, a copy's shared array
+    /// leaves the helper's sizes to rustc, which cannot infer them.)
     fn copied_array(&self, source: &Place) -> Option<usize> {
         let var = &self.vars[source.var];
-        if !source.is_whole() || var.depth != 1 || var.call || var.growable {
+        if !source.is_whole() || var.depth != 1 || var.param || var.call || var.growable {
             return None;
         }
         let [length] = var.lengths.as_slice() else {
