@@ -338,6 +338,14 @@ enum Callee<'e> {
 }
 
 impl<'e> Called<'e> {
+    /// What a refusal of the call points at: the callee's path or the method's name.
+    fn blame(&self) -> TokenStream {
+        match self.callee {
+            Callee::Function(func) => func.to_token_stream(),
+            Callee::Method(_, method, _) => method.to_token_stream(),
+        }
+    }
+
     /// The call `expr` (without its `?`), if it is one.
     fn of(expr: &'e Expr) -> Option<Called<'e>> {
         let hidden = |name: &Ident| name.to_string().starts_with("differentiable_");
@@ -640,6 +648,14 @@ impl Lower {
             growable: false,
         });
         id
+    }
+
+    /// A new local array of `len` scalars starting at zero, and its `let`.
+    fn zeros_local(&mut self, name: &Ident, len: usize) -> (VarId, Stmt) {
+        let zero = quote!([0.0f64; #len]);
+        let var = self.declare(name, false, 1, zero.clone());
+        self.vars[var].lengths = vec![quote!(#len)];
+        (var, Stmt::LetArray { var, init: zero })
     }
 
     /// An expression of `place`'s type that rustc types without running it: a
@@ -1189,11 +1205,9 @@ impl Lower {
         if let (Operand::Place(source), true) = (&value.result, value.ops.is_empty()) {
             if let Some(count) = self.copied_array(source) {
                 let source = source.clone();
-                let zero = quote!([0.0f64; #count]);
-                let var = self.declare(&name, false, 1, zero.clone());
+                let (var, start) = self.zeros_local(&name, count);
                 self.vars[var].mutable = mutable;
-                self.vars[var].lengths = vec![quote!(#count)];
-                let mut stmts = vec![Stmt::LetArray { var, init: zero }];
+                let mut stmts = vec![start];
                 for at in 0..count {
                     let element = |var| Place {
                         var,
@@ -1964,18 +1978,12 @@ impl Lower {
                         Some(place) => place,
                         // `[a * b, c.exp()]`: a local array of new values.
                         None if matches!(lent, Expr::Array(_)) => {
-                            let blame = match call.callee {
-                                Callee::Function(func) => func.to_token_stream(),
-                                Callee::Method(_, method, _) => method.to_token_stream(),
-                            };
+                            let blame = call.blame();
                             self.array_argument(lent, false, &blame)?
                         }
                         // `[x; 3]`: one value seeded into each element.
                         None if repeat_call(lent).is_some() => {
-                            let blame = match call.callee {
-                                Callee::Function(func) => func.to_token_stream(),
-                                Callee::Method(_, method, _) => method.to_token_stream(),
-                            };
+                            let blame = call.blame();
                             self.repeated_argument(lent, &blame)?
                         }
                         // An expression: its value into a local of its own, first; a
@@ -2093,10 +2101,7 @@ impl Lower {
                     && self.vars[place.var].depth == UNKNOWN)
         });
         if whole_struct && lends_twice(&args, &seeds) {
-            let at = match call.callee {
-                Callee::Function(func) => func.to_token_stream(),
-                Callee::Method(_, method, _) => method.to_token_stream(),
-            };
+            let at = call.blame();
             why(
                 "call's arguments: one tracked value lent twice beside a parameter struct or \
                  slice lent whole",
@@ -2105,10 +2110,7 @@ impl Lower {
             return None;
         }
         if !self.seeds_apart(&seeds, &args, pending) {
-            let at = match call.callee {
-                Callee::Function(func) => func.to_token_stream(),
-                Callee::Method(_, method, _) => method.to_token_stream(),
-            };
+            let at = call.blame();
             why(
                 "call's arguments: one tracked value lent twice (in an array literal, or as \
                  an argument and an element), whose two adjoints the callee adds into one \
@@ -2219,10 +2221,8 @@ impl Lower {
             _ => self.local_argument(value)?,
         };
         let name = Ident::new("__argument", Span::mixed_site());
-        let zero = quote!([0.0f64; #len]);
-        let var = self.declare(&name, false, 1, zero.clone());
-        self.vars[var].lengths = vec![quote!(#len)];
-        self.pending.push(Stmt::LetArray { var, init: zero });
+        let (var, start) = self.zeros_local(&name, len);
+        self.pending.push(start);
         for at in 0..len {
             let place = Place {
                 var,
@@ -2274,10 +2274,8 @@ impl Lower {
         let mut scalars = Elements::default();
         let len = array.elems.len();
         let name = Ident::new("__argument", Span::mixed_site());
-        let zero = quote!([0.0f64; #len]);
-        let var = self.declare(&name, false, 1, zero.clone());
-        self.vars[var].lengths = vec![quote!(#len)];
-        self.pending.push(Stmt::LetArray { var, init: zero });
+        let (var, start) = self.zeros_local(&name, len);
+        self.pending.push(start);
         for (at, elem) in array.elems.iter().enumerate() {
             // New values and constants; a copy of a tracked place would sum its adjoints
             // in another order than the trace's edges to the place.
@@ -2460,12 +2458,9 @@ impl Lower {
         mutable: bool,
         array: &syn::ExprArray,
     ) -> Option<Place> {
-        let len = array.elems.len();
-        let zero = quote!([0.0f64; #len]);
-        let var = self.declare(name, false, 1, zero.clone());
+        let (var, start) = self.zeros_local(name, array.elems.len());
         self.vars[var].mutable = mutable;
-        self.vars[var].lengths = vec![quote!(#len)];
-        self.pending.push(Stmt::LetArray { var, init: zero });
+        self.pending.push(start);
         for (at, elem) in array.elems.iter().enumerate() {
             let value = self.value(elem)?;
             if self.place_depth(&value.result) != Some(0) {
@@ -2510,11 +2505,9 @@ impl Lower {
             Operand::Place(place) if value.ops.is_empty() => place.clone(),
             _ => self.local_argument(value)?,
         };
-        let zero = quote!([0.0f64; #count]);
-        let var = self.declare(name, false, 1, zero.clone());
+        let (var, start) = self.zeros_local(name, count);
         self.vars[var].mutable = mutable;
-        self.vars[var].lengths = vec![quote!(#count)];
-        self.pending.push(Stmt::LetArray { var, init: zero });
+        self.pending.push(start);
         for at in 0..count {
             let place = Place {
                 var,
