@@ -221,8 +221,9 @@ pub mod parallel;
 /// `if` / `else if` / `else` as statements and values, `if let` and `match` on data (arms
 /// that bind names too), `return` from branches (what follows the `if` becomes its `else`)
 /// and from inside loops, `for` loops over ranges, data slices and tracked arrays (with
-/// `.iter()`, `.zip` of data or of another tracked array, `.enumerate`, `.rev`, `.skip`,
-/// `.take`), `while` and `loop`, `break`, `continue` and `return` at any depth of `if`s
+/// `.iter()` or `&w`, `.zip` of data or of another tracked array's chain, `.enumerate`,
+/// `.rev`, `.skip`, `.take`, nested: `for (p, (i, q)) in v.iter().zip(w.iter().enumerate())`),
+/// `while` and `loop`, `break`, `continue` and `return` at any depth of `if`s
 /// and blocks (labelled `break` and `continue` out of a nested loop too: the forward sweep
 /// keeps the flags and trip counts the reverse sweep needs), folds (`.sum()`,
 /// `.product()`, `.fold(..)`, with or without `.map`), `f64`, array and `#[param]`
@@ -253,9 +254,12 @@ pub mod parallel;
 /// parameter declared so, `ts[k]` of a data slice), helpers returning an array
 /// literal (`[a * b, s.sqrt()]`, scalar locals as they are too), loops through
 /// `iter_mut()` (`for v in out.iter_mut() { *v *= w; }`, read as a loop over indices),
-/// `*v` in a `.map` over `.iter()` (`w.iter().map(|v| *v * *v).sum::<f64>()`, pairs of
-/// `.zip` and `.enumerate` too: `.map(|(p, q)| *p * *q)`) and
-/// loops over data alone. A helper call stays compiled: the caller's sweeps call the
+/// `*v` in a `.map` or a `for` loop over `.iter()` (`w.iter().map(|v| *v * *v).sum::<f64>()`,
+/// `for p in w.iter() { s += *p; }`, pairs of `.zip` and `.enumerate` too: `.map(|(p, q)|
+/// *p * *q)`), elements and rows read by an index that changes later (`let e = w[j];`,
+/// `let r = m[j];`, `g(y, w[j % 3])`, `rows[j] = g(..)` in a `while` counting `j`: the
+/// index is kept on the value stack), a helper's result handed back to it (`h = g(x,
+/// h);`), and loops over data alone. A helper call stays compiled: the caller's sweeps call the
 /// callee's own compiled halves (through its hidden body, so a call of a function that is
 /// not differentiable is still one compile error), which add the callee's contributions
 /// straight into the caller's adjoints, in the trace's order (a `#[param]` slice is read in

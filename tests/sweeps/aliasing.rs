@@ -75,8 +75,11 @@ fn copies_lent(x: f64, y: f64, n: usize) -> f64 {
             a += b * 0.5;
         }
         total += mul(a, b) + mix([b, a, x]);
-        // A row of data beside a row holding a copy.
+        // A row of data beside a row holding a copy; a row of data named, and one
+        // computed.
+        let row = [k as f64, 0.5];
         total += det2([[a, 1.0], [2.0, 0.5]]) + det2([[b, x], [0.5; 2]]);
+        total += det2([row, [a, b]]) + det2([[x, b], basis(k)]);
         let prev = a;
         a = b;
         b = prev;
@@ -84,8 +87,14 @@ fn copies_lent(x: f64, y: f64, n: usize) -> f64 {
     total
 }
 
+/// A row of data, computed.
+fn basis(k: usize) -> [f64; 2] {
+    [(k % 2) as f64, 1.0]
+}
+
+/// A 2x2 determinant: the helper the sweeps' tests lend literals of rows to.
 #[differentiable]
-fn det2(m: [[f64; 2]; 2]) -> f64 {
+pub(crate) fn det2(m: [[f64; 2]; 2]) -> f64 {
     m[0][0] * m[1][1] - m[0][1] * m[1][0]
 }
 

@@ -11,6 +11,7 @@
 
 use scalar_autodiff::differentiable;
 
+use crate::aliasing;
 use crate::cases::{graph_of, outcome, traces, Outcome};
 use crate::support::{near, XorShift};
 
@@ -1081,6 +1082,194 @@ fn arrays_indexed_by_a_counter_run_compiled_and_agree(
         )?;
         let tangent = [1.0, 0.5, -0.5, 2.0, 0.25];
         assert_eq!(traces(|| drop(counted_reads_hvp(w, x, n, tangent))), 0);
+    }
+    Ok(())
+}
+
+/// A step of [`walked`]: a counter as data.
+#[differentiable]
+fn stepped(y: f64, j: usize, c: f64) -> f64 {
+    y * c + (j as f64).sin()
+}
+
+/// A helper returning a pair, for [`walked`].
+#[differentiable]
+fn paired(x: f64, h: [f64; 2]) -> [f64; 2] {
+    [h[0] * x + h[1], (h[1] * x).sin()]
+}
+
+/// Elements read by a changing counter into locals (a copy, a copy of it, both read after
+/// the counter moved on), lent to a helper and stored into a row, under a `break`; then a
+/// local copy the output reads, and a helper's result handed back into itself.
+#[differentiable]
+fn walked(w: [f64; 3], x: f64, n: usize) -> f64 {
+    let mut s = 0.0;
+    let mut y = 0.5 * x;
+    let mut rows = [[0.0f64; 2]; 4];
+    let mut j = 0;
+    while j < n {
+        let e = w[j % 3];
+        let f = e;
+        j += 1;
+        s = s + e * x + f * f;
+        y = stepped(y, j, w[j % 3]);
+        rows[j % 4] = paired(y, [e, s]);
+        if s > 1.0 {
+            break;
+        }
+    }
+    let last = w[j % 3];
+    let mut h = paired(x, [s, y]);
+    h = paired(last, h);
+    h[0] + h[1] * last + rows[1][0] + rows[2][1]
+}
+
+/// [`walked`] on the tape: the reference.
+#[differentiable(tape)]
+fn walked_recorded(w: [f64; 3], x: f64, n: usize) -> f64 {
+    let mut s = 0.0;
+    let mut y = 0.5 * x;
+    let mut rows = [[0.0f64; 2]; 4];
+    let mut j = 0;
+    while j < n {
+        let e = w[j % 3];
+        let f = e;
+        j += 1;
+        s = s + e * x + f * f;
+        y = stepped(y, j, w[j % 3]);
+        rows[j % 4] = paired(y, [e, s]);
+        if s > 1.0 {
+            break;
+        }
+    }
+    let last = w[j % 3];
+    let mut h = paired(x, [s, y]);
+    h = paired(last, h);
+    h[0] + h[1] * last + rows[1][0] + rows[2][1]
+}
+
+/// [`walked`] called as a helper: its own halves follow the same forms.
+#[differentiable]
+fn walked_twice(w: [f64; 3], x: f64) -> f64 {
+    walked(w, x, 2) * walked(w, x * 0.5, 5)
+}
+
+/// [`walked_twice`] on the tape: the reference.
+#[differentiable(tape)]
+fn walked_twice_recorded(w: [f64; 3], x: f64) -> f64 {
+    walked(w, x, 2) * walked(w, x * 0.5, 5)
+}
+
+/// A row named by a changing counter, read after the counter moved on, in a branch and in
+/// a nested loop.
+#[differentiable]
+fn rowed(m: [[f64; 2]; 3], x: f64) -> f64 {
+    let mut s = 0.0;
+    let mut j = 0;
+    while j < 3 {
+        let r = m[j];
+        j += 1;
+        if s < 1.0 {
+            let q = m[j % 3][1];
+            s += q * x;
+        }
+        for k in 0..2 {
+            s = s + r[k] * (x * s).sin();
+        }
+        // Rows and elements by the counter in literals lent to a helper.
+        s = s * 0.5 + aliasing::det2([m[j - 1], [x, m[j % 3][0]]]);
+    }
+    s
+}
+
+/// [`rowed`] on the tape: the reference.
+#[differentiable(tape)]
+fn rowed_recorded(m: [[f64; 2]; 3], x: f64) -> f64 {
+    let mut s = 0.0;
+    let mut j = 0;
+    while j < 3 {
+        let r = m[j];
+        j += 1;
+        if s < 1.0 {
+            let q = m[j % 3][1];
+            s += q * x;
+        }
+        for k in 0..2 {
+            s = s + r[k] * (x * s).sin();
+        }
+        // Rows and elements by the counter in literals lent to a helper.
+        s = s * 0.5 + aliasing::det2([m[j - 1], [x, m[j % 3][0]]]);
+    }
+    s
+}
+
+#[test]
+fn copies_and_lent_elements_by_a_counter_run_compiled_and_agree(
+) -> Result<(), scalar_autodiff::ScalarAutodiffError> {
+    let mut rng = XorShift::new(0x0c0f_17ed_0002);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..30 {
+        let (w, x, n) = ([next(), next(), next()], next(), case % 7);
+        let fast = outcome(walked_grad(w, x, n).map(|(v, g)| (v, g.to_vec())));
+        let twin = walked_recorded_grad(w, x, n).map(|(v, g)| (v, g.to_vec()));
+        assert_eq!(fast, outcome(twin), "case {case}");
+        assert_eq!(traces(|| drop(walked_grad(w, x, n))), 0, "case {case}");
+        let (value, gradient) = walked_grad(w, x, n)?;
+        assert_eq!(value.to_bits(), walked(w, x, n).to_bits());
+        near(gradient[3], |t| walked(w, t, n), x, "d/dx");
+        near(
+            gradient[1],
+            |t| walked([w[0], t, w[2]], x, n),
+            w[1],
+            "d/dw1",
+        );
+        let (_, _, hessian) = walked_hessian(w, x, n)?;
+        let hessian: Vec<Vec<f64>> = hessian.iter().map(|row| row.to_vec()).collect();
+        crate::hvp::check_columns(
+            4,
+            |direction| {
+                let tangent: [f64; 4] = direction.try_into().expect("four");
+                let (value, gradient, product) = walked_hvp(w, x, n, tangent)?;
+                Ok((value, gradient.to_vec(), product.to_vec()))
+            },
+            &hessian,
+            (value, &gradient),
+        )?;
+        assert_eq!(
+            traces(|| drop(walked_hvp(w, x, n, [1.0, 0.5, -0.5, 2.0]))),
+            0
+        );
+
+        let fast = outcome(walked_twice_grad(w, x).map(|(v, g)| (v, g.to_vec())));
+        let twin = walked_twice_recorded_grad(w, x).map(|(v, g)| (v, g.to_vec()));
+        assert_eq!(fast, outcome(twin), "case {case}");
+        assert_eq!(traces(|| drop(walked_twice_grad(w, x))), 0, "case {case}");
+        let (_, gradient) = walked_twice_grad(w, x)?;
+        near(
+            gradient[0],
+            |t| walked_twice([t, w[1], w[2]], x),
+            w[0],
+            "d/dw0",
+        );
+
+        let m = [[w[0], w[1]], [w[2], x], [x * w[0], 0.5]];
+        let fast = outcome(rowed_grad(m, x).map(|(v, g)| (v, g.to_vec())));
+        let twin = rowed_recorded_grad(m, x).map(|(v, g)| (v, g.to_vec()));
+        assert_eq!(fast, outcome(twin), "case {case}");
+        assert_eq!(traces(|| drop(rowed_grad(m, x))), 0, "case {case}");
+        let (_, gradient) = rowed_grad(m, x)?;
+        // The gradient is flat: `m`'s six entries, then `x`.
+        near(gradient[6], |t| rowed(m, t), x, "d/dx");
+        near(
+            gradient[2],
+            |t| {
+                let mut moved = m;
+                moved[1][0] = t;
+                rowed(moved, x)
+            },
+            m[1][0],
+            "d/dm10",
+        );
     }
     Ok(())
 }

@@ -10,6 +10,7 @@
 
 use scalar_autodiff::differentiable;
 
+use crate::aliasing;
 use crate::cases::{graph_of, outcome, traces};
 use crate::support::{near, XorShift};
 
@@ -108,11 +109,6 @@ fn cell(w: [f64; 2], h: [f64; 2], x: f64) -> [f64; 2] {
     [(w[0] * h[0] + x).tanh(), (w[1] * h[1] - x).tanh()]
 }
 
-#[differentiable]
-fn det2(m: [[f64; 2]; 2]) -> f64 {
-    m[0][0] * m[1][1] - m[0][1] * m[1][0]
-}
-
 /// A local array changed and lent with the parameter; a helper's whole result as a row
 /// of a literal.
 #[differentiable]
@@ -120,7 +116,7 @@ fn param_copy(w: [f64; 2], x: f64) -> f64 {
     let mut a = [w[0] * 1.0, w[1] * 1.0];
     a[0] *= x;
     let h = cell(w, a, x);
-    det2([h, a]) + det2([w, h]) * a[1] + w[0]
+    aliasing::det2([h, a]) + aliasing::det2([w, h]) * a[1] + w[0]
 }
 
 /// A recurrent network's state kept whole before a helper replaces it, read again after.

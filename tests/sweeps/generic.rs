@@ -2,7 +2,8 @@
 //! inferred at each call from its arguments, generic helpers calling generic helpers, a
 //! generic scalar loss with its own `name_grad`, and a generic parameter struct; and the
 //! argument forms a reader writes around them (sizes turbofished in a body, a literal of
-//! rows, a helper's elements in a literal, `*v` in a `.map` and `*p` of `.zip` pairs, a
+//! rows, a helper's elements in a literal, `*v` in a `.map` and `*p` of `.zip` pairs, in a
+//! fold and in `for` loops, a
 //! helper's result changed in place and returned, generic methods called with sizes).
 //! Each runs compiled, and its value and gradient are `name_graph` + `backward`'s, bit
 //! for bit.
@@ -179,6 +180,20 @@ fn forms(w: [[f64; E]; 2], v: [f64; E], x: f64) -> f64 {
         + v.iter()
             .enumerate()
             .fold(0.0, |acc, (i, e)| acc + *e * i as f64);
+    // `*p` in `for` loops: over `.iter()` and `&v`, pairs of `.zip` (of a chain too)
+    // and `.enumerate`, nested.
+    for (i, (p, q)) in v.iter().zip(w[1].iter()).enumerate() {
+        total += *p * *q * i as f64;
+    }
+    for (p, (i, q)) in v.iter().rev().zip(w[0].iter().enumerate()) {
+        total += *p * q.sin() + i as f64 * *q;
+    }
+    for (p, q) in v.iter().zip(&w[1]) {
+        total = total * 0.5 + *p * *q;
+    }
+    for p in &v {
+        total += (*p * x).tanh();
+    }
     total + rows[0] * out[1]
 }
 
@@ -195,6 +210,18 @@ fn forms_recorded(w: [[f64; E]; 2], v: [f64; E], x: f64) -> f64 {
         + v.iter()
             .enumerate()
             .fold(0.0, |acc, (i, e)| acc + *e * i as f64);
+    for (i, (p, q)) in v.iter().zip(w[1].iter()).enumerate() {
+        total += *p * *q * i as f64;
+    }
+    for (p, (i, q)) in v.iter().rev().zip(w[0].iter().enumerate()) {
+        total += *p * q.sin() + i as f64 * *q;
+    }
+    for (p, q) in v.iter().zip(&w[1]) {
+        total = total * 0.5 + *p * *q;
+    }
+    for p in &v {
+        total += (*p * x).tanh();
+    }
     total + rows[0] * out[1]
 }
 

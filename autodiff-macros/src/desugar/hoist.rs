@@ -284,75 +284,56 @@ pub(crate) fn map_by_value(call: &mut ExprMethodCall) {
 }
 
 /// The pattern `item` of a step over `src` binding numbers where `body` dereferences
-/// them, and `body` with those `*name` read as `name`: `v` over `.iter()` is `&v`, and a
-/// pair `(p, q)` over `.zip(..)` of two such, or `(i, v)` over `.enumerate()` of one,
-/// takes `&` on the names dereferenced. `None` where a name is bound otherwise.
-fn by_value(src: &Expr, item: &Pat, body: &mut Expr) -> Option<Pat> {
-    fn name(pat: &Pat, body: &Expr) -> Option<Ident> {
-        match pat {
-            Pat::Ident(name) if name.by_ref.is_none() && name.subpat.is_none() => {
-                (!rebinds(body, &name.ident)).then(|| name.ident.clone())
-            }
-            _ => None,
-        }
+/// them, and `body` with those `*name` read as `name`: `v` over `.iter()` (or `&a`) is
+/// `&v`, and in a pair over `.zip(..)` or `.enumerate()` each part is read so by its own
+/// source, at any depth (`(i, (p, q))` over `a.iter().zip(b.iter()).enumerate()`). `None`
+/// where a dereferenced name is bound otherwise.
+pub(crate) fn by_value(src: &Expr, item: &Pat, body: &mut Expr) -> Option<Pat> {
+    let item = untyped(item);
+    if !derefs(body, item) {
+        return Some(item.clone());
     }
-    fn pair(pat: &Pat) -> Option<[&Pat; 2]> {
-        match pat {
-            Pat::Tuple(tuple) if tuple.elems.len() == 2 => Some([&tuple.elems[0], &tuple.elems[1]]),
-            _ => None,
+    let pair = |pat: &Pat| match pat {
+        Pat::Tuple(tuple) if tuple.elems.len() == 2 => {
+            Some([tuple.elems[0].clone(), tuple.elems[1].clone()])
         }
+        _ => None,
+    };
+    if over_references(src)
+        || matches!(src, Expr::Reference(reference) if reference.mutability.is_none())
+    {
+        let Pat::Ident(name) = item else {
+            return None;
+        };
+        if name.by_ref.is_some() || name.subpat.is_some() || rebinds(body, &name.ident) {
+            return None;
+        }
+        let name = name.ident.clone();
+        Derefs::strip(body, &name);
+        return Some(parse_quote!(&#name));
     }
-    // Which of the item's parts are references, by the source's shape.
-    let sides = match (over_references(src), zipped(src)) {
-        (true, _) => Some(None),
-        (false, Some(sides)) => Some(Some(sides)),
-        (false, None) => None,
-    }?;
-    match sides {
-        None => {
-            let name = name(item, body)?;
-            Derefs::strip(body, &name);
-            Some(parse_quote!(&#name))
-        }
-        Some(references) => {
-            let parts = pair(item)?;
-            let mut out = Vec::new();
-            for (part, reference) in parts.into_iter().zip(references) {
-                let part = untyped(part);
-                let dereffed = derefs(body, part);
-                if !dereffed {
-                    out.push(part.clone());
-                    continue;
-                }
-                let name = name(part, body).filter(|_| reference)?;
-                Derefs::strip(body, &name);
-                out.push(parse_quote!(&#name));
-            }
-            let [first, second] = [&out[0], &out[1]];
-            Some(parse_quote!((#first, #second)))
-        }
-    }
-}
-
-/// For `a.zip(b)` and `a.enumerate()`, whether each part of the pair the source yields
-/// is a reference.
-fn zipped(src: &Expr) -> Option<[bool; 2]> {
     let Expr::MethodCall(call) = src else {
         return match src {
-            Expr::Paren(paren) => zipped(&paren.expr),
+            Expr::Paren(paren) => by_value(&paren.expr, item, body),
             _ => None,
         };
     };
-    let reference = |expr: &Expr| {
-        over_references(expr)
-            || matches!(expr, Expr::Reference(reference) if reference.mutability.is_none())
-    };
     match call.method.to_string().as_str() {
         "zip" if call.args.len() == 1 => {
-            Some([reference(&call.receiver), reference(&call.args[0])])
+            let [first, second] = pair(item)?;
+            let first = by_value(&call.receiver, &first, body)?;
+            let second = by_value(&call.args[0], &second, body)?;
+            Some(parse_quote!((#first, #second)))
         }
-        "enumerate" if call.args.is_empty() => Some([false, over_references(&call.receiver)]),
-        "rev" | "skip" | "take" | "step_by" => zipped(&call.receiver),
+        "enumerate" if call.args.is_empty() => {
+            let [count, second] = pair(item)?;
+            if derefs(body, &count) {
+                return None;
+            }
+            let second = by_value(&call.receiver, &second, body)?;
+            Some(parse_quote!((#count, #second)))
+        }
+        "rev" | "skip" | "take" | "step_by" => by_value(&call.receiver, item, body),
         _ => None,
     }
 }

@@ -124,6 +124,20 @@ impl VisitMut for Desugar {
         if let Expr::MethodCall(call) = expr {
             crate::desugar::hoist::map_by_value(call);
         }
+        // `for p in v.iter() { .. *p .. }` is `for &p in v.iter() { .. p .. }`.
+        if let Expr::ForLoop(lp) = expr {
+            let mut body = Expr::Block(syn::ExprBlock {
+                attrs: Vec::new(),
+                label: None,
+                block: lp.body.clone(),
+            });
+            if let Some(pat) = crate::desugar::hoist::by_value(&lp.expr, &lp.pat, &mut body) {
+                if let Expr::Block(block) = body {
+                    *lp.pat = pat;
+                    lp.body = block.block;
+                }
+            }
+        }
         if let Expr::MethodCall(call) = expr {
             if let Some(folded) = map_then_fold(call, &mut self.folds) {
                 *expr = folded;
@@ -1295,6 +1309,48 @@ mod tests {
     }
 
     #[test]
+    fn a_loop_over_references_binds_the_numbers_it_dereferences() {
+        same(
+            quote!({
+                for (i, (p, q)) in v.iter().zip(w.iter().rev()).enumerate() {
+                    s += *p * q.sin() * i as f64;
+                }
+                for p in &v {
+                    s *= *p;
+                }
+                s
+            }),
+            quote!({
+                for (i, (&p, q)) in v.iter().zip(w.iter().rev()).enumerate() {
+                    s += p * q.sin() * i as f64;
+                }
+                for &p in &v {
+                    s *= p;
+                }
+                s
+            }),
+        );
+        // A name bound again inside, or a counter dereferenced, is left as written.
+        for body in [
+            quote!({
+                for p in v.iter() {
+                    let p = &w[0];
+                    s += *p;
+                }
+                s
+            }),
+            quote!({
+                for (i, p) in v.iter().enumerate() {
+                    s += *p * *i;
+                }
+                s
+            }),
+        ] {
+            same(body.clone(), body);
+        }
+    }
+
+    #[test]
     fn a_fold_over_a_computed_array_names_it_first() {
         same(
             quote!({ g(w).iter().map(|h| h * h).sum::<f64>() }),
@@ -1447,8 +1503,8 @@ mod tests {
         );
         // A `return` where the result is not an `f64` stays as written.
         let body = quote!({
-            for v in xs.iter() {
-                if *v > 3.0 {
+            for k in 0..n {
+                if xs[k] > 3.0 {
                     return out;
                 }
             }

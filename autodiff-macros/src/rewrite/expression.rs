@@ -200,6 +200,12 @@ impl Rewriter<'_> {
     /// `[a, b, c]` with tracked elements: an array of nodes (data elements become
     /// constants).
     fn array_literal(&mut self, array: &syn::ExprArray) -> Value {
+        // A literal of rows (`[[x, y], r]`): a row of data named or computed (`r`) becomes
+        // constants of its shape, as a literal row's elements do one by one.
+        let rows = array
+            .elems
+            .iter()
+            .any(|element| matches!(without_parens(element), Expr::Array(_) | Expr::Repeat(_)));
         let elements: Vec<Value> = array
             .elems
             .iter()
@@ -208,10 +214,15 @@ impl Rewriter<'_> {
                 // elements become constants one by one, as the tracked rows' are.
                 Expr::Array(row) => self.array_literal(row),
                 Expr::Repeat(row) => self.repeat(row),
-                element => {
-                    let value = self.expr(element);
-                    self.track(value)
-                }
+                element => match self.expr(element) {
+                    Value::Plain(plain, None) if rows => {
+                        let backend = backend();
+                        Value::Node(
+                            quote!(::scalar_autodiff::__private::constants(#backend, #plain)?),
+                        )
+                    }
+                    value => self.track(value),
+                },
             })
             .collect();
         if !elements.iter().all(Value::is_valid) {

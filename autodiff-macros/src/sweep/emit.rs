@@ -102,9 +102,9 @@ fn compiled(
     let emitted = (|| {
         Some((
             emit.forward_stmts(&program.body, false)?,
-            emit.forward_value(&program.output, false)?,
+            emit.forward_output(&program, false)?,
             emit.primal(&program.output.result, false)?,
-            emit.reverse_value(&program.output, &seed, false)?,
+            emit.reverse_output(&program, &seed, false)?,
             emit.reverse_stmts(&program.body, false)?,
         ))
     })();
@@ -1173,6 +1173,25 @@ impl<'a> Emit<'a> {
         Some(out)
     }
 
+    /// The output's value, then what its reverse keeps (see [`Program::epilogue`]).
+    fn forward_output(&mut self, program: &Program, half: bool) -> Option<TokenStream> {
+        let mut out = self.forward_value(&program.output, half)?;
+        out.extend(self.forward_stmts(&program.epilogue, half)?);
+        Some(out)
+    }
+
+    /// The output's reverse, after what it keeps is taken back.
+    fn reverse_output(
+        &mut self,
+        program: &Program,
+        upstream: &Ident,
+        half: bool,
+    ) -> Option<TokenStream> {
+        let mut out = self.reverse_stmts(&program.epilogue, half)?;
+        out.extend(self.reverse_value(&program.output, upstream, half)?);
+        Some(out)
+    }
+
     fn forward_stmts(&mut self, stmts: &[Stmt], in_loop: bool) -> Option<TokenStream> {
         let mut out = TokenStream::new();
         for stmt in stmts {
@@ -1792,11 +1811,27 @@ impl<'a> Emit<'a> {
             } => {
                 // A versioned copy seeded beside its source (`[[s, 1.0], [x, 0.5]]` after
                 // `let mut s = x;`) would start two elements at one node's sum and store
-                // both back, the second over the first. Not compiled yet.
-                if seeds
+                // both back, the second over the first. Not compiled yet. (Alone, it
+                // starts at the sum its version reads, see `place_adjoint`.)
+                let root = |mut var: VarId| {
+                    while let Some(source) = self.versioned.get(&var) {
+                        var = source.var;
+                    }
+                    var
+                };
+                let lent: Vec<VarId> = seeds
                     .iter()
-                    .any(|(_, source)| self.versioned.contains_key(&source.var))
-                {
+                    .map(|(_, source)| source.var)
+                    .chain(args.iter().filter_map(|arg| match arg {
+                        Arg::Tracked(place) => Some(place.var),
+                        Arg::Data(_) => None,
+                    }))
+                    .map(root)
+                    .collect();
+                if seeds.iter().any(|(_, source)| {
+                    self.versioned.contains_key(&source.var)
+                        && lent.iter().filter(|&&var| var == root(source.var)).count() > 1
+                }) {
                     super::lower::why(
                         "call's array literal: a copy (`let mut s = x;`, assigned later) lent \
                          in it beside its source, whose two elements would start at one node's \

@@ -219,4 +219,8 @@ pub(crate) struct Program {
     pub(crate) vars: Vec<Var>,
     pub(crate) body: Vec<Stmt>,
     pub(crate) output: Value,
+    /// Indices kept for the output (`let last = w[j]; .. last`, see `Lower::kept_indices`):
+    /// [`Stmt::Keep`]s run after the output going forward and taken back before its
+    /// reverse, where a half's reverse function has them in scope.
+    pub(crate) epilogue: Vec<Stmt>,
 }

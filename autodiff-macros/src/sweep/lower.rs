@@ -61,6 +61,8 @@ pub(crate) fn lower(
         copies: std::collections::HashSet::new(),
         copies_of_params: Vec::new(),
         data_args: 0,
+        epilogue: Vec::new(),
+        kept_to_end: std::collections::HashSet::new(),
         witnesses: std::collections::HashMap::new(),
         sized_by: Vec::new(),
         if_results: Vec::new(),
@@ -181,7 +183,7 @@ impl Lower {
     /// The checks that need the whole body, then the program.
     fn finish(mut self, mut stmts: Vec<Stmt>, output: Value) -> Option<Program> {
         stmts.append(&mut self.pending);
-        let mut stmts = self.kept_indices(stmts)?;
+        let mut stmts = self.kept_indices(stmts, Some(&output), false)?;
         // The `mut` parameters' local copies come first.
         let mut body = std::mem::take(&mut self.copies_of_params);
         body.append(&mut stmts);
@@ -235,11 +237,84 @@ impl Lower {
             vars: self.vars,
             body: stmts,
             output,
+            epilogue: self.epilogue,
         })
     }
 }
 
+/// A loop's iterator chain read by [`Lower::chain`]: over indices, with empty ranges, and
+/// where each tracked element sits in the item.
+type Chain = (TokenStream, TokenStream, Vec<(Vec<usize>, Place)>);
+
 /// Whether data tokens assign or lend something mutably (`{ k += 1; 0.0 }`).
+/// The position of the last statement from `at` on that reads `var` or a copy of it
+/// (`let f = e;`, whose reads are `e`'s node's too).
+fn last_reader(stmts: &[Stmt], at: usize, var: VarId) -> (usize, Vec<VarId>) {
+    let mut vars = vec![var];
+    let mut last = at;
+    for (offset, stmt) in stmts[at..].iter().enumerate() {
+        if let Stmt::Let {
+            var: copy,
+            value:
+                Value {
+                    result: Operand::Place(source),
+                    ops,
+                    ..
+                },
+        } = stmt
+        {
+            if ops.is_empty() && vars.contains(&source.var) {
+                vars.push(*copy);
+            }
+        }
+        if vars
+            .iter()
+            .any(|var| names_var(std::slice::from_ref(stmt), *var))
+        {
+            last = at + offset;
+        }
+    }
+    (last, vars)
+}
+
+/// Whether `value` reads the tracked variable `var`.
+fn value_names(value: &Value, var: VarId) -> bool {
+    let operand = |operand: &Operand| matches!(operand, Operand::Place(p) if p.var == var);
+    operand(&value.result) || value.ops.iter().any(|op| op.operands.iter().any(operand))
+}
+
+/// Whether `stmts` name the tracked variable `var` anywhere.
+fn names_var(stmts: &[Stmt], var: VarId) -> bool {
+    let place = |place: &Place| place.var == var;
+    let value = |value: &Value| value_names(value, var);
+    stmts.iter().any(|stmt| match stmt {
+        Stmt::Let { var: own, value: v } => *own == var || value(v),
+        Stmt::LetArray { var: own, .. } => *own == var,
+        Stmt::Assign { place: p, value: v } => place(p) || value(v),
+        Stmt::Call {
+            var: own,
+            args,
+            store,
+            seeds,
+            ..
+        } => {
+            *own == var
+                || store.as_ref().is_some_and(place)
+                || seeds.iter().any(|(to, from)| place(to) || place(from))
+                || args
+                    .iter()
+                    .any(|arg| matches!(arg, Arg::Tracked(p) if p.var == var))
+        }
+        Stmt::If {
+            then, otherwise, ..
+        } => names_var(then, var) || names_var(otherwise, var),
+        Stmt::For { body, length, .. } => {
+            length.iter().any(|(_, p)| place(p)) || names_var(body, var)
+        }
+        Stmt::Data { .. } | Stmt::Keep { .. } => false,
+    })
+}
+
 fn assigns(tokens: &TokenStream) -> bool {
     struct Finds(bool);
     impl<'ast> syn::visit::Visit<'ast> for Finds {
@@ -536,6 +611,11 @@ struct Lower {
     copies_of_params: Vec<Stmt>,
     /// How many data arguments [`Lower::call`] has kept for the reverse (see `Stmt::Keep`).
     data_args: usize,
+    /// The indices kept for the output (see [`Program::epilogue`]).
+    epilogue: Vec<Stmt>,
+    /// Kept indices of rows named by a `let` (`let r = m[j];`), whose [`Stmt::Keep`] moves
+    /// to the end of its block (see [`Lower::kept_indices`]).
+    kept_to_end: std::collections::HashSet<String>,
     /// Each differentiated parameter's shape, by its variable (see [`Lower::witness`]).
     witnesses: std::collections::HashMap<VarId, TokenStream>,
     /// Local vectors sized by a growable vector's length, with that vector.
@@ -825,24 +905,69 @@ impl Lower {
 
     /// `stmts` with the indices that may change kept, at every depth (see
     /// [`Lower::keep_indices`]).
-    fn kept_indices(&mut self, stmts: Vec<Stmt>) -> Option<Vec<Stmt>> {
+    fn kept_indices(
+        &mut self,
+        stmts: Vec<Stmt>,
+        output: Option<&Value>,
+        counted: bool,
+    ) -> Option<Vec<Stmt>> {
         let mut out = Vec::new();
+        // Copies whose source's index is kept (`let e = w[j];`): the copy's reads go back
+        // to the source, so its index stays in scope until the last of them.
+        let mut copies: Vec<(usize, VarId, Vec<Stmt>)> = Vec::new();
+        // Rows named by a `let`, kept to the block's end.
+        let mut to_end = Vec::new();
         for mut stmt in stmts {
+            if matches!(&stmt, Stmt::Keep { name, .. } if self.kept_to_end.contains(&name.to_string()))
+            {
+                to_end.push(stmt);
+                continue;
+            }
             match &mut stmt {
                 Stmt::If {
                     then, otherwise, ..
                 } => {
-                    *then = self.kept_indices(std::mem::take(then))?;
-                    *otherwise = self.kept_indices(std::mem::take(otherwise))?;
+                    *then = self.kept_indices(std::mem::take(then), None, false)?;
+                    *otherwise = self.kept_indices(std::mem::take(otherwise), None, false)?;
                 }
-                Stmt::For { body, .. } => *body = self.kept_indices(std::mem::take(body))?,
+                Stmt::For { body, counted, .. } => {
+                    *body = self.kept_indices(std::mem::take(body), None, *counted)?;
+                }
                 _ => {}
             }
+            let copy = match &stmt {
+                Stmt::Let { var, value }
+                    if value.ops.is_empty() && matches!(value.result, Operand::Place(_)) =>
+                {
+                    Some(*var)
+                }
+                _ => None,
+            };
             let (before, after) = self.keep_indices(&mut stmt)?;
             out.extend(before);
             out.push(stmt);
-            out.extend(after);
+            match copy {
+                Some(var) if !after.is_empty() => copies.push((out.len() - 1, var, after)),
+                _ => out.extend(after),
+            }
         }
+        // Latest first, so that earlier positions stay where they are.
+        for (at, var, keeps) in copies.into_iter().rev() {
+            // (Never after a loop body's closing `if !go { break; }`, which is data and must
+            // stay last, see `Stmt::For::counted`.) The body's output is read last of all.
+            let (last, copies) = last_reader(&out, at, var);
+            let read = |var: &VarId| output.is_some_and(|output| value_names(output, *var));
+            if copies.iter().any(read) {
+                self.epilogue.extend(keeps);
+                continue;
+            }
+            out.splice(last + 1..last + 1, keeps);
+        }
+        if output.is_some() {
+            self.epilogue.append(&mut to_end);
+        }
+        let end = out.len() - usize::from(counted && !out.is_empty());
+        out.splice(end..end, to_end);
         Some(out)
     }
 
@@ -856,11 +981,10 @@ impl Lower {
         let mut places: Vec<&mut Place> = Vec::new();
         let mut values: Vec<&mut Value> = Vec::new();
         match stmt {
-            // (Not a copy into a variable, whose source the sweeps read where the copy is
-            // read, see `emit::versioned`: `let e = w[j];`. A copy into an element is an
+            // (Not an assigned copy into a variable, whose source the sweeps read where the
+            // copy is read, maybe in a later iteration: `h = w[j];`. A `let` copy's index is
+            // kept until its last reader, see `kept_indices`; a copy into an element is an
             // element's own.)
-            Stmt::Let { value, .. }
-                if value.ops.is_empty() && matches!(value.result, Operand::Place(_)) => {}
             Stmt::Assign { place, value }
                 if place.indices.is_empty()
                     && value.ops.is_empty()
@@ -869,6 +993,20 @@ impl Lower {
             Stmt::Assign { place, value } => {
                 places.push(place);
                 values.push(value);
+            }
+            // A call's places are read again where its reverse is, just before the keep.
+            Stmt::Call {
+                args, store, seeds, ..
+            } => {
+                places.extend(args.iter_mut().filter_map(|arg| match arg {
+                    Arg::Tracked(place) => Some(place),
+                    Arg::Data(_) => None,
+                }));
+                places.extend(store.as_mut());
+                for (to, from) in seeds {
+                    places.push(to);
+                    places.push(from);
+                }
             }
             _ => {}
         }
@@ -1187,6 +1325,35 @@ impl Lower {
                 self.bind(&name, Some(place));
                 return Some(Vec::new());
             }
+            // `let r = m[j];` of a row, `j` changing later: another name of the row at the
+            // index `j` has here, kept until the block ends (see `kept_indices`).
+            let row = source.depth != UNKNOWN && source.depth > place.indices.len();
+            if unchanging && row && !place.indices.iter().any(assigns) {
+                let mut place = place.clone();
+                let mut stmts = Vec::new();
+                for index in &mut place.indices {
+                    if self.names.steady(index) {
+                        continue;
+                    }
+                    let kept = Ident::new(
+                        &format!("__autodiff_index_{}", self.data_args),
+                        Span::mixed_site(),
+                    );
+                    self.data_args += 1;
+                    stmts.push(Stmt::Data {
+                        tokens: quote!(let #kept: usize = #index;),
+                        replay: false,
+                    });
+                    self.kept_to_end.insert(kept.to_string());
+                    stmts.push(Stmt::Keep {
+                        name: kept.clone(),
+                        typed: Some(quote!(usize)),
+                    });
+                    *index = kept.to_token_stream();
+                }
+                self.bind(&name, Some(place));
+                return Some(stmts);
+            }
         }
         // `let mut h = g(..);`: `h` is the call's fresh result itself, changed in place
         // from here on.
@@ -1326,16 +1493,17 @@ impl Lower {
             Expr::Assign(assign) if called(&assign.right).is_some() => {
                 let place = self.place(&assign.left)?;
                 let var = &self.vars[place.var];
-                // A row (not a scalar: that is an `Assign` of a copy) of a local array.
+                // A row (not a scalar: that is an `Assign` of a copy) of a local array, or
+                // the whole of a local holding an earlier call's result (`h = g(x, h);`).
                 let row = !var.param
                     && !var.call
                     && var.depth != UNKNOWN
                     && place.indices.len() < var.depth
                     && place.fields.is_empty();
-                if !row {
+                let again = !var.param && var.call && place.is_whole();
+                if !row && !again {
                     return self.assign_value(place, &assign.right);
                 }
-                let steady = place.indices.iter().all(|index| self.names.steady(index));
                 let call = called(&assign.right)?;
                 let result = self.hoisted(|lower| lower.call(&call))?;
                 let Some(Stmt::Call { var, store, .. }) = self.pending.last_mut() else {
@@ -1344,7 +1512,9 @@ impl Lower {
                 let Operand::Place(result) = result else {
                     return None;
                 };
-                if !steady || *var != result.var {
+                // (An index that may change before the call's reverse is kept, see
+                // `keep_indices`.)
+                if *var != result.var {
                     return None;
                 }
                 *store = Some(place.clone());
@@ -1537,72 +1707,11 @@ impl Lower {
     /// for each element (`x` or `&x`) now bound to its index. `Some(None)` for a chain
     /// over data alone; `None` for one this cannot follow.
     fn tracked_iter(&mut self, iter: &Expr, pat: &Pat) -> Option<Option<OverTracked>> {
-        // The adapters from the outside in, down to the root.
-        let mut chain = Vec::new();
-        let mut root = iter;
-        while let Expr::MethodCall(call) = strip_parens(root) {
-            chain.push(call);
-            if call.method == "iter" && call.args.is_empty() {
-                break;
-            }
-            root = &call.receiver;
-        }
         if !self.mentions_tracked(&iter.to_token_stream()) {
             return Some(None);
         }
         let mut lengths = Vec::new();
-        // Each tracked element: where it sits in the item (tuple positions from the
-        // outside in) and its array's place.
-        let mut elements: Vec<(Vec<usize>, Place)> = Vec::new();
-        let (mut rebuilt, mut checked) = match chain.last() {
-            Some(innermost) if innermost.method == "iter" => {
-                match self.over_indices(&innermost.receiver, &mut lengths)? {
-                    Some((range, place)) => {
-                        elements.push((Vec::new(), place));
-                        (range, quote!((0..0)))
-                    }
-                    None => {
-                        let receiver = &innermost.receiver;
-                        (quote!(#receiver.iter()), quote!(#receiver.iter()))
-                    }
-                }
-            }
-            _ => return None,
-        };
-        for call in chain.iter().rev().skip(1) {
-            let (method, args) = (&call.method, &call.args);
-            match method.to_string().as_str() {
-                "zip" => {
-                    elements.iter_mut().for_each(|(path, _)| path.insert(0, 0));
-                    let arg = args.first()?;
-                    let zipped = match strip_parens(arg) {
-                        Expr::MethodCall(inner)
-                            if inner.method == "iter" && inner.args.is_empty() =>
-                        {
-                            self.over_indices(&inner.receiver, &mut lengths)?
-                        }
-                        _ => None,
-                    };
-                    match zipped {
-                        Some((range, place)) => {
-                            elements.push((vec![1], place));
-                            rebuilt = quote!(#rebuilt.zip(#range));
-                            checked = quote!(#checked.zip(0..0));
-                        }
-                        None => {
-                            rebuilt = quote!(#rebuilt.zip(#args));
-                            checked = quote!(#checked.zip(#args));
-                        }
-                    }
-                    continue;
-                }
-                "enumerate" => elements.iter_mut().for_each(|(path, _)| path.insert(0, 1)),
-                "rev" | "skip" | "take" => {}
-                _ => return None,
-            }
-            rebuilt = quote!(#rebuilt.#method(#args));
-            checked = quote!(#checked.#method(#args));
-        }
+        let (rebuilt, checked, elements) = self.chain(iter, &mut lengths)?;
         let mut pat = pat.clone();
         let mut bound = Vec::new();
         for (path, mut place) in elements {
@@ -1637,6 +1746,73 @@ impl Lower {
             elements: bound,
             lengths,
         }))
+    }
+
+    /// A loop's iterator chain rooted at `R.iter()`, through `zip` (of such a chain, at any
+    /// depth), `enumerate`, `rev`, `skip` and `take`: the chain over the tracked arrays'
+    /// indices instead, the same chain with empty ranges (which rustc checks for the
+    /// pattern's shape), and each tracked element's position in the item (tuple positions
+    /// from the outside in) with its array's place. Data is kept as written.
+    fn chain(&mut self, iter: &Expr, lengths: &mut Vec<(Ident, Place)>) -> Option<Chain> {
+        if !self.mentions_tracked(&iter.to_token_stream()) {
+            return Some((iter.to_token_stream(), iter.to_token_stream(), Vec::new()));
+        }
+        // `&R` yields what `R.iter()` does.
+        if let Expr::Reference(reference) = strip_parens(iter) {
+            if reference.mutability.is_some() {
+                return None;
+            }
+            let (range, place) = self.over_indices(&reference.expr, lengths)??;
+            return Some((range, quote!((0..0)), vec![(Vec::new(), place)]));
+        }
+        // The adapters from the outside in, down to the root.
+        let mut adapters = Vec::new();
+        let mut root = iter;
+        while let Expr::MethodCall(call) = strip_parens(root) {
+            adapters.push(call);
+            if call.method == "iter" && call.args.is_empty() {
+                break;
+            }
+            root = &call.receiver;
+        }
+        let mut elements: Vec<(Vec<usize>, Place)> = Vec::new();
+        let (mut rebuilt, mut checked) = match adapters.last() {
+            Some(innermost) if innermost.method == "iter" => {
+                match self.over_indices(&innermost.receiver, lengths)? {
+                    Some((range, place)) => {
+                        elements.push((Vec::new(), place));
+                        (range, quote!((0..0)))
+                    }
+                    None => {
+                        let receiver = &innermost.receiver;
+                        (quote!(#receiver.iter()), quote!(#receiver.iter()))
+                    }
+                }
+            }
+            _ => return None,
+        };
+        for call in adapters.iter().rev().skip(1) {
+            let (method, args) = (&call.method, &call.args);
+            match method.to_string().as_str() {
+                "zip" => {
+                    elements.iter_mut().for_each(|(path, _)| path.insert(0, 0));
+                    let (zipped, zipped_checked, inner) = self.chain(args.first()?, lengths)?;
+                    elements.extend(inner.into_iter().map(|(mut path, place)| {
+                        path.insert(0, 1);
+                        (path, place)
+                    }));
+                    rebuilt = quote!(#rebuilt.zip(#zipped));
+                    checked = quote!(#checked.zip(#zipped_checked));
+                    continue;
+                }
+                "enumerate" => elements.iter_mut().for_each(|(path, _)| path.insert(0, 1)),
+                "rev" | "skip" | "take" => {}
+                _ => return None,
+            }
+            rebuilt = quote!(#rebuilt.#method(#args));
+            checked = quote!(#checked.#method(#args));
+        }
+        Some((rebuilt, checked, elements))
     }
 
     /// `R` of `R.iter()` if it is a tracked array: the range over its indices and its
@@ -1970,6 +2146,7 @@ impl Lower {
         let mut args = Vec::new();
         // Data arguments kept for the reverse (see `Stmt::Keep`).
         let mut kept = Vec::new();
+        let mut assigning = false;
         for &arg in &call.args {
             match arg {
                 Expr::Call(lend) if path_ends(&lend.func, "Tracked") && lend.args.len() == 1 => {
@@ -2000,7 +2177,8 @@ impl Lower {
                             }
                         }
                     };
-                    let steady = place.indices.iter().all(|index| self.names.steady(index));
+                    // (An index that may change before the call's reverse, `w[j]` in a
+                    // `while` counting `j`, is kept, see `keep_indices`.)
                     // Two lent parts of one variable would be two `&mut` of its adjoints,
                     // unless they are two different fields (`p.w, p.b`); or parts of one
                     // array (`dot(v, v)`, `f(w[i], w[j])`: the call then shares their
@@ -2011,7 +2189,7 @@ impl Lower {
                                 && !disjoint_fields(other, &place)
                                 && other.fields.to_string() != place.fields.to_string())
                     });
-                    if !steady || shared {
+                    if shared {
                         return None;
                     }
                     args.push(Arg::Tracked(place));
@@ -2021,6 +2199,7 @@ impl Lower {
                     if self.mentions_tracked(&tokens) {
                         return None;
                     }
+                    assigning |= assigns(&tokens);
                     if !self.names.steady(&tokens) || !self.copied(arg) {
                         // Data that may change before the call's reverse (a loop's counter,
                         // `x.detach().ceil()`, a data `if` on tracked values): a number,
@@ -2065,6 +2244,20 @@ impl Lower {
                     args.push(Arg::Data(tokens));
                 }
             }
+        }
+        // Data bound before the call that changes a lent element's index (`g(w[j], { j +=
+        // 1; j })`) would move the index, kept just before the call, past its read.
+        let moving = args.iter().any(|arg| {
+            matches!(arg, Arg::Tracked(place)
+                if place.indices.iter().any(|index| !self.names.steady(index)))
+        });
+        if assigning && moving {
+            why(
+                "call, whose data changes a name an index of it reads (`{ k += 1; k }` beside \
+                 `w[k]`): move the change into a statement of its own",
+                &path,
+            );
+            return None;
         }
         let name = Ident::new("__called", Span::mixed_site());
         // Each tracked argument's type, for rustc to infer the result's (and a const
@@ -2296,9 +2489,9 @@ impl Lower {
                 indices: vec![quote!(#at)],
             };
             // A tracked scalar as it is, lent to a call: seeded (see `Stmt::Call::seeds`).
+            // (A changing index is kept, see `keep_indices`.)
             if let (false, None, Operand::Place(source)) = (tail, local, &value.result) {
-                let steady = source.indices.iter().all(|index| self.names.steady(index));
-                if !steady || self.place_depth(&value.result) != Some(0) {
+                if self.place_depth(&value.result) != Some(0) {
                     why(what, &quote!(#blame #elem));
                     return None;
                 }
@@ -2336,25 +2529,45 @@ impl Lower {
             Expr::Array(inner) => Some(inner.elems.len()),
             _ => None,
         });
-        let mut rows: Vec<Result<Vec<&Expr>, (Place, usize)>> = Vec::new();
+        let mut rows: Vec<Result<Vec<Expr>, (Place, usize)>> = Vec::new();
+        // Rows of data named or computed (`[[x, y], r]`), by position: constants read one
+        // by one once the other rows give their length.
+        let mut data = Vec::new();
         for elem in &array.elems {
             match uncloned(elem) {
-                Expr::Array(inner) => rows.push(Ok(inner.elems.iter().collect())),
+                Expr::Array(inner) => rows.push(Ok(inner.elems.iter().cloned().collect())),
+                other if constants_call(other).is_some() => {
+                    let row = constants_call(other)?;
+                    let plain = self.plain(&row.to_token_stream())?;
+                    if self.mentions_tracked(&plain) {
+                        return refuse(elem);
+                    }
+                    // Computed once, as written (`basis(k)`), then read element by element.
+                    let name = format!("__autodiff_row_{}", self.data_args);
+                    self.data_args += 1;
+                    let name = Ident::new(&name, Span::mixed_site());
+                    self.pending.push(Stmt::Data {
+                        tokens: quote!(let #name = #plain;),
+                        replay: false,
+                    });
+                    data.push((rows.len(), name));
+                    rows.push(Ok(Vec::new()));
+                }
                 // `[0.5; 2]`: a row of one constant (a tracked value repeated is one node
                 // the trace sums into once, which separate elements would not be).
                 other if constant_row(other).is_some() => {
                     let (value, len) = constant_row(other)?;
-                    rows.push(Ok(vec![value; len]));
+                    rows.push(Ok(vec![value.clone(); len]));
                 }
                 other => {
                     let Some(place) = self.place(other) else {
                         return refuse(elem);
                     };
                     let var = &self.vars[place.var];
-                    let steady = place.indices.iter().all(|index| self.names.steady(index));
                     // A whole result of another function (`[h, v]`): rustc types it as
-                    // the other rows, which give its length (0 until one does).
-                    if var.call && var.depth == UNKNOWN && place.is_whole() && steady {
+                    // the other rows, which give its length (0 until one does). (A changing
+                    // index is kept, see `keep_indices`.)
+                    if var.call && var.depth == UNKNOWN && place.is_whole() {
                         rows.push(Err((place, 0)));
                         continue;
                     }
@@ -2367,7 +2580,7 @@ impl Lower {
                     // (A row of scalars: `[m, ..]` of a matrix `m` is rows of rows.)
                     let flat = var.depth == place.indices.len() + 1;
                     match len {
-                        Some(len) if steady && flat && place.fields.is_empty() && !var.call => {
+                        Some(len) if flat && place.fields.is_empty() && !var.call => {
                             rows.push(Err((place, len)));
                         }
                         _ => return refuse(elem),
@@ -2375,13 +2588,21 @@ impl Lower {
                 }
             }
         }
-        let width = |row: &Result<Vec<&Expr>, (Place, usize)>| match row {
+        let width = |row: &Result<Vec<Expr>, (Place, usize)>| match row {
             Ok(elems) => elems.len(),
             Err((_, len)) => *len,
         };
         let Some(cols) = rows.iter().map(width).find(|&len| len > 0) else {
             return refuse(&Expr::Array(array.clone()));
         };
+        for (at, row) in data {
+            let backend = crate::rewrite::backend();
+            rows[at] = Ok((0..cols)
+                .map(|c| {
+                    syn::parse_quote!(::scalar_autodiff::__private::constant(#backend, (#row)[#c])?)
+                })
+                .collect());
+        }
         // The results' rows, each as long as the others; their elements are read as
         // scalars (which is what proves the callee's result a row of them).
         let mut results = Vec::new();
@@ -2421,15 +2642,11 @@ impl Lower {
                         self.seeds.push((place, source));
                         continue;
                     }
-                    Ok(elems) => elems[c],
+                    Ok(elems) => &elems[c],
                 };
                 let value = self.value(elem)?;
                 if let Operand::Place(source) = &value.result {
-                    let steady = source.indices.iter().all(|index| self.names.steady(index));
-                    if !value.ops.is_empty()
-                        || !steady
-                        || self.place_depth(&value.result) != Some(0)
-                    {
+                    if !value.ops.is_empty() || self.place_depth(&value.result) != Some(0) {
                         return refuse(elem);
                     }
                     scalars.note(self, source);

@@ -469,18 +469,20 @@ fn compiled_halves(
     emit.number = number;
     let shared = shared_reverse(&program, &names, versioning, params, array_output, number);
     let forward = emit.forward_stmts(&program.body, true)?;
-    let output = emit.forward_value(&program.output, true)?;
+    let output = emit.forward_output(&program, true)?;
     let versions = emit.keep_versions(&program.body);
     let output_primal = emit.primal(&program.output.result, true)?;
     let upstream = Ident::new("__upstream", Span::mixed_site());
     // An array output is a local's, returned as it is: its adjoints are the caller's
     // sums for it (its elements' nodes, in the trace, receive exactly those first).
     let output_reverse = match (array_output, &program.output.result) {
+        // (A row copied by a changing index, `let r = rows[j]; r`, is not returned so.)
+        (Some(_), Operand::Place(_)) if !program.epilogue.is_empty() => return None,
         (Some(_), Operand::Place(place)) => {
             let adjoint = &program.vars[place.var].adjoint;
             quote!(#adjoint = #upstream;)
         }
-        _ => emit.reverse_value(&program.output, &upstream, true)?,
+        _ => emit.reverse_output(&program, &upstream, true)?,
     };
     let output_type = number.shape(&array_output.cloned().unwrap_or_else(|| quote!(f64)));
     let prelude = emit.prelude(&program.body);
@@ -719,17 +721,18 @@ fn shared_reverse(
         emit.mapped.insert(id, (map.clone(), var.lengths.clone()));
     }
     emit.forward_stmts(&program.body, true)?;
-    emit.forward_value(&program.output, true)?;
+    emit.forward_output(program, true)?;
     emit.keep_versions(&program.body);
     emit.primal(&program.output.result, true)?;
     let upstream = Ident::new("__upstream", Span::mixed_site());
     let output_reverse = match (array_output, &program.output.result) {
+        (Some(_), Operand::Place(_)) if !program.epilogue.is_empty() => return None,
         (Some(_), Operand::Place(place)) if !program.vars[place.var].param => {
             let adjoint = &program.vars[place.var].adjoint;
             quote!(#adjoint = #upstream;)
         }
         (Some(_), _) => return None,
-        _ => emit.reverse_value(&program.output, &upstream, true)?,
+        _ => emit.reverse_output(program, &upstream, true)?,
     };
     let prelude = emit.prelude(&program.body);
     let reverse = emit.reverse_stmts(&program.body, true)?;
