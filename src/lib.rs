@@ -266,8 +266,12 @@ pub mod parallel;
 /// place when the caller lends its own, and kept as a copy when the caller computed it);
 /// a helper without compiled halves (one written
 /// `#[differentiable(tape)]`, or one whose halves do not cover its body, such as one
-/// returning a parameter as it is: `if x > 0.0 { x } else { 0.0 }`, where `x.max(0.0)`
-/// compiles) makes a caller whose sweeps would call it a compile error at the call.
+/// computing with a copy of a parameter it assigned: `m = y; .. m * m`, where
+/// `m = m.max(y)` compiles) makes a caller whose sweeps would call it a compile error at
+/// the call. A helper may return a parameter as it is (`if x > 0.0 { x } else { 0.0 }`,
+/// `let mut m = x; if y > m { m = y; } m`): called by another body, the tape copies such
+/// a result into a node of its own (`x * 1`, exact), whose sum reaches the argument as one
+/// term, as the helper's halves hand it back.
 /// One value lent to a helper twice (`dot(v, v)`, `mul(x, x)`, `mix([x, y, x])`, or
 /// parts of one array, `mul(w[i], w[j])`, `scale(w, w[1])`) is compiled too: the tape's
 /// node receives both parameters' edges, so the call shares their adjoints: the caller

@@ -82,6 +82,8 @@ pub struct Trace<'t> {
     spent: Cell<bool>,
     /// Whether the trace notes where each operation was written (see [`trace_located`]).
     locate: bool,
+    /// How many generated bodies are running on it (see [`Backend::nest`]).
+    depth: Cell<usize>,
 }
 
 thread_local! {
@@ -131,6 +133,7 @@ fn run<R>(build: impl FnOnce(&Trace<'_>) -> Result<R>, locate: bool) -> Result<R
                 base,
                 spent: Cell::new(false),
                 locate,
+                depth: Cell::new(0),
             })
         }
         Err(_) => Err(ScalarAutodiffError::TapeUnavailable),
@@ -633,8 +636,8 @@ pub struct Outlined<'b, B>(pub &'b B);
     message = "this helper has no compiled halves: a compiled gradient cannot call it",
     label = "this call would record the whole gradient on the tape, many times slower",
     note = "the helper is `#[differentiable(tape)]`, or its body holds a form its compiled \
-            halves do not follow (one returning a parameter as it is, \
-            `if x > 0.0 {{ x }} else {{ 0.0 }}`, does not: `x.max(0.0)` does)",
+            halves do not follow (one computing with a copy of a parameter it assigned, \
+            `m = y; .. m * m`, does not: `m = m.max(y)` does)",
     note = "give the helper a body its halves cover, or write `#[differentiable(tape)]` on \
             this function too to record every call on the tape knowingly"
 )]
@@ -666,6 +669,82 @@ use crate::halves::{DualHalves, Halves, Run};
 /// Builds graphs of [`Scalar`]s: the backend of `name_graph`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Handles;
+
+thread_local! {
+    /// How many generated bodies are running on this thread's tape (see [`Backend::nest`]).
+    static HANDLES_DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Where a [`Nest`] counts the bodies running.
+enum Depth<'a> {
+    /// Nowhere: the backend records nothing.
+    None,
+    /// This thread's tape.
+    Thread,
+    /// A trace's own count.
+    Cell(&'a Cell<usize>),
+}
+
+/// A generated body running: made by [`Backend::nest`], it counts the body out when
+/// dropped, and knows how many nodes were recorded before a nested body began.
+pub struct Nest<'a> {
+    depth: Depth<'a>,
+    since: Option<usize>,
+}
+
+impl Nest<'_> {
+    /// The guard of a backend that records nothing.
+    #[inline(always)]
+    pub fn flat() -> Self {
+        Nest {
+            depth: Depth::None,
+            since: None,
+        }
+    }
+}
+
+impl Drop for Nest<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        match self.depth {
+            Depth::None => {}
+            Depth::Thread => HANDLES_DEPTH.with(|depth| depth.set(depth.get().saturating_sub(1))),
+            Depth::Cell(depth) => depth.set(depth.get().saturating_sub(1)),
+        }
+    }
+}
+
+/// The shape of a body's output (`f64`, or arrays of it), handed back by
+/// [`Backend::returned`] value by value (see there).
+pub trait Returned: crate::Parameters {
+    /// The output, each node recorded before `nest` began copied into one of its own.
+    fn returned<B: Backend>(
+        value: Self::Tracked<B::Value>,
+        backend: &B,
+        nest: &Nest<'_>,
+    ) -> Self::Tracked<B::Value>;
+}
+
+impl Returned for f64 {
+    #[inline]
+    fn returned<B: Backend>(value: B::Value, backend: &B, nest: &Nest<'_>) -> B::Value {
+        match nest.since {
+            Some(since) => backend.returned(since, &value),
+            None => value,
+        }
+    }
+}
+
+impl<T: Returned, const N: usize> Returned for [T; N] {
+    #[inline]
+    fn returned<B: Backend>(
+        value: [T::Tracked<B::Value>; N],
+        backend: &B,
+        nest: &Nest<'_>,
+    ) -> [T::Tracked<B::Value>; N] {
+        value.map(|value| T::returned(value, backend, nest))
+    }
+}
 
 macro_rules! backend {
     (
@@ -752,6 +831,24 @@ macro_rules! backend {
                 let _ = value;
                 Err(crate::halves::gave_up())
             }
+            /// A generated body begins: the guard that ends it, holding, for a body nested in
+            /// another on a backend that records, how many nodes came before it (see
+            /// [`returned`](Self::returned)).
+            #[inline(always)]
+            fn nest(&self) -> Nest<'_> {
+                Nest::flat()
+            }
+            /// `value`, returned by a body nested in another: a node recorded before the
+            /// body began (a parameter returned as it is, `if x > 0.0 { x } else { 0.0 }`)
+            /// becomes a node of its own, `value * 1`, so that the caller's reads of the
+            /// result sum apart from the argument's reads and reach the argument as one term,
+            /// as a helper's compiled halves hand them on. Exact: the value and every slope
+            /// are the same numbers. Backends that record nothing hand it on.
+            #[inline(always)]
+            fn returned(&self, since: usize, value: &Self::Value) -> Self::Value {
+                let _ = since;
+                value.clone()
+            }
             /// A generated body begins: a mark for [`leave`](Self::leave).
             #[inline(always)]
             fn enter(&self) -> usize {
@@ -779,6 +876,25 @@ macro_rules! backend {
         // its operation was written, for the ledger and for errors of a later pass.
         impl Backend for Handles {
             type Value = Scalar;
+            fn nest(&self) -> Nest<'_> {
+                let outer = HANDLES_DEPTH.with(|depth| depth.replace(depth.get() + 1));
+                let since = match outer {
+                    0 => None,
+                    _ => crate::tape::try_tape(|tape| tape.mark()),
+                };
+                Nest { depth: Depth::Thread, since }
+            }
+            fn returned(&self, since: usize, value: &Scalar) -> Scalar {
+                if value.index() as usize >= since {
+                    return value.clone();
+                }
+                let operation = ScalarOperation::Multiply;
+                Scalar::leaf_noted(1.0, ScalarOperation::Constant, None)
+                    .and_then(|one| {
+                        Scalar::record_noted(operation, [value, &one], 0, |a| operation.apply(a, 0), None)
+                    })
+                    .unwrap_or_else(|_| value.clone())
+            }
             #[inline]
             fn enter(&self) -> usize {
                 crate::tape::try_tape(|tape| tape.mark()).unwrap_or(0)
@@ -833,6 +949,19 @@ macro_rules! backend {
 
         impl<'t> Backend for Trace<'t> {
             type Value = Id<'t>;
+            fn nest(&self) -> Nest<'_> {
+                let outer = self.depth.replace(self.depth.get() + 1);
+                let since = (outer > 0).then(|| self.tape.borrow().mark());
+                Nest { depth: Depth::Cell(&self.depth), since }
+            }
+            fn returned(&self, since: usize, value: &Id<'t>) -> Id<'t> {
+                match value.slot() {
+                    Some(slot) if value.tracked() && (slot as usize) < since => {
+                        self.mul(value, &Id::constant(1.0)).unwrap_or(*value)
+                    }
+                    _ => *value,
+                }
+            }
             #[inline(always)]
             fn enter(&self) -> usize {
                 match self.locate {
@@ -1192,6 +1321,14 @@ macro_rules! backend {
         impl<B: Backend> Backend for Outlined<'_, B> {
             type Value = B::Value;
             const HALVES: bool = B::HALVES;
+            #[inline]
+            fn nest(&self) -> Nest<'_> {
+                self.0.nest()
+            }
+            #[inline]
+            fn returned(&self, since: usize, value: &B::Value) -> B::Value {
+                self.0.returned(since, value)
+            }
             #[inline]
             fn enter(&self) -> usize {
                 self.0.enter()

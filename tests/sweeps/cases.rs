@@ -167,9 +167,9 @@ fn soft(v: f64, xs: &[f64]) -> f64 {
     acc.sqrt()
 }
 
-/// Returns a parameter as it is: a copy, which a half cannot hand back in the trace's
-/// order, so it has no compiled halves: a caller whose sweeps would call it is a compile
-/// error, and one written `tape` records every call.
+/// Returns a parameter as it is: called by another body, the tape copies the result into
+/// a node of its own, as its halves hand it back (its compiled callers are in
+/// `helpers.rs`); [`through`], written `tape`, records every call.
 #[differentiable]
 fn passes(x: f64) -> f64 {
     x

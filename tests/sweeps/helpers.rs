@@ -410,3 +410,104 @@ fn arrays_lent_to_slice_helpers_run_compiled_bit_for_bit() {
         }
     }
 }
+
+/// ReLU written the way a reader writes it: the parameter itself, or zero.
+#[differentiable]
+fn relu(x: f64) -> f64 {
+    if x > 0.0 {
+        x
+    } else {
+        0.0
+    }
+}
+
+/// The larger of two, by a copy assigned only when `y` wins.
+#[differentiable]
+fn larger(x: f64, y: f64) -> f64 {
+    let mut m = x;
+    if y > m {
+        m = y;
+    }
+    m
+}
+
+/// The parameter itself.
+#[differentiable]
+fn itself(x: f64) -> f64 {
+    x
+}
+
+/// Helpers that return a parameter as it is, called with values read again after the
+/// call: the trace copies a returned parameter into a node of its own, as the helper's
+/// halves hand its sum back.
+#[differentiable]
+fn returned(w: [f64; 3], x: f64) -> f64 {
+    let h = w[0] * x + w[1];
+    let a = relu(h) * h + relu(x - 1.0) * relu(w[2]);
+    let b = larger(x, w[1]) * w[1] + larger(h * 2.0, x) * x;
+    let mut total = a + b * x + itself(x) * itself(w[0]) + itself(h);
+    for k in 0..3 {
+        total += relu(w[k] * x) * w[k] + larger(w[k], 0.25);
+    }
+    total * x
+}
+
+/// [`returned`] on the tape: the reference.
+#[differentiable(tape)]
+fn returned_recorded(w: [f64; 3], x: f64) -> f64 {
+    let h = w[0] * x + w[1];
+    let a = relu(h) * h + relu(x - 1.0) * relu(w[2]);
+    let b = larger(x, w[1]) * w[1] + larger(h * 2.0, x) * x;
+    let mut total = a + b * x + itself(x) * itself(w[0]) + itself(h);
+    for k in 0..3 {
+        total += relu(w[k] * x) * w[k] + larger(w[k], 0.25);
+    }
+    total * x
+}
+
+#[test]
+fn helpers_returning_a_parameter_as_it_is_run_compiled_bit_for_bit(
+) -> Result<(), scalar_autodiff::ScalarAutodiffError> {
+    let mut rng = XorShift::new(0x2e1a_0001);
+    let mut next = move || rng.unit() * 4.0 - 2.0;
+    for case in 0..40 {
+        let (w, x) = ([next(), next(), next()], next());
+        let fast = outcome(returned_grad(w, x).map(|(v, g)| (v, g.to_vec())));
+        let twin = returned_recorded_grad(w, x).map(|(v, g)| (v, g.to_vec()));
+        assert_eq!(fast, outcome(twin), "case {case}");
+        assert_eq!(traces(|| drop(returned_grad(w, x))), 0, "case {case}");
+        let (value, gradient) = returned_grad(w, x)?;
+        assert_eq!(value.to_bits(), returned(w, x).to_bits());
+        // Away from the kinks, central differences agree.
+        let numeric = central(|t| returned(w, t), x);
+        if (numeric - gradient[3]).abs() > 1e-5 * (1.0 + numeric.abs()) {
+            let kinked = [w[0] * x + w[1], x - 1.0, w[2], w[0] * x, w[1] * x, w[2] * x]
+                .iter()
+                .any(|z| z.abs() < 1e-4);
+            assert!(kinked, "case {case}: {} against {numeric}", gradient[3]);
+        }
+        let (_, _, hessian) = returned_hessian(w, x)?;
+        let hessian: Vec<Vec<f64>> = hessian.iter().map(|row| row.to_vec()).collect();
+        crate::hvp::check_columns(
+            4,
+            |direction| {
+                let tangent: [f64; 4] = direction.try_into().expect("four");
+                let (value, gradient, product) = returned_hvp(w, x, tangent)?;
+                Ok((value, gradient.to_vec(), product.to_vec()))
+            },
+            &hessian,
+            (value, &gradient),
+        )?;
+        assert_eq!(
+            traces(|| drop(returned_hvp(w, x, [1.0, -0.5, 0.25, 2.0]))),
+            0
+        );
+    }
+    // Called by itself, a helper's result is its parameter's node: no copy is recorded.
+    let x = scalar_autodiff::Scalar::variable(1.5)?;
+    let before = scalar_autodiff::tape_len();
+    let y = relu_graph(&x)?;
+    assert_eq!(scalar_autodiff::tape_len(), before);
+    assert_eq!(y.value().to_bits(), 1.5f64.to_bits());
+    Ok(())
+}

@@ -128,22 +128,39 @@ impl<'a> Function<'a> {
     /// (unless a helper's body named it first: the innermost body is where the operation is
     /// written). A trace that locates also names the operations of a body that returned,
     /// for an error of the pass that follows.
-    pub(crate) fn named(&self, run: TokenStream, output: TokenStream) -> TokenStream {
+    ///
+    /// A hidden body (whose output's shape is `plain`) called by another body hands back a
+    /// parameter returned as it is as a node of its own, as the halves hand it on (see
+    /// `Backend::returned`).
+    pub(crate) fn named(
+        &self,
+        run: TokenStream,
+        output: TokenStream,
+        plain: Option<TokenStream>,
+    ) -> TokenStream {
         let private = quote!(::scalar_autodiff::__private);
         let error = quote!(::scalar_autodiff::ScalarAutodiffError);
         let backend = rewrite::backend();
         let name = self.ident.to_string();
-        let (value, failure, mark) = (
+        let (value, failure, mark, nest) = (
             Ident::new("value", Span::mixed_site()),
             Ident::new("error", Span::mixed_site()),
             Ident::new("mark", Span::mixed_site()),
+            Ident::new("nest", Span::mixed_site()),
         );
+        let returned = match plain {
+            Some(plain) => {
+                quote!(<#plain as #private::Returned>::returned(#value, #backend, &#nest))
+            }
+            None => quote!(#value),
+        };
         quote! {
+            let #nest = #private::Backend::nest(#backend);
             let #mark = #private::Backend::enter(#backend);
             match (|| -> ::core::result::Result<#output, #error> { #run })() {
                 ::core::result::Result::Ok(#value) => {
                     #private::Backend::leave(#backend, #mark, #name);
-                    ::core::result::Result::Ok(#value)
+                    ::core::result::Result::Ok(#returned)
                 }
                 ::core::result::Result::Err(#failure) => {
                     ::core::result::Result::Err(#private::in_function(#failure, #name))
@@ -168,7 +185,7 @@ impl<'a> Function<'a> {
             .filter(|(param, _)| param.is_tracked())
             .map(|(param, arg)| (&param.ident, arg))
             .unzip();
-        let run = self.named(self.graph_body.clone(), quote!(_));
+        let run = self.named(self.graph_body.clone(), quote!(_), None);
         let private = quote!(::scalar_autodiff::__private);
         quote! {{
             use #private::Backend as _;

@@ -107,7 +107,8 @@ pub(crate) fn items(function: &Function<'_>, halves: Option<TokenStream>) -> Hid
     };
     // Spanned like the user's body, which rustc reads as the function's: its error for a
     // call of a function that is not differentiable then suggests no other hidden body.
-    let named_body = function.named(function.graph_body.clone(), body_output);
+    let plain_output = output_type(output, &quote!(f64));
+    let named_body = function.named(function.graph_body.clone(), body_output, Some(plain_output));
     let hidden_body = quote_spanned!(body_span=> { #dispatch #named_body });
     Hidden {
         items: quote! {

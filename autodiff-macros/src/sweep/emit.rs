@@ -513,28 +513,60 @@ fn shared_nodes(program: &Program) -> Option<HashSet<VarId>> {
     .then_some(shared)
 }
 
-/// Whether a copy reads a parameter (`let mut v = x;`, `v = x`, or the output `x`):
+/// Whether a copy reads a parameter (`let mut v = x;`, `v = x`):
 /// in a half, a parameter's adjoints are the caller's, already holding contributions, so
 /// handing a copy's whole adjoint to them would add in another order than the trace.
+/// Not a copy the output alone reads (`m = y; .. m`, `if x > 0.0 { x } else { 0.0 }`), nor
+/// the output `x`: the trace copies a parameter a helper returns as it is into a node of
+/// its own (see `Backend::returned`), whose one sum reaches the parameter as one term, as
+/// the copy's does.
 fn copies_a_parameter(program: &Program) -> bool {
-    fn stmts(program: &Program, body: &[Stmt]) -> bool {
-        body.iter().any(|stmt| match stmt {
-            // (A `let` copy is versioned instead, see `versioned`.)
-            Stmt::Assign { value, .. } => copies(program, value),
-            Stmt::Let { .. } => false,
-            Stmt::If {
-                then, otherwise, ..
-            } => stmts(program, then) || stmts(program, otherwise),
-            Stmt::For { body, .. } => stmts(program, body),
-            Stmt::Data { .. } | Stmt::Keep { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => {
-                false
-            }
-        })
-    }
-    fn copies(program: &Program, value: &Value) -> bool {
-        matches!(&value.result, Operand::Place(place) if program.vars[place.var].param)
-    }
-    stmts(program, &program.body) || copies(program, &program.output)
+    let returned = |var: VarId| {
+        matches!(&program.output.result, Operand::Place(place) if place.var == var)
+            && program.output.ops.is_empty()
+            && !reads_var(&program.body, var)
+    };
+    let stmts = |body: &[Stmt]| copies_into(program, body, &returned);
+    stmts(&program.body)
+}
+
+/// Whether `body` copies a parameter into a place `returned` does not accept.
+fn copies_into(program: &Program, body: &[Stmt], returned: &dyn Fn(VarId) -> bool) -> bool {
+    let copies = |value: &Value| matches!(&value.result, Operand::Place(place) if program.vars[place.var].param);
+    body.iter().any(|stmt| match stmt {
+        // (A `let` copy is versioned instead, see `versioned`.)
+        Stmt::Assign { place, value } => copies(value) && !returned(place.var),
+        Stmt::Let { .. } => false,
+        Stmt::If {
+            then, otherwise, ..
+        } => copies_into(program, then, returned) || copies_into(program, otherwise, returned),
+        Stmt::For { body, .. } => copies_into(program, body, returned),
+        Stmt::Data { .. } | Stmt::Keep { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => false,
+    })
+}
+
+/// Whether `body` reads `var` in an operation, a call or a copy (not where it is only
+/// assigned).
+fn reads_var(body: &[Stmt], var: VarId) -> bool {
+    let value = |value: &Value| {
+        let place = |operand: &Operand| matches!(operand, Operand::Place(p) if p.var == var);
+        place(&value.result) || value.ops.iter().any(|op| op.operands.iter().any(place))
+    };
+    body.iter().any(|stmt| match stmt {
+        Stmt::Let { value: v, .. } | Stmt::Assign { value: v, .. } => value(v),
+        Stmt::Call { args, seeds, .. } => {
+            args.iter()
+                .any(|arg| matches!(arg, Arg::Tracked(p) if p.var == var))
+                || seeds.iter().any(|(_, from)| from.var == var)
+        }
+        Stmt::If {
+            then, otherwise, ..
+        } => reads_var(then, var) || reads_var(otherwise, var),
+        Stmt::For { body, length, .. } => {
+            length.iter().any(|(_, p)| p.var == var) || reads_var(body, var)
+        }
+        Stmt::Data { .. } | Stmt::Keep { .. } | Stmt::LetArray { .. } => false,
+    })
 }
 
 /// The differentiated parameters' variables, with their parameters, in order.
@@ -1828,10 +1860,25 @@ impl<'a> Emit<'a> {
                     }))
                     .map(root)
                     .collect();
-                if seeds.iter().any(|(_, source)| {
+                let beside = |source: &Place| {
                     self.versioned.contains_key(&source.var)
                         && lent.iter().filter(|&&var| var == root(source.var)).count() > 1
-                }) {
+                };
+                // (Nor a versioned copy lent beside its source, `g(e, w[k])` after `let e =
+                // w[j];`: two borrows of one array's adjoints.)
+                if args
+                    .iter()
+                    .any(|arg| matches!(arg, Arg::Tracked(place) if beside(place)))
+                {
+                    super::lower::why(
+                        "call: a copy (`let e = w[j];` in a loop, or `let mut s = x;` assigned \
+                         later) lent beside its source, whose adjoints are one sum (lend a new \
+                         value instead, `e * 1.0`)",
+                        path,
+                    );
+                    return None;
+                }
+                if seeds.iter().any(|(_, source)| beside(source)) {
                     super::lower::why(
                         "call's array literal: a copy (`let mut s = x;`, assigned later) lent \
                          in it beside its source, whose two elements would start at one node's \

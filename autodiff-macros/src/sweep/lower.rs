@@ -283,6 +283,21 @@ fn value_names(value: &Value, var: VarId) -> bool {
     operand(&value.result) || value.ops.iter().any(|op| op.operands.iter().any(operand))
 }
 
+/// Whether `stmts` assign the whole of `var` to a variable (`prev = e;`), at any depth.
+fn copied_whole(stmts: &[Stmt], var: VarId) -> bool {
+    stmts.iter().any(|stmt| match stmt {
+        Stmt::Assign { value, .. } => {
+            value.ops.is_empty()
+                && matches!(&value.result, Operand::Place(p) if p.var == var && p.is_whole())
+        }
+        Stmt::If {
+            then, otherwise, ..
+        } => copied_whole(then, var) || copied_whole(otherwise, var),
+        Stmt::For { body, .. } => copied_whole(body, var),
+        _ => false,
+    })
+}
+
 /// Whether `stmts` name the tracked variable `var` anywhere.
 fn names_var(stmts: &[Stmt], var: VarId) -> bool {
     let place = |place: &Place| place.var == var;
@@ -956,6 +971,16 @@ impl Lower {
             // (Never after a loop body's closing `if !go { break; }`, which is data and must
             // stay last, see `Stmt::For::counted`.) The body's output is read last of all.
             let (last, copies) = last_reader(&out, at, var);
+            // A variable assigned the copy (`prev = e;`) reads the element in a later
+            // iteration too, where no kept number is: not followed.
+            if copies.iter().any(|copy| copied_whole(&out[at..], *copy)) {
+                why(
+                    "copy of an element at an index that changes (`let e = w[j];`), assigned to \
+                     another variable (`prev = e;`): write `prev = e * 1.0;` or read `w[j]` there",
+                    &self.vars[var].name.clone(),
+                );
+                return None;
+            }
             let read = |var: &VarId| output.is_some_and(|output| value_names(output, *var));
             if copies.iter().any(read) {
                 self.epilogue.extend(keeps);
@@ -2251,6 +2276,9 @@ impl Lower {
             matches!(arg, Arg::Tracked(place)
                 if place.indices.iter().any(|index| !self.names.steady(index)))
         });
+        // (Or an argument computed by an expression that changes it: `g(w[j], { j += 1;
+        // 0.5 } * s)`, whose local is bound before the call too.)
+        let assigning = assigning || call.args.iter().any(|arg| assigns(&arg.to_token_stream()));
         if assigning && moving {
             why(
                 "call, whose data changes a name an index of it reads (`{ k += 1; k }` beside \
