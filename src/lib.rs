@@ -222,7 +222,8 @@ pub mod parallel;
 /// that bind names too), `return` from branches (what follows the `if` becomes its `else`)
 /// and from inside loops, `for` loops over ranges, data slices and tracked arrays (with
 /// `.iter()` or `&w`, `.zip` of data or of another tracked array's chain, `.enumerate`,
-/// `.rev`, `.skip`, `.take`, nested: `for (p, (i, q)) in v.iter().zip(w.iter().enumerate())`),
+/// `.rev`, `.skip`, `.take`, `.step_by`, nested: `for (p, (i, q)) in
+/// v.iter().zip(w.iter().enumerate())`),
 /// `while` and `loop`, `break`, `continue` and `return` at any depth of `if`s
 /// and blocks (labelled `break` and `continue` out of a nested loop too: the forward sweep
 /// keeps the flags and trip counts the reverse sweep needs), folds (`.sum()`,

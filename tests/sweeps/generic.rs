@@ -194,6 +194,9 @@ fn forms(w: [[f64; E]; 2], v: [f64; E], x: f64) -> f64 {
     for p in &v {
         total += (*p * x).tanh();
     }
+    for (p, q) in v.iter().step_by(2).zip(w[0].iter().skip(1)) {
+        total += *p * *q;
+    }
     total + rows[0] * out[1]
 }
 
@@ -221,6 +224,9 @@ fn forms_recorded(w: [[f64; E]; 2], v: [f64; E], x: f64) -> f64 {
     }
     for p in &v {
         total += (*p * x).tanh();
+    }
+    for (p, q) in v.iter().step_by(2).zip(w[0].iter().skip(1)) {
+        total += *p * *q;
     }
     total + rows[0] * out[1]
 }

@@ -1774,7 +1774,7 @@ impl Lower {
     }
 
     /// A loop's iterator chain rooted at `R.iter()`, through `zip` (of such a chain, at any
-    /// depth), `enumerate`, `rev`, `skip` and `take`: the chain over the tracked arrays'
+    /// depth), `enumerate`, `rev`, `skip`, `take` and `step_by`: the chain over the tracked arrays'
     /// indices instead, the same chain with empty ranges (which rustc checks for the
     /// pattern's shape), and each tracked element's position in the item (tuple positions
     /// from the outside in) with its array's place. Data is kept as written.
@@ -1831,7 +1831,7 @@ impl Lower {
                     continue;
                 }
                 "enumerate" => elements.iter_mut().for_each(|(path, _)| path.insert(0, 1)),
-                "rev" | "skip" | "take" => {}
+                "rev" | "skip" | "take" | "step_by" => {}
                 _ => return None,
             }
             rebuilt = quote!(#rebuilt.#method(#args));
@@ -3894,7 +3894,7 @@ fn reversible(iter: &Expr) -> bool {
                 }
                 // A range backwards (`(0..n).rev()`): walked back, it runs forwards.
                 "rev" if is_range(&call.receiver) => true,
-                "enumerate" | "rev" | "copied" | "cloned" | "skip" | "take" => {
+                "enumerate" | "rev" | "copied" | "cloned" | "skip" | "take" | "step_by" => {
                     slice_like(&call.receiver)
                 }
                 "zip" => {
