@@ -519,6 +519,71 @@ pub fn constant<B: Backend>(backend: &B, value: impl PlainF64) -> Result<B::Valu
     backend.constant(value.to_f64())
 }
 
+/// Data beside tracked values in an array literal: an `f64`, or a row of them (`[r, m[k]]`
+/// after `let r = [0.5, 2.0];`), which enters the graph as constants of its shape.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an `f64` or an array of them, so it cannot meet a tracked value",
+    label = "this value is computed from data alone and meets tracked values in this array",
+    note = "in a #[differentiable] function, a value computed from data enters the graph as \
+            `f64` constants where it meets a parameter; other types carry no gradient",
+    note = "convert it first, e.g. `n as f64`, or write a float literal such as `2.0`"
+)]
+pub trait PlainElement {
+    /// The value's shape.
+    type Shape: Parameters;
+    /// The value as constants of `backend`.
+    ///
+    /// # Errors
+    ///
+    /// A non-finite value.
+    #[track_caller]
+    fn element<B: Backend>(
+        self,
+        backend: &B,
+    ) -> Result<<Self::Shape as Parameters>::Tracked<B::Value>>;
+}
+
+impl PlainElement for f64 {
+    type Shape = f64;
+    #[track_caller]
+    fn element<B: Backend>(self, backend: &B) -> Result<B::Value> {
+        backend.constant(self)
+    }
+}
+
+impl PlainElement for &f64 {
+    type Shape = f64;
+    #[track_caller]
+    fn element<B: Backend>(self, backend: &B) -> Result<B::Value> {
+        backend.constant(*self)
+    }
+}
+
+impl<T: Parameters, const K: usize> PlainElement for [T; K] {
+    type Shape = [T; K];
+    fn element<B: Backend>(self, backend: &B) -> Result<[T::Tracked<B::Value>; K]> {
+        self.try_track(&mut |value| backend.constant(value))
+    }
+}
+
+impl<T: Parameters, const K: usize> PlainElement for &[T; K] {
+    type Shape = [T; K];
+    fn element<B: Backend>(self, backend: &B) -> Result<[T::Tracked<B::Value>; K]> {
+        self.try_track(&mut |value| backend.constant(value))
+    }
+}
+
+/// `value`, data in an array literal with tracked values, as constants of `backend` in
+/// its shape (see [`PlainElement`]).
+#[inline]
+#[track_caller]
+pub fn constant_element<B: Backend, P: PlainElement>(
+    backend: &B,
+    value: P,
+) -> Result<<P::Shape as Parameters>::Tracked<B::Value>> {
+    value.element(backend)
+}
+
 /// `error` with its location named after `function`, the generated body it passed
 /// through, unless an inner body named it first.
 #[cold]

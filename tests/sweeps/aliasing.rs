@@ -247,3 +247,76 @@ fn data_lent_for_tracked_parameters_runs_compiled_bit_for_bit() -> Result<(), Sc
     }
     Ok(())
 }
+
+/// A row of data a literal lends beside tracked rows.
+const ROW: [f64; 2] = [0.25, -1.0];
+
+/// Data beside tracked values in literals lent to helpers: a named row, a constant row and
+/// a computed row beside a parameter's rows; data scalars of every spelling beside tracked
+/// ones (a parameter, a local, a negation, a cast, literals).
+#[differentiable]
+fn data_rows(m: [[f64; 2]; 3], x: f64, c: f64, n: usize) -> f64 {
+    let r = [0.5, 2.0];
+    let s = 1.5 * c;
+    let mut t = 0.0;
+    for k in 0..n {
+        t += det2([r, m[k % 3]]) + det2([ROW, [x, m[0][0]]]) + det2([m[1], basis(k)]);
+        t += dot([x, s, c, -c], [m[0][1], 2.0 * 1.5, -0.5, t])
+            + dot([x, 1.0, k as f64, t], [t, t, x, x]);
+    }
+    let a = [x * t, s, -c];
+    t + a[1] * a[0] - a[2]
+}
+
+/// [`data_rows`] on the tape: the reference.
+#[differentiable(tape)]
+fn data_rows_recorded(m: [[f64; 2]; 3], x: f64, c: f64, n: usize) -> f64 {
+    let r = [0.5, 2.0];
+    let s = 1.5 * c;
+    let mut t = 0.0;
+    for k in 0..n {
+        t += det2([r, m[k % 3]]) + det2([ROW, [x, m[0][0]]]) + det2([m[1], basis(k)]);
+        t += dot([x, s, c, -c], [m[0][1], 2.0 * 1.5, -0.5, t])
+            + dot([x, 1.0, k as f64, t], [t, t, x, x]);
+    }
+    let a = [x * t, s, -c];
+    t + a[1] * a[0] - a[2]
+}
+
+#[test]
+fn data_rows_beside_tracked_rows_run_compiled_bit_for_bit() {
+    let mut rng = XorShift::new(0xda7a_0001);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..20 {
+        let m: [[f64; 2]; 3] = std::array::from_fn(|_| [next(), next()]);
+        let (x, c, n) = (next(), next(), case % 4);
+        let fast = outcome(data_rows_grad(m, x, c, n).map(|(v, g)| (v, g.to_vec())));
+        let twin = data_rows_recorded_grad(m, x, c, n).map(|(v, g)| (v, g.to_vec()));
+        assert_eq!(fast, outcome(twin), "case {case}");
+        assert_eq!(
+            traces(|| drop(data_rows_grad(m, x, c, n))),
+            0,
+            "case {case}"
+        );
+        let (value, gradient) = data_rows_grad(m, x, c, n).expect("a finite value");
+        assert_eq!(value.to_bits(), data_rows(m, x, c, n).to_bits());
+        // The gradient is flat: `m`'s six entries, `x`, then `c`.
+        let numeric = central(|t| data_rows(m, t, c, n), x);
+        assert!(
+            (gradient[6] - numeric).abs() < 1e-6 * (1.0 + numeric.abs()),
+            "case {case}"
+        );
+        let numeric = central(
+            |t| {
+                let mut moved = m;
+                moved[1][0] = t;
+                data_rows(moved, x, c, n)
+            },
+            m[1][0],
+        );
+        assert!(
+            (gradient[2] - numeric).abs() < 1e-6 * (1.0 + numeric.abs()),
+            "case {case}"
+        );
+    }
+}

@@ -200,12 +200,6 @@ impl Rewriter<'_> {
     /// `[a, b, c]` with tracked elements: an array of nodes (data elements become
     /// constants).
     fn array_literal(&mut self, array: &syn::ExprArray) -> Value {
-        // A literal of rows (`[[x, y], r]`): a row of data named or computed (`r`) becomes
-        // constants of its shape, as a literal row's elements do one by one.
-        let rows = array
-            .elems
-            .iter()
-            .any(|element| matches!(without_parens(element), Expr::Array(_) | Expr::Repeat(_)));
         let elements: Vec<Value> = array
             .elems
             .iter()
@@ -214,12 +208,15 @@ impl Rewriter<'_> {
                 // elements become constants one by one, as the tracked rows' are.
                 Expr::Array(row) => self.array_literal(row),
                 Expr::Repeat(row) => self.repeat(row),
+                // Data named or computed (`c`, or a row `r` in `[r, m[k]]`): constants of its
+                // shape, which only rustc knows. (A float literal stays one constant, whose
+                // type needs no inference.)
                 element => match self.expr(element) {
-                    Value::Plain(plain, None) if rows => {
+                    Value::Plain(plain, None) if !literal_only(element) => {
                         let backend = backend();
-                        Value::Node(
-                            quote!(::scalar_autodiff::__private::constants(#backend, #plain)?),
-                        )
+                        Value::Node(quote!(
+                            ::scalar_autodiff::__private::constant_element(#backend, #plain)?
+                        ))
                     }
                     value => self.track(value),
                 },
@@ -404,4 +401,15 @@ fn starts_with_brace(tokens: &TokenStream) -> bool {
         Some(proc_macro2::TokenTree::Group(group))
             if group.delimiter() == proc_macro2::Delimiter::Brace
     )
+}
+
+/// Whether `expr` is made of literals alone (`2.0`, `-1.5 * 3.0`): a float of a type
+/// rustc infers.
+fn literal_only(expr: &Expr) -> bool {
+    match without_parens(expr) {
+        Expr::Lit(_) => true,
+        Expr::Unary(unary) => literal_only(&unary.expr),
+        Expr::Binary(binary) => literal_only(&binary.left) && literal_only(&binary.right),
+        _ => false,
+    }
 }

@@ -2025,7 +2025,7 @@ impl Lower {
                 let result = self.backend_op(call, &mut ops)?;
                 Some(Value::new(ops, result))
             }
-            Expr::Call(call) if scalar && path_ends(&call.func, "constant") => {
+            Expr::Call(call) if scalar && is_constant(&call.func) => {
                 let data = self.constant(call)?;
                 Some(Value::new(Vec::new(), data))
             }
@@ -2059,7 +2059,7 @@ impl Lower {
             Expr::Group(group) => self.operand(&group.expr, ops),
             Expr::Try(attempt) => match &*attempt.expr {
                 Expr::MethodCall(call) if is_backend(&call.receiver) => self.backend_op(call, ops),
-                Expr::Call(call) if path_ends(&call.func, "constant") => self.constant(call),
+                Expr::Call(call) if is_constant(&call.func) => self.constant(call),
                 // A call of another `#[differentiable]` function runs first, as a
                 // statement, like an `if` value.
                 inner => {
@@ -3615,7 +3615,15 @@ fn constants_call(expr: &Expr) -> Option<Expr> {
     let Expr::Call(call) = &*attempt.expr else {
         return None;
     };
-    (path_ends(&call.func, "constants") && call.args.len() == 2).then(|| call.args[1].clone())
+    let row = path_ends(&call.func, "constants") || path_ends(&call.func, "constant_element");
+    (row && call.args.len() == 2).then(|| call.args[1].clone())
+}
+
+/// The rewrite's conversion of a data scalar to a constant: `constant`, or
+/// `constant_element` in an array literal (data of a shape only rustc knows, a scalar where
+/// the sweeps read one).
+fn is_constant(func: &Expr) -> bool {
+    path_ends(func, "constant") || path_ends(func, "constant_element")
 }
 
 /// Zeros of a data array's shape, from its syntax: `[e; N]` or `[a, b, ..]`.
