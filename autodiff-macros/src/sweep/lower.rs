@@ -1234,8 +1234,19 @@ impl Lower {
                 (Pat::Ident(_), Some(init)) => self.numeric(&init.expr),
                 _ => None,
             };
+            // A `Copy` value by its spelling (`[row[0], row[1]]`, `k as f64`, a typed
+            // number) may be passed twice, to both halves of a call.
+            let copy = match (&local.pat, init) {
+                (Pat::Type(typed), _) => copy_type(&typed.ty),
+                (Pat::Ident(_), Some(init)) => self.copied(&init.expr),
+                _ => false,
+            };
             for name in &bound {
                 self.number(name, numeric.clone());
+                match copy {
+                    true => self.copies.insert(name.to_string()),
+                    false => self.copies.remove(&name.to_string()),
+                };
             }
             let replay = (self.depth > 0 || self.half)
                 && matches!(&local.pat, Pat::Ident(ident) if ident.mutability.is_none()
