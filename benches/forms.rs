@@ -3,12 +3,13 @@
 //! from inside a `for`, a helper lent rows of a parameter struct, a helper's result stored
 //! into a row of a local array, a helper's result changed in place, `self.helper(..)` from a
 //! method, exits nested in `if`s, a copy read again later, an array literal lent as it is,
-//! one value lent to a helper twice, 100 steps of a recurrence written out),
+//! one value lent to a helper twice, 100 steps of a recurrence written out, a ReLU helper
+//! returning its parameter as it is),
 //! `form_grad` of the
 //! function written that way against `twin_grad` of the same computation written in a form
 //! the compiled sweeps ran before (`if` instead of `continue`, a `for` loop instead of a
 //! fold, `.sum()` instead of `.fold(..)`, `for` instead of `while`, the method inline,
-//! `dot(h, h)` written out, the steps as a loop, and so on). One group per
+//! `dot(h, h)` written out, the steps as a loop, `x.max(0.0)`, and so on). One group per
 //! form, named after it, with the ids `form` and `twin`: their ratio is what the form costs
 //! over the way the library already knew, about 1 when the form runs compiled.
 //!
@@ -921,6 +922,64 @@ fn unrolled_case(c: &mut Criterion) {
     );
 }
 
+/// ReLU written the way a reader writes it: the parameter itself, or zero.
+#[differentiable]
+fn relu_as_is(x: f64) -> f64 {
+    if x > 0.0 {
+        x
+    } else {
+        0.0
+    }
+}
+
+/// ReLU as one operation.
+#[differentiable]
+fn relu_max(x: f64) -> f64 {
+    x.max(0.0)
+}
+
+/// Eight units of four inputs through [`relu_as_is`], a helper returning its parameter.
+#[differentiable]
+fn returned(w: [[f64; 4]; 8], x: [f64; 4]) -> f64 {
+    let mut total = 0.0;
+    for j in 0..8 {
+        let mut s = 0.0;
+        for k in 0..4 {
+            s += w[j][k] * x[k];
+        }
+        total += relu_as_is(s) * s;
+    }
+    total
+}
+
+/// [`returned`] through [`relu_max`].
+#[differentiable]
+fn returned_twin(w: [[f64; 4]; 8], x: [f64; 4]) -> f64 {
+    let mut total = 0.0;
+    for j in 0..8 {
+        let mut s = 0.0;
+        for k in 0..4 {
+            s += w[j][k] * x[k];
+        }
+        total += relu_max(s) * s;
+    }
+    total
+}
+
+/// `returned` at one point.
+fn returned_case(c: &mut Criterion) {
+    let v = uniform(0x2e1a, 36);
+    let w: [[f64; 4]; 8] = std::array::from_fn(|j| std::array::from_fn(|k| v[4 * j + k]));
+    let x = [v[32], v[33], v[34], v[35]];
+    pair(
+        c,
+        "returned",
+        [returned(w, x), returned_twin(w, x)],
+        || returned_grad(black_box(w), black_box(x)),
+        || returned_twin_grad(black_box(w), black_box(x)),
+    );
+}
+
 criterion_group!(
     benches,
     continue_case,
@@ -934,6 +993,7 @@ criterion_group!(
     kept_state_case,
     lent_literal_case,
     lent_twice_case,
-    unrolled_case
+    unrolled_case,
+    returned_case
 );
 criterion_main!(benches);
