@@ -437,6 +437,17 @@ fn itself(x: f64) -> f64 {
     x
 }
 
+/// The first positive element, returned from inside the loop as it is.
+#[differentiable]
+fn first_positive(v: [f64; 3]) -> f64 {
+    for i in 0..3 {
+        if v[i] > 0.0 {
+            return v[i];
+        }
+    }
+    0.0
+}
+
 /// Helpers that return a parameter as it is, called with values read again after the
 /// call: the trace copies a returned parameter into a node of its own, as the helper's
 /// halves hand its sum back.
@@ -449,7 +460,7 @@ fn returned(w: [f64; 3], x: f64) -> f64 {
     for k in 0..3 {
         total += relu(w[k] * x) * w[k] + larger(w[k], 0.25);
     }
-    total * x
+    total * x + first_positive([w[2], x, w[0]]) * w[1]
 }
 
 /// [`returned`] on the tape: the reference.
@@ -462,7 +473,7 @@ fn returned_recorded(w: [f64; 3], x: f64) -> f64 {
     for k in 0..3 {
         total += relu(w[k] * x) * w[k] + larger(w[k], 0.25);
     }
-    total * x
+    total * x + first_positive([w[2], x, w[0]]) * w[1]
 }
 
 #[test]
@@ -481,9 +492,17 @@ fn helpers_returning_a_parameter_as_it_is_run_compiled_bit_for_bit(
         // Away from the kinks, central differences agree.
         let numeric = central(|t| returned(w, t), x);
         if (numeric - gradient[3]).abs() > 1e-5 * (1.0 + numeric.abs()) {
-            let kinked = [w[0] * x + w[1], x - 1.0, w[2], w[0] * x, w[1] * x, w[2] * x]
-                .iter()
-                .any(|z| z.abs() < 1e-4);
+            let kinked = [
+                w[0] * x + w[1],
+                x - 1.0,
+                w[2],
+                w[0] * x,
+                w[1] * x,
+                w[2] * x,
+                x,
+            ]
+            .iter()
+            .any(|z| z.abs() < 1e-4);
             assert!(kinked, "case {case}: {} against {numeric}", gradient[3]);
         }
         let (_, _, hessian) = returned_hessian(w, x)?;

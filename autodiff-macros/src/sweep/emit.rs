@@ -521,13 +521,69 @@ fn shared_nodes(program: &Program) -> Option<HashSet<VarId>> {
 /// its own (see `Backend::returned`), whose one sum reaches the parameter as one term, as
 /// the copy's does.
 fn copies_a_parameter(program: &Program) -> bool {
-    let returned = |var: VarId| {
-        matches!(&program.output.result, Operand::Place(place) if place.var == var)
-            && program.output.ops.is_empty()
-            && !reads_var(&program.body, var)
+    let returned = |var: VarId| returned_only(program, var, &mut Vec::new());
+    copies_into(program, &program.body, &returned)
+}
+
+/// Whether `var` reaches only the output: read by nothing but the output as it is, or by
+/// whole copies into variables that do the same (`__ret = v[i]; .. __result = __ret;` of
+/// a `return` from a loop).
+fn returned_only(program: &Program, var: VarId, seen: &mut Vec<VarId>) -> bool {
+    if seen.contains(&var) {
+        return false;
+    }
+    seen.push(var);
+    let output = &program.output;
+    let whole = |value: &Value| {
+        value.ops.is_empty()
+            && matches!(&value.result, Operand::Place(p) if p.var == var && p.is_whole())
     };
-    let stmts = |body: &[Stmt]| copies_into(program, body, &returned);
-    stmts(&program.body)
+    if output.ops.iter().any(|op| {
+        op.operands
+            .iter()
+            .any(|operand| matches!(operand, Operand::Place(p) if p.var == var))
+    }) || (matches!(&output.result, Operand::Place(p) if p.var == var) && !whole(output))
+    {
+        return false;
+    }
+    let mut targets = Vec::new();
+    if !copied_only(&program.body, var, &mut targets) {
+        return false;
+    }
+    targets
+        .into_iter()
+        .all(|target| returned_only(program, target, seen))
+}
+
+/// Whether `body` reads `var` only in whole copies into variables (`y = var;`), gathered
+/// into `targets`.
+fn copied_only(body: &[Stmt], var: VarId, targets: &mut Vec<VarId>) -> bool {
+    body.iter().all(|stmt| match stmt {
+        Stmt::Let { var: target, value }
+        | Stmt::Assign {
+            place: Place { var: target, .. },
+            value,
+        } if value.ops.is_empty()
+            && matches!(&value.result, Operand::Place(p) if p.var == var && p.is_whole()) =>
+        {
+            let whole = match stmt {
+                Stmt::Assign { place, .. } => place.is_whole(),
+                _ => true,
+            };
+            targets.push(*target);
+            whole
+        }
+        Stmt::If {
+            then, otherwise, ..
+        } => copied_only(then, var, targets) && copied_only(otherwise, var, targets),
+        Stmt::For { body, .. } => copied_only(body, var, targets) && !reads_var_shallow(stmt, var),
+        other => !reads_var(std::slice::from_ref(other), var),
+    })
+}
+
+/// Whether a loop's own header (its lengths) reads `var`.
+fn reads_var_shallow(stmt: &Stmt, var: VarId) -> bool {
+    matches!(stmt, Stmt::For { length, .. } if length.iter().any(|(_, p)| p.var == var))
 }
 
 /// Whether `body` copies a parameter into a place `returned` does not accept.
