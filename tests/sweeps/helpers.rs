@@ -437,6 +437,12 @@ fn itself(x: f64) -> f64 {
     x
 }
 
+/// A parameter returned as it is in an array literal, beside a new value.
+#[differentiable]
+fn as_is(x: f64, y: f64) -> [f64; 2] {
+    [x, y * 2.0]
+}
+
 /// The first positive element, returned from inside the loop as it is.
 #[differentiable]
 fn first_positive(v: [f64; 3]) -> f64 {
@@ -460,7 +466,8 @@ fn returned(w: [f64; 3], x: f64) -> f64 {
     for k in 0..3 {
         total += relu(w[k] * x) * w[k] + larger(w[k], 0.25);
     }
-    total * x + first_positive([w[2], x, w[0]]) * w[1]
+    let pair = as_is(x, w[0] * 2.0);
+    total * x + first_positive([w[2], x, w[0]]) * w[1] + pair[0] * pair[1] + pair[0]
 }
 
 /// [`returned`] on the tape: the reference.
@@ -473,7 +480,8 @@ fn returned_recorded(w: [f64; 3], x: f64) -> f64 {
     for k in 0..3 {
         total += relu(w[k] * x) * w[k] + larger(w[k], 0.25);
     }
-    total * x + first_positive([w[2], x, w[0]]) * w[1]
+    let pair = as_is(x, w[0] * 2.0);
+    total * x + first_positive([w[2], x, w[0]]) * w[1] + pair[0] * pair[1] + pair[0]
 }
 
 #[test]

@@ -393,7 +393,8 @@ fn analysed(
     if !copies_are_safe(&program, versioning, &shared) || (half && copies_a_parameter(&program)) {
         super::lower::why(
             "body's copies: a copy of a tracked value (`let v = y;`, `a[i] = y;`) that is \
-             assigned or read again later, or a parameter returned as it is",
+             assigned or read again later (in a helper, also a parameter returned as it is \
+             and read again after: `[v[2], v[0] * y]`)",
             graph_body,
         );
         return None;

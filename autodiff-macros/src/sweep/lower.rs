@@ -2539,7 +2539,17 @@ impl Lower {
                 continue;
             }
             scalars.known = true;
-            if local.is_none() && !matches!(value.result, Operand::Temp(_) | Operand::Data(_)) {
+            // A parameter's scalar returned as it is (`[x, y * 2.0]`): a copy into the
+            // output, which the trace copies into a node of its own when a body calls this
+            // one (see `Backend::returned`, and `emit::copies_a_parameter`).
+            let returned = tail
+                && matches!(&value.result, Operand::Place(source)
+                    if value.ops.is_empty() && self.vars[source.var].param)
+                && self.place_depth(&value.result) == Some(0);
+            if local.is_none()
+                && !returned
+                && !matches!(value.result, Operand::Temp(_) | Operand::Data(_))
+            {
                 why(what, &quote!(#blame #elem));
                 return None;
             }
