@@ -270,7 +270,8 @@ pub mod parallel;
 /// computing with a copy of a parameter it assigned: `m = y; .. m * m`, where
 /// `m = m.max(y)` compiles) makes a caller whose sweeps would call it a compile error at
 /// the call. A helper may return a parameter as it is (`if x > 0.0 { x } else { 0.0 }`,
-/// `let mut m = x; if y > m { m = y; } m`): called by another body, the tape copies such
+/// `let mut m = x; if y > m { m = y; } m`, `return v[i];` from a loop, `[x, y * 2.0]`):
+/// called by another body, the tape copies such
 /// a result into a node of its own (`x * 1`, exact), whose sum reaches the argument as one
 /// term, as the helper's halves hand it back.
 /// One value lent to a helper twice (`dot(v, v)`, `mul(x, x)`, `mix([x, y, x])`, or
