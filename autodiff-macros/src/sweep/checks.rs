@@ -143,7 +143,7 @@ fn updates_only(stmts: &[Stmt], var: VarId) -> Option<TokenStream> {
     for stmt in stmts {
         match stmt {
             Stmt::Let { value, .. } => {
-                if reads(value, var) {
+                if value.reads(var) {
                     return None;
                 }
             }
@@ -156,7 +156,7 @@ fn updates_only(stmts: &[Stmt], var: VarId) -> Option<TokenStream> {
                     }
                     let carried = any(&sites);
                     condition = quote!((#condition && #carried));
-                } else if reads(value, var) {
+                } else if value.reads(var) {
                     return None;
                 }
             }
@@ -261,14 +261,6 @@ fn assignments(stmts: &[Stmt], out: &mut Vec<VarId>) {
             _ => {}
         }
     }
-}
-
-/// Whether `value` reads `var` at all.
-fn reads(value: &Value, var: VarId) -> bool {
-    let operands = value.ops.iter().flat_map(|op| &op.operands);
-    operands
-        .chain(std::iter::once(&value.result))
-        .any(|operand| matches!(operand, Operand::Place(place) if place.var == var))
 }
 
 /// For each read of scalar `var` in `value` that may carry it into the result: the

@@ -522,8 +522,7 @@ fn shared_nodes(program: &Program) -> Option<HashSet<VarId>> {
 /// its own (see `Backend::returned`), whose one sum reaches the parameter as one term, as
 /// the copy's does.
 fn copies_a_parameter(program: &Program) -> bool {
-    let returned = |var: VarId| returned_only(program, var, &mut Vec::new());
-    copies_into(program, &program.body, &returned)
+    copies_into(program, &program.body)
 }
 
 /// Whether `var` reaches only the output: read by nothing but the output as it is, or by
@@ -539,12 +538,7 @@ fn returned_only(program: &Program, var: VarId, seen: &mut Vec<VarId>) -> bool {
         value.ops.is_empty()
             && matches!(&value.result, Operand::Place(p) if p.var == var && p.is_whole())
     };
-    if output.ops.iter().any(|op| {
-        op.operands
-            .iter()
-            .any(|operand| matches!(operand, Operand::Place(p) if p.var == var))
-    }) || (matches!(&output.result, Operand::Place(p) if p.var == var) && !whole(output))
-    {
+    if output.reads(var) && !whole(output) {
         return false;
     }
     let mut targets = Vec::new();
@@ -577,27 +571,27 @@ fn copied_only(body: &[Stmt], var: VarId, targets: &mut Vec<VarId>) -> bool {
         Stmt::If {
             then, otherwise, ..
         } => copied_only(then, var, targets) && copied_only(otherwise, var, targets),
-        Stmt::For { body, .. } => copied_only(body, var, targets) && !reads_var_shallow(stmt, var),
+        Stmt::For { body, length, .. } => {
+            copied_only(body, var, targets) && !length.iter().any(|(_, p)| p.var == var)
+        }
         other => !reads_var(std::slice::from_ref(other), var),
     })
 }
 
-/// Whether a loop's own header (its lengths) reads `var`.
-fn reads_var_shallow(stmt: &Stmt, var: VarId) -> bool {
-    matches!(stmt, Stmt::For { length, .. } if length.iter().any(|(_, p)| p.var == var))
-}
-
-/// Whether `body` copies a parameter into a place `returned` does not accept.
-fn copies_into(program: &Program, body: &[Stmt], returned: &dyn Fn(VarId) -> bool) -> bool {
+/// Whether `body` copies a parameter into a variable that does not reach only the output
+/// (see [`returned_only`]).
+fn copies_into(program: &Program, body: &[Stmt]) -> bool {
     let copies = |value: &Value| matches!(&value.result, Operand::Place(place) if program.vars[place.var].param);
     body.iter().any(|stmt| match stmt {
         // (A `let` copy is versioned instead, see `versioned`.)
-        Stmt::Assign { place, value } => copies(value) && !returned(place.var),
+        Stmt::Assign { place, value } => {
+            copies(value) && !returned_only(program, place.var, &mut Vec::new())
+        }
         Stmt::Let { .. } => false,
         Stmt::If {
             then, otherwise, ..
-        } => copies_into(program, then, returned) || copies_into(program, otherwise, returned),
-        Stmt::For { body, .. } => copies_into(program, body, returned),
+        } => copies_into(program, then) || copies_into(program, otherwise),
+        Stmt::For { body, .. } => copies_into(program, body),
         Stmt::Data { .. } | Stmt::Keep { .. } | Stmt::LetArray { .. } | Stmt::Call { .. } => false,
     })
 }
@@ -605,12 +599,8 @@ fn copies_into(program: &Program, body: &[Stmt], returned: &dyn Fn(VarId) -> boo
 /// Whether `body` reads `var` in an operation, a call or a copy (not where it is only
 /// assigned).
 fn reads_var(body: &[Stmt], var: VarId) -> bool {
-    let value = |value: &Value| {
-        let place = |operand: &Operand| matches!(operand, Operand::Place(p) if p.var == var);
-        place(&value.result) || value.ops.iter().any(|op| op.operands.iter().any(place))
-    };
     body.iter().any(|stmt| match stmt {
-        Stmt::Let { value: v, .. } | Stmt::Assign { value: v, .. } => value(v),
+        Stmt::Let { value, .. } | Stmt::Assign { value, .. } => value.reads(var),
         Stmt::Call { args, seeds, .. } => {
             args.iter()
                 .any(|arg| matches!(arg, Arg::Tracked(p) if p.var == var))

@@ -119,6 +119,14 @@ pub(crate) struct Value {
 }
 
 impl Value {
+    /// Whether an operation of it, or its result, reads variable `var`.
+    pub(crate) fn reads(&self, var: VarId) -> bool {
+        let operands = self.ops.iter().flat_map(|op| &op.operands);
+        operands
+            .chain(std::iter::once(&self.result))
+            .any(|operand| matches!(operand, Operand::Place(place) if place.var == var))
+    }
+
     /// A value whose result is checked where it is computed.
     pub(crate) fn new(ops: Vec<Op>, result: Operand) -> Value {
         Value {

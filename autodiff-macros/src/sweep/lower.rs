@@ -277,12 +277,6 @@ fn last_reader(stmts: &[Stmt], at: usize, var: VarId) -> (usize, Vec<VarId>) {
     (last, vars)
 }
 
-/// Whether `value` reads the tracked variable `var`.
-fn value_names(value: &Value, var: VarId) -> bool {
-    let operand = |operand: &Operand| matches!(operand, Operand::Place(p) if p.var == var);
-    operand(&value.result) || value.ops.iter().any(|op| op.operands.iter().any(operand))
-}
-
 /// Whether `stmts` assign the whole of `var` to a variable (`prev = e;`), at any depth.
 fn copied_whole(stmts: &[Stmt], var: VarId) -> bool {
     stmts.iter().any(|stmt| match stmt {
@@ -301,7 +295,7 @@ fn copied_whole(stmts: &[Stmt], var: VarId) -> bool {
 /// Whether `stmts` name the tracked variable `var` anywhere.
 fn names_var(stmts: &[Stmt], var: VarId) -> bool {
     let place = |place: &Place| place.var == var;
-    let value = |value: &Value| value_names(value, var);
+    let value = |value: &Value| value.reads(var);
     stmts.iter().any(|stmt| match stmt {
         Stmt::Let { var: own, value: v } => *own == var || value(v),
         Stmt::LetArray { var: own, .. } => *own == var,
@@ -981,7 +975,7 @@ impl Lower {
                 );
                 return None;
             }
-            let read = |var: &VarId| output.is_some_and(|output| value_names(output, *var));
+            let read = |var: &VarId| output.is_some_and(|output| output.reads(*var));
             if copies.iter().any(read) {
                 self.epilogue.extend(keeps);
                 continue;
@@ -1076,17 +1070,9 @@ impl Lower {
                 let name = match kept.iter().find(|(seen, _)| *seen == key) {
                     Some((_, name)) => name.clone(),
                     None => {
-                        let name = format!("__autodiff_index_{}", self.data_args);
-                        self.data_args += 1;
-                        let name = Ident::new(&name, Span::mixed_site());
-                        before.push(Stmt::Data {
-                            tokens: quote!(let #name: usize = #index;),
-                            replay: false,
-                        });
-                        after.push(Stmt::Keep {
-                            name: name.clone(),
-                            typed: Some(quote!(usize)),
-                        });
+                        let (name, bind, keep) = self.kept_index(index);
+                        before.push(bind);
+                        after.push(keep);
                         kept.push((key, name.clone()));
                         name
                     }
@@ -1095,6 +1081,25 @@ impl Lower {
             }
         }
         Some((before, after))
+    }
+
+    /// A name for the number `index` has now, the `let` that binds it, and the
+    /// [`Stmt::Keep`] that keeps it for the reverse sweep.
+    fn kept_index(&mut self, index: &TokenStream) -> (Ident, Stmt, Stmt) {
+        let name = Ident::new(
+            &format!("__autodiff_index_{}", self.data_args),
+            Span::mixed_site(),
+        );
+        self.data_args += 1;
+        let bind = Stmt::Data {
+            tokens: quote!(let #name: usize = #index;),
+            replay: false,
+        };
+        let keep = Stmt::Keep {
+            name: name.clone(),
+            typed: Some(quote!(usize)),
+        };
+        (name, bind, keep)
     }
 
     /// A new tracked scalar that each branch of an `if` value (or each `return`) assigns:
@@ -1371,20 +1376,9 @@ impl Lower {
                     if self.names.steady(index) {
                         continue;
                     }
-                    let kept = Ident::new(
-                        &format!("__autodiff_index_{}", self.data_args),
-                        Span::mixed_site(),
-                    );
-                    self.data_args += 1;
-                    stmts.push(Stmt::Data {
-                        tokens: quote!(let #kept: usize = #index;),
-                        replay: false,
-                    });
+                    let (kept, bind, keep) = self.kept_index(index);
                     self.kept_to_end.insert(kept.to_string());
-                    stmts.push(Stmt::Keep {
-                        name: kept.clone(),
-                        typed: Some(quote!(usize)),
-                    });
+                    stmts.extend([bind, keep]);
                     *index = kept.to_token_stream();
                 }
                 self.bind(&name, Some(place));
