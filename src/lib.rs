@@ -266,14 +266,22 @@ pub mod parallel;
 /// straight into the caller's adjoints, in the trace's order (a `#[param]` slice is read in
 /// place when the caller lends its own, and kept as a copy when the caller computed it);
 /// a helper without compiled halves (one written
-/// `#[differentiable(tape)]`, or one whose halves do not cover its body, such as one
-/// computing with a copy of a parameter it assigned: `m = y; .. m * m`, where
-/// `m = m.max(y)` compiles) makes a caller whose sweeps would call it a compile error at
-/// the call. A helper may return a parameter as it is (`if x > 0.0 { x } else { 0.0 }`,
-/// `let mut m = x; if y > m { m = y; } m`, `return v[i];` from a loop, `[x, y * 2.0]`):
-/// called by another body, the tape copies such
-/// a result into a node of its own (`x * 1`, exact), whose sum reaches the argument as one
-/// term, as the helper's halves hand it back.
+/// `#[differentiable(tape)]`, or one whose halves do not cover its body: its own error
+/// says where) makes a caller whose sweeps would call it a compile error at the call. A
+/// helper may return a parameter as it is (`if x > 0.0 { x } else { 0.0 }`,
+/// `let mut m = x; if y > m { m = y; } m`, `return v[i];` from a loop, `[x, y * 2.0]`,
+/// `[v[2], v[0] * y]`): called by another body, the tape copies such a result into a
+/// `copy` node of its own, whose sum reaches the argument as one term, as the helper's
+/// halves hand it back.
+///
+/// A statement that copies a tracked scalar (`let v = y;`, `v = y;`, `a[i] = y;`, an
+/// element of a parameter array in an array literal, `[v[2], 1.0]`) records a `copy`
+/// node on the tape: `v` is a variable of its own, as in the compiled sweeps, so what
+/// reads `v` sums into `v`'s adjoint and reaches `y` as one term (slope 1). The gradient
+/// is the same number the chain rule gives either way; the copy is what makes the tape's
+/// order of additions, and so its bits, the sweeps' own, however `y` and `v` are read
+/// and reassigned later. (An element of a `#[param]` struct or slice, whose shape the
+/// attribute cannot see, and a row stay other names of the same nodes.)
 /// One value lent to a helper twice (`dot(v, v)`, `mul(x, x)`, `mix([x, y, x])`, or
 /// parts of one array, `mul(w[i], w[j])`, `scale(w, w[1])`) is compiled too: the tape's
 /// node receives both parameters' edges, so the call shares their adjoints: the caller

@@ -1,14 +1,13 @@
 // Lesson: a compiled gradient calls each helper's own compiled halves (a forward and a
-// reverse sweep of its own). `gate` below assigns its parameter to a local (`m = y;`) and
-// then computes with the copy: on the tape `m * m` adds both of its edges straight into the
-// caller's `y`, which the halves cannot hand back in the tape's order, so `gate` has no
-// halves, and `loss_grad`, which would call them, is an error at the call rather than a
-// gradient that silently runs on the tape. Write `m = m.max(y)` (an operation of its own,
-// which the halves follow), or `#[differentiable(tape)]` on `loss` to take the tape
-// knowingly. (A helper written `#[differentiable(tape)]` has no halves either.)
+// reverse sweep of its own). `gate` below is written `#[differentiable(tape)]`: every call
+// of it records on the tape, so it has no halves, and `loss_grad`, which would call them,
+// is an error at the call rather than a gradient that silently runs on the tape. Drop
+// `(tape)` from the helper, or write `#[differentiable(tape)]` on `loss` too to take the
+// tape knowingly. (A helper whose body its halves do not follow has no halves either, and
+// its own error says which part.)
 use scalar_autodiff::differentiable;
 
-#[differentiable]
+#[differentiable(tape)]
 fn gate(x: f64, y: f64) -> f64 {
     let mut m = x;
     if y > m {

@@ -519,6 +519,61 @@ pub fn constant<B: Backend>(backend: &B, value: impl PlainF64) -> Result<B::Valu
     backend.constant(value.to_f64())
 }
 
+/// A tracked value a statement copies (`let v = y;`, `v = y;`, `a[i] = y;`): a scalar
+/// becomes a node of its own, a `copy` with slope 1, so that what reads `v` sums apart
+/// from what reads `y` and reaches `y` as one term, as a variable of the compiled sweeps
+/// does. An array (a row `m[j]`, a local array) is another name of the same nodes.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be copied into a tracked variable",
+    label = "this value is copied here",
+    note = "in a #[differentiable] function, a tracked variable holds an `f64`, an array of \
+            them or a `Vec` of such rows"
+)]
+pub trait Copied<V>: Sized {
+    /// The copy, recorded on `backend`.
+    fn copied<B: Backend<Value = V>>(&self, backend: &B) -> Result<Self>;
+}
+
+macro_rules! scalar_copied {
+    ($([$($generics:tt)*] $value:ty;)*) => {$(
+        impl<$($generics)*> Copied<$value> for $value {
+            #[inline(always)]
+            #[track_caller]
+            fn copied<B: Backend<Value = $value>>(&self, backend: &B) -> Result<Self> {
+                backend.copy(self)
+            }
+        }
+    )*};
+}
+
+scalar_copied! {
+    [] f64;
+    [] crate::scalar::Scalar;
+    ['t] Id<'t>;
+    [] Dual;
+}
+
+impl<V, T: Clone, const N: usize> Copied<V> for [T; N] {
+    #[inline(always)]
+    fn copied<B: Backend<Value = V>>(&self, _: &B) -> Result<Self> {
+        Ok(self.clone())
+    }
+}
+
+impl<V, T: Clone> Copied<V> for Vec<T> {
+    #[inline(always)]
+    fn copied<B: Backend<Value = V>>(&self, _: &B) -> Result<Self> {
+        Ok(self.clone())
+    }
+}
+
+/// `value`, copied by a statement of a generated body (see [`Copied`]).
+#[inline(always)]
+#[track_caller]
+pub fn copied<B: Backend, T: Copied<B::Value>>(backend: &B, value: &T) -> Result<T> {
+    value.copied(backend)
+}
+
 /// Data beside tracked values in an array literal: an `f64`, or a row of them (`[r, m[k]]`
 /// after `let r = [0.5, 2.0];`), which enters the graph as constants of its shape.
 #[diagnostic::on_unimplemented(

@@ -28,6 +28,9 @@ pub enum ScalarOperation {
     Divide,
     /// `-a`
     Negate,
+    /// `let v = a;` in a `#[differentiable]` body: a node of its own with `a`'s value and
+    /// slope 1, so that what reads `v` sums apart and reaches `a` as one term.
+    Copy,
     /// `1 / a`
     Recip,
     /// `a.powi(n)` with an integer exponent that is not a graph node.
@@ -109,6 +112,7 @@ impl ScalarOperation {
             Self::Multiply => "mul",
             Self::Divide => "div",
             Self::Negate => "neg",
+            Self::Copy => "copy",
             Self::Recip => "recip",
             Self::Powi => "powi",
             Self::Powf => "powf",
@@ -179,6 +183,7 @@ impl ScalarOperation {
             Self::Multiply => x * y,
             Self::Divide => x / y,
             Self::Negate => -x,
+            Self::Copy => x,
             Self::Recip => x.recip(),
             Self::Powi => x.powi(exponent),
             Self::Powf => powf(x, y),
@@ -223,7 +228,7 @@ impl ScalarOperation {
         let [a, b, _] = tracked;
         let (operands, value) = match self {
             Self::Variable | Self::Constant | Self::Detached => ([false; 3], false),
-            Self::Add | Self::Subtract | Self::Negate => ([false; 3], false),
+            Self::Add | Self::Subtract | Self::Negate | Self::Copy => ([false; 3], false),
             Self::Multiply => ([b, a, false], false),
             Self::Divide => ([false, a || b, false], b),
             Self::Recip | Self::Sqrt | Self::Cbrt | Self::Exp | Self::Exp2 | Self::Tan => {
@@ -270,6 +275,7 @@ impl ScalarOperation {
             Self::Add | Self::Subtract | Self::Multiply | Self::MulAdd | Self::Hypot => slot < 3,
             Self::Divide | Self::Log => slot == 0,
             Self::Negate
+            | Self::Copy
             | Self::Abs
             | Self::Sqrt
             | Self::Cbrt
@@ -297,6 +303,7 @@ impl ScalarOperation {
     pub(crate) fn unary_derivative(self, x: f64, value: f64, exponent: i32) -> f64 {
         match self {
             Self::Negate => -1.0,
+            Self::Copy => 1.0,
             Self::Exp => value,
             Self::Tanh => 1.0 - value * value,
             Self::Sqrt => 0.5 / value,
@@ -374,6 +381,7 @@ impl ScalarOperation {
             Self::Divide if first => c(1.0) / y,
             Self::Divide => -(value / y),
             Self::Negate => c(-1.0),
+            Self::Copy => c(1.0),
             Self::Recip => -(value * value),
             Self::Powi => match exponent.checked_sub(1) {
                 _ if exponent == 0 => c(0.0),

@@ -147,7 +147,7 @@ fn dual_slope(op: ScalarOperation, slot: usize, a: [Dual; 3], value: Dual, expon
         };
     }
     each! {
-        Variable Constant Detached Add Subtract Multiply Divide Negate Recip Powi Powf Sqrt
+        Variable Constant Detached Add Subtract Multiply Divide Negate Copy Recip Powi Powf Sqrt
         Cbrt Exp Exp2 ExpM1 Ln Ln1p Log Log2 Log10 Sin Cos Tan Asin Acos Atan Atan2 Sinh Cosh
         Tanh Asinh Acosh Atanh Abs Max Min Hypot MulAdd
     }

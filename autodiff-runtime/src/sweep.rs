@@ -673,12 +673,13 @@ mod tests {
     use super::*;
     use ScalarOperation as Op;
 
-    const ALL: [Op; 36] = [
+    const ALL: [Op; 37] = [
         Op::Add,
         Op::Subtract,
         Op::Multiply,
         Op::Divide,
         Op::Negate,
+        Op::Copy,
         Op::Recip,
         Op::Powi,
         Op::Powf,

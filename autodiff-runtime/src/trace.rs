@@ -636,8 +636,7 @@ pub struct Outlined<'b, B>(pub &'b B);
     message = "this helper has no compiled halves: a compiled gradient cannot call it",
     label = "this call would record the whole gradient on the tape, many times slower",
     note = "the helper is `#[differentiable(tape)]`, or its body holds a form its compiled \
-            halves do not follow (one computing with a copy of a parameter it assigned, \
-            `m = y; .. m * m`, does not: `m = m.max(y)` does)",
+            halves do not follow (then the helper's own error says which)",
     note = "give the helper a body its halves cover, or write `#[differentiable(tape)]` on \
             this function too to record every call on the tape knowingly"
 )]
@@ -755,7 +754,9 @@ macro_rules! backend {
         /// same operand order, values and errors as [`Scalar`]'s own methods.
         pub trait Backend {
             /// A node of this backend's graph (a scalar: its shape is `f64`).
-            type Value: Clone + crate::generated::Untracked<Shape = f64>;
+            type Value: Clone
+                + crate::generated::Untracked<Shape = f64>
+                + crate::generated::Copied<Self::Value>;
             /// An untracked leaf.
             #[track_caller]
             fn constant(&self, value: f64) -> Result<Self::Value>;
@@ -840,7 +841,7 @@ macro_rules! backend {
             }
             /// `value`, returned by a body nested in another: a node recorded before the
             /// body began (a parameter returned as it is, `if x > 0.0 { x } else { 0.0 }`)
-            /// becomes a node of its own, `value * 1`, so that the caller's reads of the
+            /// becomes a node of its own, a `copy`, so that the caller's reads of the
             /// result sum apart from the argument's reads and reach the argument as one term,
             /// as a helper's compiled halves hand them on. Exact: the value and every slope
             /// are the same numbers. Backends that record nothing hand it on.
@@ -888,11 +889,8 @@ macro_rules! backend {
                 if value.index() as usize >= since {
                     return value.clone();
                 }
-                let operation = ScalarOperation::Multiply;
-                Scalar::leaf_noted(1.0, ScalarOperation::Constant, None)
-                    .and_then(|one| {
-                        Scalar::record_noted(operation, [value, &one], 0, |a| operation.apply(a, 0), None)
-                    })
+                let operation = ScalarOperation::Copy;
+                Scalar::record_noted(operation, [value], 0, |a| operation.apply(a, 0), None)
                     .unwrap_or_else(|_| value.clone())
             }
             #[inline]
@@ -957,7 +955,7 @@ macro_rules! backend {
             fn returned(&self, since: usize, value: &Id<'t>) -> Id<'t> {
                 match value.slot() {
                     Some(slot) if value.tracked() && (slot as usize) < since => {
-                        self.mul(value, &Id::constant(1.0)).unwrap_or(*value)
+                        self.copy(value).unwrap_or(*value)
                     }
                     _ => *value,
                 }
@@ -1410,6 +1408,7 @@ macro_rules! backend {
 backend! {
     unary {
         neg => Negate;
+        copy => Copy;
         recip => Recip;
         sqrt => Sqrt;
         cbrt => Cbrt;

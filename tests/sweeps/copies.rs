@@ -2,11 +2,14 @@
 //! assigned again (a recurrence), `second = best; best = v;` (a running maximum), a swap
 //! through a temporary, states kept in an array's elements (`hs[t] = h;`), an element of
 //! a parameter array copied out (`best = w[i];`), a local array copied whole (`let prev =
-//! h;`, then `h` changed or given a helper's result). On the tape a copy is the same node under another name, and each
-//! read adds into that node in the order of the reads; the compiled sweeps follow that by
-//! giving these scalars node numbers and one adjoint cell per node. Each body runs
-//! compiled, with `name_graph` + `backward`'s bits, the plain function's value and
-//! central differences' derivatives.
+//! h;`, then `h` changed or given a helper's result), and in helpers: a parameter copied
+//! and computed with (`m = y; m * m`), a parameter array's elements in a returned literal
+//! (`[v[2], v[0] * y]`), a copy lent beside its source. A statement copying a scalar
+//! records a `copy` node on the tape, a variable of its own as in the sweeps; a copied
+//! array is the same nodes under another name, which the sweeps follow by giving its
+//! scalars node numbers and one adjoint cell per node. Each body runs compiled, with
+//! `name_graph` + `backward`'s bits, the plain function's value and central differences'
+//! derivatives.
 
 use scalar_autodiff::differentiable;
 
@@ -327,6 +330,122 @@ fn arrays_copied_whole_run_compiled_and_agree() -> Result<(), scalar_autodiff::S
             (value, &grad),
         )?;
         assert_eq!(traces(|| drop(recurrent_hvp(w, &xs, [1.0, -0.5]))), 0);
+    }
+    Ok(())
+}
+
+/// A copy read again after its source changed, and the source read after.
+#[differentiable]
+fn stale(x: f64, y: f64) -> f64 {
+    let mut v = x;
+    let w = v;
+    v = v * y;
+    w * v + x * w
+}
+
+/// A running maximum that computes with the copy: the parameter assigned to a local.
+#[differentiable]
+fn max_squared(x: f64, y: f64) -> f64 {
+    let mut m = x;
+    if y > m {
+        m = y;
+    }
+    m * m + x
+}
+
+/// A parameter array's elements returned in a literal, one of them read again.
+#[differentiable]
+fn ends(v: [f64; 3], y: f64) -> [f64; 2] {
+    [v[2], v[0] * y]
+}
+
+#[differentiable]
+fn linear2(w: [[f64; 2]; 2], x: [f64; 2]) -> [f64; 2] {
+    [
+        w[0][0] * x[0] + w[0][1] * x[1],
+        w[1][0] * x[0] + w[1][1] * x[1],
+    ]
+}
+
+/// The helpers above called, copies lent beside their sources (`max_squared(c, s)`, a
+/// literal `[[s, 1.0], [x, 0.5]]` with `s` a copy of `x`).
+#[differentiable]
+fn helped(v: [f64; 3], x: f64) -> f64 {
+    let mut s = x;
+    let r = linear2([[s, 1.0], [x, 0.5]], [v[0], v[1]]);
+    s = r[0] + r[1] * s;
+    let c = s;
+    let e = ends(v, c);
+    max_squared(c, s) + max_squared(x * 2.0, v[1]) * e[0] + e[1] * e[0] + c * v[2]
+}
+
+#[test]
+fn copies_in_helpers_and_literals_run_compiled_and_agree(
+) -> Result<(), scalar_autodiff::ScalarAutodiffError> {
+    let mut rng = XorShift::new(0xc0_91e5_5eed_0005);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..60 {
+        let (x, y) = (next(), next());
+        for (name, grad, graph, plain) in [
+            (
+                "stale",
+                stale_grad as fn(f64, f64) -> _,
+                stale_graph as fn(&scalar_autodiff::Scalar, &scalar_autodiff::Scalar) -> _,
+                stale as fn(f64, f64) -> f64,
+            ),
+            (
+                "max_squared",
+                max_squared_grad,
+                max_squared_graph,
+                max_squared,
+            ),
+        ] {
+            let fast = outcome(grad(x, y).map(|(v, g)| (v, g.to_vec())));
+            assert_eq!(
+                fast,
+                graph_of(&[x, y], |t| graph(&t[0], &t[1])),
+                "{name}, case {case}"
+            );
+            assert_eq!(traces(|| drop(grad(x, y))), 0, "{name}, case {case}");
+            let (value, [dx, dy]) = grad(x, y)?;
+            assert_eq!(value.to_bits(), plain(x, y).to_bits());
+            near(dx, |t| plain(t, y), x, name);
+            near(dy, |t| plain(x, t), y, name);
+        }
+
+        let v = [next(), next(), next()];
+        let at = [v[0], v[1], v[2], x];
+        let fast = outcome(helped_grad(v, x).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&at, |t| {
+            helped_graph(&[t[0].clone(), t[1].clone(), t[2].clone()], &t[3])
+        });
+        assert_eq!(fast, checked, "helped, case {case}");
+        assert_eq!(traces(|| drop(helped_grad(v, x))), 0, "helped, case {case}");
+        let (value, gradient) = helped_grad(v, x)?;
+        assert_eq!(value.to_bits(), helped(v, x).to_bits());
+        for k in 0..4 {
+            let moved = |t: f64| {
+                let mut q = at;
+                q[k] = t;
+                helped([q[0], q[1], q[2]], q[3])
+            };
+            near(gradient[k], moved, at[k], "helped");
+        }
+        // Second order, through the helpers' halves on (value, tangent) pairs.
+        let (_, gradient, hessian) = helped_hessian(v, x)?;
+        let (value, grad) = helped_grad(v, x)?;
+        assert_eq!(gradient, grad);
+        crate::hvp::check_columns(
+            4,
+            |direction| {
+                let tangent: [f64; 4] = direction.try_into().expect("four");
+                let (value, gradient, product) = helped_hvp(v, x, tangent)?;
+                Ok((value, gradient.to_vec(), product.to_vec()))
+            },
+            &hessian.iter().map(|row| row.to_vec()).collect::<Vec<_>>(),
+            (value, &grad),
+        )?;
+        assert_eq!(traces(|| drop(helped_hvp(v, x, [1.0, -0.5, 0.25, 2.0]))), 0);
     }
     Ok(())
 }

@@ -218,6 +218,11 @@ impl Rewriter<'_> {
                             ::scalar_autodiff::__private::constant_element(#backend, #plain)?
                         ))
                     }
+                    // An element of a parameter array (`[v[2], v[0] * y]`): a copy of its
+                    // own, as a statement's (see `Rewriter::copied`).
+                    value @ Value::Element(_) if self.copies_element(element) => {
+                        Value::Node(value.copied())
+                    }
                     value => self.track(value),
                 },
             })

@@ -97,6 +97,7 @@ pub(crate) fn graph_body(
             flatten,
             scans: Default::default(),
             parts: Default::default(),
+            shapeless: Vec::new(),
         };
         let body = rewriter.function(block, params);
         let promotions = std::mem::take(&mut rewriter.promotions);
@@ -144,6 +145,9 @@ pub(crate) struct Rewriter<'a> {
     scans: std::cell::RefCell<std::collections::HashMap<*const Expr, Scan>>,
     /// How many locals [`Rewriter::node`] has bound in this pass.
     parts: std::cell::Cell<usize>,
+    /// Parameters whose shapes the macro cannot see (a `#[param]` struct, a slice): a
+    /// copy of their element stays another name of it (see [`Rewriter::copied`]).
+    shapeless: Vec<Ident>,
 }
 
 impl Rewriter<'_> {
@@ -177,6 +181,9 @@ impl Rewriter<'_> {
                     self.declare(ident, Binding::Local);
                 }
                 (Kind::Array | Kind::Declared { .. }, _) => {
+                    if let Kind::Declared { .. } = param.kind {
+                        self.shapeless.push(ident.clone());
+                    }
                     prologue.extend(quote!(#lend let #ident = &*#lent;));
                     self.declare(ident, Binding::Array);
                 }

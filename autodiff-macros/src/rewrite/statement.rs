@@ -295,7 +295,7 @@ impl Rewriter<'_> {
                     Binding::Fixed
                 };
                 self.declare(ident, binding);
-                let owned = value.owned();
+                let owned = self.copied(&value, &init.expr);
                 return quote_spanned!(local.let_token.span=>
                     #(#attrs)* let #mutability #ident = #owned;
                 );
@@ -414,6 +414,28 @@ impl Rewriter<'_> {
         }
     }
 
+    /// `value` (the rewrite of `expr`) as a statement copies it into a tracked variable:
+    /// a node of its own where it is a scalar ([`Value::copied`]). An element of a
+    /// parameter whose shape the macro cannot see stays another name of it, as the
+    /// compiled sweeps can follow only that there.
+    fn copied(&self, value: &Value, expr: &Expr) -> TokenStream {
+        let shapeless = matches!(value, Value::Element(_))
+            && matches!(self.place_root(expr), Some((root, crate::rewrite::Binding::Array))
+                if self.shapeless.contains(&root));
+        match shapeless {
+            true => value.owned(),
+            false => value.copied(),
+        }
+    }
+
+    /// Whether `expr`, an element in an array literal, is copied there: an element of a
+    /// parameter array whose shape the macro sees (`v[2]`, `m[i]`), whose scalars the
+    /// compiled sweeps copy as the trace does.
+    pub(crate) fn copies_element(&self, expr: &Expr) -> bool {
+        matches!(self.place_root(expr), Some((root, crate::rewrite::Binding::Array))
+            if !self.shapeless.contains(&root))
+    }
+
     fn assign(&mut self, assign: &ExprAssign, semi: Option<&Token![;]>) -> TokenStream {
         let target = &assign.left;
         match self.target(target) {
@@ -423,7 +445,7 @@ impl Rewriter<'_> {
                 if !value.is_valid() {
                     return TokenStream::new();
                 }
-                let owned = value.owned();
+                let owned = self.copied(&value, &assign.right);
                 quote_spanned!(assign.eq_token.span=> #place = #owned #semi)
             }
             Target::Plain(key) => {

@@ -97,6 +97,21 @@ impl Value {
         }
     }
 
+    /// The value as a statement copies it into a tracked variable (`let v = y;`,
+    /// `v = y;`, `a[i] = y;`): a name or an element becomes a node of its own where it is
+    /// a scalar (`__private::copied`), so that the variable's reads sum apart from the
+    /// source's, as the compiled sweeps' variables do; anything else as [`owned`](Self::owned).
+    pub(crate) fn copied(&self) -> TokenStream {
+        match self {
+            Value::Name(_, Binding::Param | Binding::Local | Binding::Fixed)
+            | Value::Element(_) => {
+                let (backend, operand) = (backend(), self.operand());
+                quote!(::scalar_autodiff::__private::copied(#backend, #operand)?)
+            }
+            _ => self.owned(),
+        }
+    }
+
     /// The value as the function's `Result`: a node's last call returns one already (its
     /// final `?` is dropped, rather than writing `Ok(call?)`); a name is wrapped in `Ok`.
     pub(crate) fn result(&self) -> TokenStream {

@@ -1046,7 +1046,7 @@ fn frozen_reads(program: &Program, half: bool) -> (HashSet<(usize, usize)>, Hash
 /// Whether the table's slope of `op` for operand `slot` is 1 whatever the operands.
 fn unit_slope(op: &Op, slot: usize) -> bool {
     match op.method.to_string().as_str() {
-        "add" => true,
+        "add" | "copy" => true,
         "sub" => slot == 0,
         _ => false,
     }

@@ -1431,7 +1431,7 @@ impl Lower {
             return None;
         }
         let var = self.declare(&name, false, 0, quote!(0.0f64));
-        if let Some(source) = unknown_copy {
+        if let Some(source) = unknown_copy.or_else(|| self.unknown_copy(&value)) {
             self.copied_from.push((var, source));
         }
         self.vars[var].mutable = mutable;
@@ -1915,6 +1915,13 @@ impl Lower {
         if let Operand::Place(source) = &value.result {
             self.read_as_scalar(source);
         }
+        // A copy into a scalar place reads a scalar.
+        let into = &self.vars[place.var];
+        if into.depth != UNKNOWN && into.depth == place.indices.len() {
+            if let Some(source) = self.unknown_copy(&value) {
+                self.proven.insert(source);
+            }
+        }
         if self.shaped.contains(&place.var) {
             self.needs.push(place.key());
         }
@@ -2065,6 +2072,9 @@ impl Lower {
             Expr::Try(attempt) => match &*attempt.expr {
                 Expr::MethodCall(call) if is_backend(&call.receiver) => self.backend_op(call, ops),
                 Expr::Call(call) if is_constant(&call.func) => self.constant(call),
+                Expr::Call(call) if is_private(&call.func, "copied") && call.args.len() == 2 => {
+                    self.copied_place(&call.args[1], ops)
+                }
                 // A call of another `#[differentiable]` function runs first, as a
                 // statement, like an `if` value.
                 inner => {
@@ -2115,6 +2125,49 @@ impl Lower {
                     lower.pending.extend(stmts);
                     Some(Operand::Place(Place::whole(var)))
                 })
+            }
+            _ => None,
+        }
+    }
+
+    /// `copied(__backend, &place)?`, a statement's copy (`let v = y;`): a scalar's is an
+    /// operation of its own, `copy` (the trace's node, with slope 1); a row's or an
+    /// array's is another name of the same place, as the trace's is.
+    fn copied_place(&mut self, expr: &Expr, ops: &mut Vec<Op>) -> Option<Operand> {
+        let Operand::Place(place) = self.operand(expr, ops)? else {
+            return None;
+        };
+        let depth = self.vars[place.var].depth;
+        if depth != UNKNOWN && depth > place.indices.len() {
+            return Some(Operand::Place(place));
+        }
+        // (A place whose shape only rustc knows must be read as a scalar somewhere.)
+        let operand = Operand::Place(place);
+        if self.place_depth(&operand) != Some(0) {
+            return None;
+        }
+        let id = self.next_op();
+        ops.push(Op {
+            id,
+            method: Ident::new("copy", Span::call_site()),
+            operands: vec![operand],
+            exponent: None,
+            live: true,
+        });
+        Some(Operand::Temp(id))
+    }
+
+    /// The source of `value` if it is a [`copied_place`](Self::copied_place) of a place
+    /// whose shape only rustc knows.
+    fn unknown_copy(&self, value: &Value) -> Option<(VarId, String, usize)> {
+        match (&value.ops[..], &value.result) {
+            ([op], Operand::Temp(id)) if op.id == *id && op.method == "copy" => {
+                match &op.operands[..] {
+                    [Operand::Place(place)] if self.vars[place.var].depth == UNKNOWN => {
+                        Some(place.key())
+                    }
+                    _ => None,
+                }
             }
             _ => None,
         }
@@ -3178,7 +3231,7 @@ impl Lower {
         }
         let arity = match name.as_str() {
             "add" | "sub" | "mul" | "div" => 2,
-            "neg" => 1,
+            "neg" | "copy" => 1,
             _ => match ops::shape(&name)? {
                 Shape::Unary => 1,
                 Shape::Binary | Shape::Powi => 2,
@@ -3503,6 +3556,13 @@ fn uncloned(expr: &Expr) -> &Expr {
         Expr::Call(call) if path_ends(&call.func, "clone") && call.args.len() == 1 => {
             strip_parens(strip_reference(&call.args[0]))
         }
+        // (A row's `copied` is another name of it; a scalar's is read as a value.)
+        Expr::Try(attempt) => match strip_parens(&attempt.expr) {
+            Expr::Call(call) if is_private(&call.func, "copied") && call.args.len() == 2 => {
+                strip_parens(strip_reference(&call.args[1]))
+            }
+            _ => expr,
+        },
         expr => expr,
     }
 }
@@ -3637,6 +3697,15 @@ fn constants_call(expr: &Expr) -> Option<Expr> {
 /// The rewrite's conversion of a data scalar to a constant: `constant`, or
 /// `constant_element` in an array literal (data of a shape only rustc knows, a scalar where
 /// the sweeps read one).
+/// Whether `func` is the runtime's `__private::name`.
+fn is_private(func: &Expr, name: &str) -> bool {
+    matches!(func, Expr::Path(path) if {
+        let mut segments = path.path.segments.iter().rev();
+        segments.next().is_some_and(|s| s.ident == name)
+            && segments.next().is_some_and(|s| s.ident == "__private")
+    })
+}
+
 fn is_constant(func: &Expr) -> bool {
     path_ends(func, "constant") || path_ends(func, "constant_element")
 }
