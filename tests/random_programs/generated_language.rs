@@ -340,7 +340,7 @@ fn f007(w: [f64; 3], x0: f64) -> f64 {
     (acc1 + acc1).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f008(mut x0: f64, #[constant] c: f64) -> f64 {
     let mut acc1 = (if (x0 * x0 + 1.0).powi(-3) > 0.5 { x0 } else { c });
     acc1 /= (((c / (0.25 * 0.25 + 0.5)) - f003(acc1, [0.125, x0, 0.5, c])) * ((c / (0.25 * 0.25 + 0.5)) - f003(acc1, [0.125, x0, 0.5, c])) + 1.0);
@@ -379,7 +379,7 @@ fn f008(mut x0: f64, #[constant] c: f64) -> f64 {
     acc1 + x0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f009(w: [f64; 2], xs: &[f64], #[constant] c: f64) -> f64 {
     for &d1 in xs {
         if xs.is_empty() {
@@ -570,7 +570,7 @@ fn f013(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     x0 + ((x0 * x0 + 0.5).sqrt() * (x1 / (x1 * x1 + 0.5))) + x1 + ((x0 * x0).ln_1p() + (x1 * 0.1).exp())
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f014(x0: f64, x1: f64, w: [f64; 3], #[param] p: &Layer) -> f64 {
     let t1 = ((w[1] * w[1] + 0.5).sqrt() * (w[1] * w[1] + 0.5).sqrt() + 0.5).recip();
     'l2: for (u3, &u4) in p.w.iter().zip(p.w.iter()) {
@@ -702,7 +702,7 @@ fn f018(x0: f64, xs: &[f64], n: usize) -> f64 {
     acc1 + v2 * x0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f020(x0: f64, xs: &[f64]) -> f64 {
     let mut acc1 = ({ let b3 = x0; b3 * x0 + b3 });
     let t4 = acc1;
@@ -1738,7 +1738,7 @@ fn f055(x0: f64, x1: f64, #[param] p: &Layer) -> f64 {
     (f64::ln_1p((t6 * t6)) * p.b) + t7
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f056(x0: f64, x1: f64, x2: f64, #[param] ps: &[f64], xs: &[f64]) -> f64 {
     let mut acc1 = ps[2];
     let t2 = (if f64::max(x0, x0) >= -0.5 { (acc1 * acc1 + 2.0).log(2.0) } else { 0.5 });
@@ -1774,7 +1774,7 @@ fn f056(x0: f64, x1: f64, x2: f64, #[param] ps: &[f64], xs: &[f64]) -> f64 {
     acc1 - x2 * t2 + x2
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f057(mut x1: f64, #[constant] c: f64, w: [f64; 3], x0: f64, n: usize) -> f64 {
     let mut acc1 = x0.powf(x0);
     x1 = f020(acc1, &[0.5, -1.5, 2.0]);
@@ -3273,7 +3273,7 @@ fn f102(x0: f64, mut x1: f64, x2: f64, w: [f64; 4], xs: &[f64], n: usize) -> f64
     (acc1 + x0 - v2 - (-(t16.atan2(w[3])))).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f104(x0: f64, x1: f64) -> f64 {
     let mut acc1 = (1.5 * x1);
     let mut t2 = x1.max(1.5).atan();
@@ -3282,7 +3282,7 @@ fn f104(x0: f64, x1: f64) -> f64 {
     acc1 - t2 + x0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f105(x0: f64, x1: f64, x2: f64, #[constant] c: f64) -> f64 {
     let _dead1 = (c * 1e-200).sqrt();
     let mut t2: f64 = 3.0;
@@ -3700,7 +3700,7 @@ fn f118(mut x0: f64, mut x1: f64, n: usize) -> f64 {
     return (acc1 * t21 + x1 + acc1).tanh();
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f119(x0: f64, w: [f64; 4], xs: &[f64], n: usize, #[constant] c: f64) -> f64 {
     let mut acc1 = w[3];
     for &d2 in xs {
@@ -4239,7 +4239,7 @@ fn f143(x0: f64, xs: &[f64], n: usize) -> f64 {
     (v1 + x0).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f144(v: [f64; 2], x1: f64, x0: f64) -> f64 {
     let mut acc1 = v.iter().fold(x1, |acc3, q2| acc3 * x1 + q2);
     acc1 = acc1 * ((x0 * x0 + 1.5).acosh() / (x1 * x1 + 0.5)) + (acc1.abs() + 1.0).log2();
@@ -5296,7 +5296,7 @@ impl Holder {
         return acc1 - x0 * acc1;
     }
 
-    #[differentiable(tape)]
+    #[differentiable]
     pub fn m023(&self, x0: f64, x1: f64, w: [f64; 4], v: [f64; 2], xs: &[f64], n: usize) -> f64 {
         let mut acc1 = x1.mul_add(x1, x0);
         let a2: [f64; 4] = [acc1, 10.0, x0, (w[1] + -1.25)];
@@ -5361,7 +5361,7 @@ impl Holder {
         acc1 * x1
     }
 
-    #[differentiable(tape)]
+    #[differentiable]
     pub fn m033(x1: f64, w: [f64; 4], x0: f64, xs: &[f64]) -> f64 {
         let mut acc1 = (w[1] * w[1]).ln_1p();
         for i2 in 0..xs.len() {
@@ -9623,7 +9623,7 @@ pub const PROGRAMS: &[Program] = &[
 pub const ALL_PROGRAMS: usize = 496;
 
 /// The functions of `PROGRAMS` written `#[differentiable(tape)]`.
-pub const ON_THE_TAPE: &[&str] = &["f002", "f008", "f009", "f010", "f013", "f014", "f018", "f020", "m023", "f024", "f025", "f031", "f032", "m033", "f041", "f043", "m048", "f050", "f052", "f053", "f054", "f055", "f056", "f057", "f060", "f062", "f063", "f066", "f067", "f068", "f069", "f070", "f073", "f076", "f081", "f083", "f084", "f086", "f087", "f088", "f093", "f098", "f099", "f101", "f102", "m103", "f104", "f105", "f106", "f107", "f110", "f112", "f113", "f114", "f115", "f116", "f117", "f119", "f120", "f123", "f125", "f126", "f128", "f131", "m132", "f135", "f143", "f144", "f145", "f146", "f147", "f148", "f150", "f153", "f157", "f159", "f162", "f163", "f165", "f166", "f167", "f169", "f170", "f177"];
+pub const ON_THE_TAPE: &[&str] = &["f002", "f010", "f013", "f018", "f024", "f025", "f031", "f032", "f041", "f043", "m048", "f050", "f052", "f053", "f054", "f055", "f060", "f062", "f063", "f066", "f067", "f068", "f069", "f070", "f073", "f076", "f081", "f083", "f084", "f086", "f087", "f088", "f093", "f098", "f099", "f101", "f102", "m103", "f106", "f107", "f110", "f112", "f113", "f114", "f115", "f116", "f117", "f120", "f123", "f125", "f126", "f128", "f131", "m132", "f135", "f143", "f145", "f146", "f147", "f148", "f150", "f153", "f157", "f159", "f162", "f163", "f165", "f166", "f167", "f169", "f170", "f177"];
 
 /// This file, for reports.
 pub const FILE: &str = "tests/random_programs/generated_language.rs";

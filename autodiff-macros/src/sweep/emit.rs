@@ -392,9 +392,10 @@ fn analysed(
     }
     if !copies_are_safe(&program, versioning, &shared) || (half && copies_a_parameter(&program)) {
         super::lower::why(
-            "body's copies: a copy of a tracked value (`let v = y;`, `a[i] = y;`) that is \
-             assigned or read again later (in a helper, also a parameter returned as it is \
-             and read again after: `[v[2], v[0] * y]`)",
+            "body's copies: another name of a tracked value that is assigned or read \
+             again later in an order the sweeps do not follow (an element of a `#[param]` \
+             struct or slice, `let v = p.w[0];`, a row or a whole array, `let r = m[j];`; \
+             a new value, `let v = p.w[0] * 1.0;`, is always followed)",
             graph_body,
         );
         return None;
