@@ -274,8 +274,9 @@ pub mod parallel;
 /// `copy` node of its own, whose sum reaches the argument as one term, as the helper's
 /// halves hand it back.
 ///
-/// A statement that copies a tracked scalar (`let v = y;`, `v = y;`, `a[i] = y;`, an
-/// element of a parameter array in an array literal, `[v[2], 1.0]`) records a `copy`
+/// A statement that copies a tracked scalar (`let v = y;`, `v = y;`, `a[i] = y;`, an arm
+/// of an `if` or `match` valued by a name, an element of a parameter array in an array
+/// literal, `[v[2], 1.0]`) records a `copy`
 /// node on the tape: `v` is a variable of its own, as in the compiled sweeps, so what
 /// reads `v` sums into `v`'s adjoint and reaches `y` as one term (slope 1). The gradient
 /// is the same number the chain rule gives either way; the copy is what makes the tape's
@@ -292,18 +293,20 @@ pub mod parallel;
 /// beside another; a call of any other with one value twice is a compile error at the
 /// call, and so is one value lent twice beside a whole parameter struct.
 /// Copies of tracked scalars read again later (`let prev = h; h = f(h);`,
-/// `second = best; best = v;`, `hs[t] = h;`, `best = w[i];`), and of local arrays of a
-/// known length copied whole (`let prev = h;` before `h = cell(w, prev, x);`), are
-/// followed with node numbers: each such scalar (or element of an array of a known
-/// length) carries the number of the node it holds, and the reverse sweep adds every read
+/// `second = best; best = v;`, `hs[t] = h;`, `best = w[i];`, also in helpers: `m = y;
+/// m * m`) are `copy` operations on both paths (see above). Local arrays of a known
+/// length copied whole (`let prev = h;` before `h = cell(w, prev, x);`) are the same
+/// nodes under another name on the tape, which the sweeps follow with node numbers: each
+/// element carries the number of the node it holds, and the reverse sweep adds every read
 /// into that node's cell, in the trace's order (a helper lent such an array whole, or
 /// returning into it, is called element by element). Other bodies (a `break`, `continue` or `return`
 /// inside an expression, a `mut` parameter that is not a scalar, a `push` of anything but
 /// a helper's result or onto a vector declared inside a loop or a helper, a loop over a
 /// vector's length that pushes to it, `.flatten()`, an `if` whose value is a helper's
-/// array (`let mut h = [0.0; N];` assigned `h = f(..);` in each branch compiles), a copy
-/// read again later in a
-/// helper's halves (`name_grad`'s own sweeps follow it), bodies of more than 512
+/// array (`let mut h = [0.0; N];` assigned `h = f(..);` in each branch compiles), a
+/// `#[param]` struct's or slice's element or a row named by a `let` and read again in an
+/// order the sweeps do not follow (`let v = p.w[0] * 1.0;`, a new value, always is),
+/// bodies of more than 512
 /// operations as written, whose sweeps would take rustc tens of seconds) are a compile
 /// error that points
 /// at the first thing the sweeps do not follow: a slow path is never silent. Rewrite that

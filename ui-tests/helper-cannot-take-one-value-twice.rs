@@ -2,8 +2,8 @@
 // `mul(x, x)`): on the tape both parameters' edges go to one node, and the helper's
 // reverse half then adds into one shared sum. A helper that lends its own parameters on,
 // two at once, to another helper (`pair` below) has no such reverse half, so lending it
-// one value twice is an error at the call: lend a copy made by an operation, or write
-// `#[differentiable(tape)]` on the caller.
+// one value twice is an error at the call: lend a copy (`let c = x;` is a node of its
+// own), or write `#[differentiable(tape)]` on the caller.
 use scalar_autodiff::differentiable;
 
 #[differentiable]
@@ -23,7 +23,8 @@ fn square_plus(x: f64) -> f64 {
 
 #[differentiable]
 fn fine(x: f64) -> f64 {
-    mul(x, x) + pair(x, x * 1.0)
+    let c = x;
+    mul(x, x) + pair(x, c)
 }
 
 fn main() {

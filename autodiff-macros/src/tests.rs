@@ -431,7 +431,9 @@ fn conditions_read_primal_values_and_branches_keep_their_shape() {
     assert!(body.contains("if big {"), "{body}");
     assert!(body.contains("__backend . mul (x , & w [0]) ?"), "{body}");
     assert!(
-        body.contains("else if n == 0 { :: core :: clone :: Clone :: clone (& w [1]) }"),
+        body.contains(
+            "else if n == 0 { :: scalar_autodiff :: __private :: copied (__backend , & w [1]) ? }"
+        ),
         "{body}"
     );
     assert!(

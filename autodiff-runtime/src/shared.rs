@@ -60,9 +60,9 @@ impl<'s, N> SharedHalves<'s, N> {
              `[w, v]`), whose adjoints it shares",
     note = "a helper takes one value twice compiled when its differentiated parameters are \
             `f64`s or arrays of them and its body lends none of them on to another helper",
-    note = "lend a copy made by an operation (`let y = x * 1.0;`), or write \
-            `#[differentiable(tape)]` on the caller to record every call on the tape \
-            knowingly"
+    note = "lend a copy of the scalar (`let y = x;` is a node of its own) or a new value \
+            (`x * 1.0`), or write `#[differentiable(tape)]` on the caller to record every \
+            call on the tape knowingly"
 )]
 pub trait Unaliased {}
 

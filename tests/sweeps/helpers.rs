@@ -530,12 +530,18 @@ fn helpers_returning_a_parameter_as_it_is_run_compiled_bit_for_bit(
             0
         );
     }
-    // Called by itself, a helper's result is its parameter's node: no copy is recorded.
+    // An `if` valued by a name is a copy of it, called by itself too: one `copy` node,
+    // slope 1.
     let x = scalar_autodiff::Scalar::variable(1.5)?;
     let before = scalar_autodiff::tape_len();
     let y = relu_graph(&x)?;
-    assert_eq!(scalar_autodiff::tape_len(), before);
+    assert_eq!(scalar_autodiff::tape_len(), before + 1);
     assert_eq!(y.value().to_bits(), 1.5f64.to_bits());
+    let pass = y.backward()?;
+    assert_eq!(x.gradient(), Some(1.0));
+    let ledger = pass.ledger();
+    assert_eq!(ledger.nodes.len(), 2);
+    assert_eq!(ledger.edges.len(), 1);
     Ok(())
 }
 

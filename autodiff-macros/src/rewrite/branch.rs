@@ -229,7 +229,8 @@ impl Rewriter<'_> {
                         self.track(Value::Plain(plain.clone(), error.clone()))
                     }
                     Value::Diverge(tokens) => Value::Diverge(tokens.clone()),
-                    tail => Value::Node(tail.owned()),
+                    // (A name or an element as it is: a copy, as a statement's.)
+                    tail => Value::Node(self.copy_of(tail)),
                 };
                 if !tracked.is_valid() {
                     return None;

@@ -295,7 +295,7 @@ impl Rewriter<'_> {
                     Binding::Fixed
                 };
                 self.declare(ident, binding);
-                let owned = self.copied(&value, &init.expr);
+                let owned = self.copy_of(&value);
                 return quote_spanned!(local.let_token.span=>
                     #(#attrs)* let #mutability #ident = #owned;
                 );
@@ -414,14 +414,25 @@ impl Rewriter<'_> {
         }
     }
 
-    /// `value` (the rewrite of `expr`) as a statement copies it into a tracked variable:
-    /// a node of its own where it is a scalar ([`Value::copied`]). An element of a
-    /// parameter whose shape the macro cannot see stays another name of it, as the
-    /// compiled sweeps can follow only that there.
-    fn copied(&self, value: &Value, expr: &Expr) -> TokenStream {
-        let shapeless = matches!(value, Value::Element(_))
-            && matches!(self.place_root(expr), Some((root, crate::rewrite::Binding::Array))
-                if self.shapeless.contains(&root));
+    /// `value` as a statement or a branch's arm copies it into a tracked variable: a node
+    /// of its own where it is a scalar ([`Value::copied`]). An element of a parameter
+    /// whose shape the macro cannot see stays another name of it, as the compiled sweeps
+    /// can follow only that there.
+    pub(crate) fn copy_of(&self, value: &Value) -> TokenStream {
+        let root = match value {
+            Value::Element(place) => place.clone().into_iter().find_map(|token| match token {
+                proc_macro2::TokenTree::Ident(ident) => Some(ident),
+                _ => None,
+            }),
+            _ => None,
+        };
+        let shapeless = root.is_some_and(|root| {
+            self.shapeless.contains(&root)
+                && matches!(
+                    self.lookup(&root.to_string()),
+                    Some(crate::rewrite::Binding::Array)
+                )
+        });
         match shapeless {
             true => value.owned(),
             false => value.copied(),
@@ -445,7 +456,7 @@ impl Rewriter<'_> {
                 if !value.is_valid() {
                     return TokenStream::new();
                 }
-                let owned = self.copied(&value, &assign.right);
+                let owned = self.copy_of(&value);
                 quote_spanned!(assign.eq_token.span=> #place = #owned #semi)
             }
             Target::Plain(key) => {
