@@ -4,10 +4,11 @@
 //! a parameter array copied out (`best = w[i];`), a local array copied whole (`let prev =
 //! h;`, then `h` changed or given a helper's result), and in helpers: a parameter copied
 //! and computed with (`m = y; m * m`), a parameter array's elements in a returned literal
-//! (`[v[2], v[0] * y]`), a copy lent beside its source. A statement copying a scalar
-//! records a `copy` node on the tape, a variable of its own as in the sweeps; a copied
-//! array is the same nodes under another name, which the sweeps follow by giving its
-//! scalars node numbers and one adjoint cell per node. Each body runs compiled, with
+//! (`[v[2], v[0] * y]`), a copy lent beside its source; branches valued by names. A
+//! statement or a branch's arm copying a scalar records a `copy` node on the tape, a
+//! variable of its own as in the sweeps; a copied array is the same nodes under another
+//! name, which the sweeps follow by giving its scalars node numbers and one adjoint cell
+//! per node. Each body runs compiled, with
 //! `name_graph` + `backward`'s bits, the plain function's value and central differences'
 //! derivatives.
 
@@ -339,7 +340,7 @@ fn arrays_copied_whole_run_compiled_and_agree() -> Result<(), scalar_autodiff::S
 fn stale(x: f64, y: f64) -> f64 {
     let mut v = x;
     let w = v;
-    v = v * y;
+    v *= y;
     w * v + x * w
 }
 
@@ -351,6 +352,20 @@ fn max_squared(x: f64, y: f64) -> f64 {
         m = y;
     }
     m * m + x
+}
+
+/// A branch valued by names (`if x > y { x } else { y }`), each read again after.
+#[differentiable]
+fn picked(x: f64, y: f64) -> f64 {
+    let m = if x > y { x } else { y };
+    let n = if x > 0.5 {
+        y
+    } else if x > 0.0 {
+        m
+    } else {
+        x * y
+    };
+    m * x + y * m + n * m
 }
 
 /// A parameter array's elements returned in a literal, one of them read again.
@@ -399,6 +414,7 @@ fn copies_in_helpers_and_literals_run_compiled_and_agree(
                 max_squared_graph,
                 max_squared,
             ),
+            ("picked", picked_grad, picked_graph, picked),
         ] {
             let fast = outcome(grad(x, y).map(|(v, g)| (v, g.to_vec())));
             assert_eq!(
