@@ -423,7 +423,7 @@ fn f009(w: [f64; 2], xs: &[f64], #[constant] c: f64) -> f64 {
     return (t13).tanh();
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f010(x0: f64, x1: f64, x2: f64) -> f64 {
     let mut acc1 = (x0 * 2.0);
     {
@@ -508,7 +508,7 @@ fn f012(mut x0: f64, xs: &[f64]) -> f64 {
     v7 + t2 - acc1 * t2 * v7
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f013(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut k1 = 0;
     loop {
@@ -661,7 +661,7 @@ fn f017(x0: f64, x1: f64) -> f64 {
     (f016(f64::exp_m1(x1.sin()))).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f018(x0: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = f004(x0, 2.0, x0, [4.0, -2.0, x0]);
     let mut v2 = acc1;
@@ -810,7 +810,7 @@ fn f022(mut x0: f64, x1: f64, w: [f64; 3], n: usize) -> f64 {
     acc1 + t4 + x0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f024(x0: f64, n: usize, w: [f64; 2]) -> f64 {
     let mut acc1 = (w[1] + x0);
     if ((x0 * x0 + 1.0).powf(0.5) < (-(-1.25)) || acc1 <= 1.0) {
@@ -837,7 +837,7 @@ fn f024(x0: f64, n: usize, w: [f64; 2]) -> f64 {
     acc1 - acc1
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f025(x0: f64, mut x1: f64, w: [f64; 2], xs: &[f64], n: usize) -> f64 {
     let mut acc1 = w[1].atan2(x1);
     let mut k2 = 0;
@@ -909,7 +909,7 @@ fn f028(x1: f64, x0: f64, n: usize, w: [f64; 2]) -> f64 {
     v3 + x1 + acc1 + x0 + x0 - f64::atan2((-(x1)), x0)
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn arr029(x0: f64, x1: f64, w: [f64; 3], n: usize) -> [f64; 2] {
     let mut acc1 = (if n % 2 == 1 { x1 } else { x1 });
     let mut t2 = acc1;
@@ -986,7 +986,7 @@ fn f031(x0: f64, mut x1: f64, w: [f64; 4], #[param] p: &Layer, xs: &[f64]) -> f6
     }
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f032(x0: f64, x1: f64) -> f64 {
     let mut acc1 = (x1 - x0);
     let mut a2 = [0.0f64; 3];
@@ -1397,7 +1397,7 @@ fn f040(x0: f64, w: [f64; 2]) -> f64 {
     acc1 + t56 + t44 * t75
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f041(mut x0: f64, x1: f64, v: [f64; 2], n: usize) -> f64 {
     let mut acc1 = (-2.0 * x0);
     let t2 = match n % 3 {
@@ -1697,7 +1697,7 @@ fn f053(x0: f64, x1: f64, n: usize) -> f64 {
     (acc1 - acc1 + ((acc1.tanh() * 0.9).atanh() + t2)).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f054(x0: f64, x1: f64, x2: f64, w: [f64; 4]) -> f64 {
     let mut t1 = w.iter().fold(x1, |acc3, q2| acc3 * x1 + q2).sin().exp_m1();
     {
@@ -2154,7 +2154,7 @@ fn f069(x0: f64, x1: f64, w: [f64; 2]) -> f64 {
     acc1 - acc1 * h3[0]
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f070(x0: f64, x1: f64) -> f64 {
     let mut k1 = 0;
     loop {
@@ -2485,7 +2485,7 @@ fn f080(x0: f64, mut x1: f64, x2: f64, #[param] p: &Layer, xs: &[f64], n: usize,
     acc1 + x1 * x0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f081(x0: f64, x1: f64, #[constant] c: f64, n: usize) -> f64 {
     let mut acc1 = (x0.abs() + 1.0).log10();
     let mut t2 = x0.abs();
@@ -2563,7 +2563,7 @@ fn f083(x0: f64, w: [f64; 3], xs: &[f64]) -> f64 {
     }
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f084(mut x0: f64, mut x1: f64, x2: f64, w: [f64; 3]) -> f64 {
     let mut acc1 = x0;
     for (u2, &u3) in w.iter().zip(w.iter()) {
@@ -3779,7 +3779,7 @@ fn f124(x0: f64, n: usize) -> f64 {
     (acc1 - (({ let b5 = x0; b5 * b5 + 2.0 }) * ({ let b5 = x0; b5 * b5 + 2.0 }) + 1.5).acosh() + x0).tanh()
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f125(x0: f64, x1: f64, xs: &[f64], n: usize) -> f64 {
     let mut acc1 = (0.75 * x1);
     let mut v2 = acc1;
@@ -4026,7 +4026,7 @@ fn f134(x0: f64, w: [f64; 3]) -> f64 {
     x0
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f135(mut x0: f64) -> f64 {
     let mut acc1 = f133(-0.0, &[0.5, -1.5, 2.0], [x0, 0.5], 0, [0.0, x0, 3.0], 0.0);
     x0 += 10.0;
@@ -4283,7 +4283,7 @@ fn f145(x0: f64, x1: f64, x2: f64, n: usize) -> f64 {
     x0 * t11
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f146(x0: f64, #[param] ps: &[f64]) -> f64 {
     let mut acc1 = (x0 + -0.0);
     for &u2 in ps.iter() {
@@ -4710,7 +4710,7 @@ fn f155(x0: f64, w: [f64; 4], v: [f64; 3], n: usize) -> f64 {
     t3 + (-(w.iter().sum::<f64>()))
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f157(#[param] p: &Layer, xs: &[f64], x1: f64, n: usize, x0: f64) -> f64 {
     let mut acc1 = p.w[1];
     let mut t2 = (-(xs.iter().product::<f64>()));
@@ -4790,7 +4790,7 @@ fn f158(x0: f64, x1: f64, xs: &[f64]) -> f64 {
     (x1 * x1 + 1.5).acosh() + x1 + t15
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f159(#[param] ps: &[f64], xs: &[f64]) -> f64 {
     let mut acc1 = ps.iter().sum::<f64>();
     if (acc1.tanh().tan() > -1.0 && xs.len() > 2) {
@@ -4936,7 +4936,7 @@ fn f164(x0: f64) -> f64 {
     acc1 - t3 - t3 + t4
 }
 
-#[differentiable(tape)]
+#[differentiable]
 fn f165(w: [f64; 3], n: usize) -> f64 {
     let mut acc1 = f041(0.3, 0.0, [0.1, 1.5], 2);
     let t2: f64 = (if (w[1].tanh() * 0.9).atanh() > (w[1] * w[1] + 0.5).ln() { 3.0 } else { (-0.5 - 1.0) });
@@ -5520,7 +5520,7 @@ impl Holder {
         acc1 + t4 + t4 - acc1
     }
 
-    #[differentiable(tape)]
+    #[differentiable]
     pub fn m103(#[constant] c: f64, x0: f64, xs: &[f64], x1: f64, #[param] ps: &[f64]) -> f64 {
         let mut acc1 = (x0 + -0.5);
         for (i3, &d2) in xs.iter().enumerate() {
@@ -9623,7 +9623,7 @@ pub const PROGRAMS: &[Program] = &[
 pub const ALL_PROGRAMS: usize = 496;
 
 /// The functions of `PROGRAMS` written `#[differentiable(tape)]`.
-pub const ON_THE_TAPE: &[&str] = &["f002", "f010", "f013", "f018", "f024", "f025", "f031", "f032", "f041", "f043", "m048", "f050", "f052", "f053", "f054", "f055", "f060", "f062", "f063", "f066", "f067", "f068", "f069", "f070", "f073", "f076", "f081", "f083", "f084", "f086", "f087", "f088", "f093", "f098", "f099", "f101", "f102", "m103", "f106", "f107", "f110", "f112", "f113", "f114", "f115", "f116", "f117", "f120", "f123", "f125", "f126", "f128", "f131", "m132", "f135", "f143", "f145", "f146", "f147", "f148", "f150", "f153", "f157", "f159", "f162", "f163", "f165", "f166", "f167", "f169", "f170", "f177"];
+pub const ON_THE_TAPE: &[&str] = &["f002", "f031", "f043", "m048", "f050", "f052", "f053", "f055", "f060", "f062", "f063", "f066", "f067", "f068", "f069", "f073", "f076", "f083", "f086", "f087", "f088", "f093", "f098", "f099", "f101", "f102", "f106", "f107", "f110", "f112", "f113", "f114", "f115", "f116", "f117", "f120", "f123", "f126", "f128", "f131", "m132", "f143", "f145", "f147", "f148", "f150", "f153", "f162", "f163", "f166", "f167", "f169", "f170", "f177"];
 
 /// This file, for reports.
 pub const FILE: &str = "tests/random_programs/generated_language.rs";
