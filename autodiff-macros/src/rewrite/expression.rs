@@ -219,7 +219,7 @@ impl Rewriter<'_> {
                         ))
                     }
                     // An element of a parameter array (`[v[2], v[0] * y]`): a copy of its
-                    // own, as a statement's (see `Rewriter::copied`).
+                    // own, as a statement's (see `Rewriter::copy_of`).
                     value @ Value::Element(_) if self.copies_element(element) => {
                         Value::Node(value.copied())
                     }

@@ -146,7 +146,7 @@ pub(crate) struct Rewriter<'a> {
     /// How many locals [`Rewriter::node`] has bound in this pass.
     parts: std::cell::Cell<usize>,
     /// Parameters whose shapes the macro cannot see (a `#[param]` struct, a slice): a
-    /// copy of their element stays another name of it (see [`Rewriter::copied`]).
+    /// copy of their element stays another name of it (see [`Rewriter::copy_of`]).
     shapeless: Vec<Ident>,
 }
 

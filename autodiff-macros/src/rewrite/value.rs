@@ -98,7 +98,7 @@ impl Value {
     }
 
     /// The value as a statement copies it into a tracked variable (`let v = y;`,
-    /// `v = y;`, `a[i] = y;`): a name or an element becomes a node of its own where it is
+    /// `v = y;`, `a[i] = y;`, see `Rewriter::copy_of`): a name or an element becomes a node of its own where it is
     /// a scalar (`__private::copied`), so that the variable's reads sum apart from the
     /// source's, as the compiled sweeps' variables do; anything else as [`owned`](Self::owned).
     pub(crate) fn copied(&self) -> TokenStream {

@@ -3694,9 +3694,6 @@ fn constants_call(expr: &Expr) -> Option<Expr> {
     (row && call.args.len() == 2).then(|| call.args[1].clone())
 }
 
-/// The rewrite's conversion of a data scalar to a constant: `constant`, or
-/// `constant_element` in an array literal (data of a shape only rustc knows, a scalar where
-/// the sweeps read one).
 /// Whether `func` is the runtime's `__private::name`.
 fn is_private(func: &Expr, name: &str) -> bool {
     matches!(func, Expr::Path(path) if {
@@ -3706,6 +3703,9 @@ fn is_private(func: &Expr, name: &str) -> bool {
     })
 }
 
+/// The rewrite's conversion of a data scalar to a constant: `constant`, or
+/// `constant_element` in an array literal (data of a shape only rustc knows, a scalar where
+/// the sweeps read one).
 fn is_constant(func: &Expr) -> bool {
     path_ends(func, "constant") || path_ends(func, "constant_element")
 }
