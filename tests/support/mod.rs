@@ -64,6 +64,24 @@ pub fn near(derivative: f64, f: impl Fn(f64) -> f64, at: f64, what: &str) {
     );
 }
 
+/// [`near`] along every coordinate of `at`: `gradient[k]` against central differences of
+/// `f` with coordinate `k` moved.
+pub fn near_each(gradient: &[f64], f: impl Fn(&[f64]) -> f64, at: &[f64], what: &str) {
+    assert_eq!(
+        gradient.len(),
+        at.len(),
+        "{what}: one derivative per coordinate"
+    );
+    for (k, &derivative) in gradient.iter().enumerate() {
+        let moved = |t: f64| {
+            let mut q = at.to_vec();
+            q[k] = t;
+            f(&q)
+        };
+        near(derivative, moved, at[k], what);
+    }
+}
+
 /// Central differences of `f` along every coordinate of `at`, with the step `h`.
 pub fn central_partials(f: impl Fn(&[f64]) -> f64, at: &[f64], h: f64) -> Vec<f64> {
     central_jacobian(|x| vec![f(x)], at, h)

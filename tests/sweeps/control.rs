@@ -13,7 +13,7 @@ use scalar_autodiff::differentiable;
 
 use crate::aliasing;
 use crate::cases::{graph_of, outcome, traces, Outcome};
-use crate::support::{near, XorShift};
+use crate::support::{near, near_each, XorShift};
 
 /// Powers by a counter.
 #[differentiable]
@@ -910,14 +910,12 @@ fn ranges_walked_backwards_run_compiled_and_agree() {
         assert_eq!(traces(|| drop(horner_grad(c, x, n))), 0, "case {case}");
         let (value, gradient) = horner_grad(c, x, n).expect("finite");
         assert_eq!(value.to_bits(), horner(c, x, n).to_bits());
-        for k in 0..5 {
-            let moved = |t: f64| {
-                let mut q = at;
-                q[k] = t;
-                horner([q[0], q[1], q[2], q[3]], q[4], n)
-            };
-            near(gradient[k], moved, at[k], "horner");
-        }
+        near_each(
+            &gradient,
+            |q| horner([q[0], q[1], q[2], q[3]], q[4], n),
+            &at,
+            "horner",
+        );
     }
 }
 

@@ -16,7 +16,7 @@ use scalar_autodiff::differentiable;
 
 use crate::aliasing;
 use crate::cases::{graph_of, outcome, traces};
-use crate::support::{near, XorShift};
+use crate::support::{near, near_each, XorShift};
 
 /// A recurrence that keeps the previous state.
 #[differentiable]
@@ -181,14 +181,12 @@ fn copies_read_again_run_compiled_and_agree_with_the_graph_bit_for_bit() {
         );
         let (value, gradient) = largest_grad(ws, x).expect("finite");
         assert_eq!(value.to_bits(), largest(ws, x).to_bits());
-        for k in 0..5 {
-            let moved = |t: f64| {
-                let mut q = at;
-                q[k] = t;
-                largest([q[0], q[1], q[2], q[3]], q[4])
-            };
-            near(gradient[k], moved, at[k], "largest");
-        }
+        near_each(
+            &gradient,
+            |q| largest([q[0], q[1], q[2], q[3]], q[4]),
+            &at,
+            "largest",
+        );
 
         let fast = outcome(swap_grad(x, y, n).map(|(v, g)| (v, g.to_vec())));
         let checked = graph_of(&[x, y], |t| swap_graph(&t[0], &t[1], n));
@@ -238,14 +236,7 @@ fn copies_into_and_out_of_elements_run_compiled_and_agree() {
         assert_eq!(traces(|| drop(pick_grad(ws, x))), 0, "pick, case {case}");
         let (value, gradient) = pick_grad(ws, x).expect("finite");
         assert_eq!(value.to_bits(), pick(ws, x).to_bits());
-        for k in 0..4 {
-            let moved = |t: f64| {
-                let mut q = at;
-                q[k] = t;
-                pick([q[0], q[1], q[2]], q[3])
-            };
-            near(gradient[k], moved, at[k], "pick");
-        }
+        near_each(&gradient, |q| pick([q[0], q[1], q[2]], q[3]), &at, "pick");
     }
 }
 
@@ -439,14 +430,12 @@ fn copies_in_helpers_and_literals_run_compiled_and_agree(
         assert_eq!(traces(|| drop(helped_grad(v, x))), 0, "helped, case {case}");
         let (value, gradient) = helped_grad(v, x)?;
         assert_eq!(value.to_bits(), helped(v, x).to_bits());
-        for k in 0..4 {
-            let moved = |t: f64| {
-                let mut q = at;
-                q[k] = t;
-                helped([q[0], q[1], q[2]], q[3])
-            };
-            near(gradient[k], moved, at[k], "helped");
-        }
+        near_each(
+            &gradient,
+            |q| helped([q[0], q[1], q[2]], q[3]),
+            &at,
+            "helped",
+        );
         // Second order, through the helpers' halves on (value, tangent) pairs.
         let (_, gradient, hessian) = helped_hessian(v, x)?;
         let (value, grad) = helped_grad(v, x)?;

@@ -10,7 +10,7 @@
 use scalar_autodiff::{differentiable, Parameters};
 
 use crate::cases::{graph_of, outcome, traces, Outcome};
-use crate::support::{central, XorShift};
+use crate::support::{central, near_each, XorShift};
 
 const D: usize = 4;
 const VOCAB: usize = 5;
@@ -320,19 +320,12 @@ fn array_literals_lend_tracked_scalars_compiled_bit_for_bit() {
         );
         let (value, gradient) = lent_elements_grad(w, x, y).expect("a finite value");
         assert_eq!(value.to_bits(), lent_elements(w, x, y).to_bits());
-        for k in 0..6 {
-            let moved = |t: f64| {
-                let mut q = at;
-                q[k] = t;
-                lent_elements([q[0], q[1], q[2], q[3]], q[4], q[5])
-            };
-            let numeric = central(moved, at[k]);
-            assert!(
-                (gradient[k] - numeric).abs() <= 1e-6 * (1.0 + numeric.abs()),
-                "case {case}, input {k}: {} against {numeric}",
-                gradient[k]
-            );
-        }
+        near_each(
+            &gradient,
+            |q| lent_elements([q[0], q[1], q[2], q[3]], q[4], q[5]),
+            &at,
+            &format!("case {case}"),
+        );
     }
 }
 
@@ -358,19 +351,12 @@ fn local_array_literals_run_compiled_bit_for_bit() {
         );
         let (value, gradient) = local_literals_grad(w, x, &xs).expect("a finite value");
         assert_eq!(value.to_bits(), local_literals(w, x, &xs).to_bits());
-        for k in 0..5 {
-            let moved = |t: f64| {
-                let mut q = at;
-                q[k] = t;
-                local_literals([q[0], q[1], q[2], q[3]], q[4], &xs)
-            };
-            let numeric = central(moved, at[k]);
-            assert!(
-                (gradient[k] - numeric).abs() <= 1e-6 * (1.0 + numeric.abs()),
-                "case {case}, input {k}: {} against {numeric}",
-                gradient[k]
-            );
-        }
+        near_each(
+            &gradient,
+            |q| local_literals([q[0], q[1], q[2], q[3]], q[4], &xs),
+            &at,
+            &format!("case {case}"),
+        );
     }
 }
 

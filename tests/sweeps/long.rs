@@ -8,7 +8,7 @@ use scalar_autodiff::differentiable;
 
 use crate::cases::{graph_of, outcome, traces};
 use crate::hvp::check_columns;
-use crate::support::{long_sum, near, XorShift};
+use crate::support::{long_sum, near, near_each, XorShift};
 
 /// `h = (w[i] * h + x[j]).tanh();` once for every pair of indices, as a user who unrolled
 /// a recurrence writes it.
@@ -86,14 +86,12 @@ fn long_bodies_run_compiled_and_agree_with_the_graph_bit_for_bit() {
             looped(w, x).to_bits(),
             "steps, case {case}"
         );
-        for k in 0..7 {
-            let moved = |t: f64| {
-                let mut q = at;
-                q[k] = t;
-                looped([q[0], q[1], q[2], q[3]], [q[4], q[5], q[6]])
-            };
-            near(gradient[k], moved, at[k], "steps");
-        }
+        near_each(
+            &gradient,
+            |q| looped([q[0], q[1], q[2], q[3]], [q[4], q[5], q[6]]),
+            &at,
+            "steps",
+        );
 
         let fast = outcome(sum_grad(xs).map(|(v, g)| (v, g.to_vec())));
         let checked = graph_of(&xs, sum_graph);
