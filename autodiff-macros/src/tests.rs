@@ -1238,17 +1238,21 @@ fn bodies_outside_the_sweeps_keep_the_trace() {
         fn repeated(x: f64) -> f64 { let a = [x * 2.0; 3]; a[0] * a[1] + a[2] }
     }));
     // One tracked value lent twice (in an array literal, or as two arguments) is
-    // compiled: the call shares the two parameters' adjoints.
+    // compiled: an array literal holds a copy of each name, and two arguments share the
+    // parameters' adjoints.
     assert!(compiled(quote! {
         fn twice(x: f64) -> f64 { helper([x, x]) + x }
     }));
     assert!(compiled(quote! {
         fn twice(v: [f64; 3], i: usize) -> f64 { dot(v, v) + mul(v[i], v[0]) }
     }));
-    // Beside a parameter struct lent whole, it is not (a struct's adjoints do not copy
-    // into the call's buffer).
-    assert!(!compiled(quote! {
+    assert!(compiled(quote! {
         fn twice(x: f64, #[param] p: &Layer) -> f64 { helper([x, x], p) }
+    }));
+    // Two arguments beside a parameter struct lent whole are not (a struct's adjoints do
+    // not copy into the call's buffer).
+    assert!(!compiled(quote! {
+        fn twice(x: f64, #[param] p: &Layer) -> f64 { helper(x, x, p) }
     }));
     // Early returns from branches are compiled: what follows is the `else`.
     assert!(compiled(quote! {

@@ -223,6 +223,11 @@ impl Rewriter<'_> {
                     value @ Value::Element(_) if self.copies_element(element) => {
                         Value::Node(value.copied())
                     }
+                    // A tracked name (`[x, 1.0]`): a copy of its own too, as `let v = x;`
+                    // makes one.
+                    value @ Value::Name(_, Binding::Param | Binding::Local | Binding::Fixed) => {
+                        Value::Node(value.copied())
+                    }
                     value => self.track(value),
                 },
             })
