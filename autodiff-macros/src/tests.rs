@@ -1233,7 +1233,7 @@ fn bodies_outside_the_sweeps_keep_the_trace() {
             s
         }
     }));
-    // An array of one tracked value repeated: its elements share the node.
+    // An array of one tracked value repeated: its elements are copies of the node.
     assert!(compiled(quote! {
         fn repeated(x: f64) -> f64 { let a = [x * 2.0; 3]; a[0] * a[1] + a[2] }
     }));

@@ -734,10 +734,25 @@ pub trait ArrayOutputHasNoGrad {
     fn never(self) -> core::convert::Infallible;
 }
 
-/// `[value; N]` for a tracked value: `N` uses of one node.
+/// `[value; N]` for a constant: `N` uses of one node.
 #[inline]
 pub fn repeat<V: Clone, const N: usize>(value: V) -> [V; N] {
     core::array::from_fn(|_| value.clone())
+}
+
+/// `[value; N]` for a tracked value: `N` copies of it (see [`Copied`]), one per element, as
+/// `N` statements `a[k] = value;` would make, so that each element's reads sum apart.
+#[inline]
+#[track_caller]
+pub fn repeated<B: Backend, T: Copied<B::Value> + Clone, const N: usize>(
+    backend: &B,
+    value: &T,
+) -> Result<[T; N]> {
+    let mut out: [T; N] = core::array::from_fn(|_| value.clone());
+    for element in &mut out {
+        *element = value.copied(backend)?;
+    }
+    Ok(out)
 }
 
 /// The running sum or product of an iterator fold (`.sum()`, `.product()`), with the

@@ -12,7 +12,7 @@
 //! `name_graph` + `backward`'s bits, the plain function's value and central differences'
 //! derivatives.
 
-use scalar_autodiff::differentiable;
+use scalar_autodiff::{differentiable, Parameters, ScalarOperation};
 
 use crate::aliasing;
 use crate::cases::{graph_of, outcome, traces};
@@ -90,7 +90,7 @@ fn pick(w: [f64; 3], x: f64) -> f64 {
     best * w[1] + best * x + w[0]
 }
 
-/// `[value; 4]`: one node in every element, one element then assigned anew.
+/// `[value; 4]`: a copy of the value in every element, one element then assigned anew.
 #[differentiable]
 fn repeated(x: f64, y: f64) -> f64 {
     let mut a = [x.sin() * y; 4];
@@ -453,4 +453,84 @@ fn copies_in_helpers_and_literals_run_compiled_and_agree(
         assert_eq!(traces(|| drop(helped_hvp(v, x, [1.0, -0.5, 0.25, 2.0]))), 0);
     }
     Ok(())
+}
+
+/// A helper returning a literal of names (`[.., x]`, each a copy) and reading a repeated
+/// value (`[x * m; 3]`, a copy in each element).
+#[differentiable]
+fn spread(x: f64, y: f64) -> [f64; 3] {
+    let m = f64::min(x, y);
+    let r = [x * m; 3];
+    [m + r[2].tanh(), m * y, x]
+}
+
+#[differentiable]
+fn weigh(v: [f64; 2], #[param] p: &Pair) -> f64 {
+    p.a * v[0] + p.w[0] * v[1] * v[0] + p.w[1]
+}
+
+#[derive(scalar_autodiff::Parameters, Clone, Debug)]
+struct Pair {
+    a: f64,
+    w: [f64; 2],
+    x: f64,
+    y: f64,
+}
+
+/// The helpers called: a literal lending one name twice beside a parameter struct.
+#[differentiable]
+fn spread_weighed(#[param] p: &Pair) -> f64 {
+    let x = p.x * 1.0;
+    let y = p.y * 1.0;
+    let s = spread(x, y);
+    s[0] * s[2] + s[1] + weigh([x, x], p) * y
+}
+
+#[test]
+fn literals_of_names_and_repeats_in_helpers_run_compiled_and_agree(
+) -> Result<(), scalar_autodiff::ScalarAutodiffError> {
+    let mut rng = XorShift::new(0xc0_91e5_5eed_0006);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..60 {
+        let p = Pair {
+            a: next(),
+            w: [next(), next()],
+            x: next(),
+            y: next(),
+        };
+        let fast = outcome(spread_weighed_grad(&p).map(|(v, g)| (v, g.to_flat())));
+        assert_eq!(fast, graph_of(&p, spread_weighed_graph), "case {case}");
+        assert_eq!(traces(|| drop(spread_weighed_grad(&p))), 0, "case {case}");
+        let (value, gradient) = spread_weighed_grad(&p)?;
+        assert_eq!(value.to_bits(), spread_weighed(&p).to_bits());
+        let at = p.to_flat();
+        near_each(
+            &gradient.to_flat(),
+            |q| {
+                let mut moved = p.clone();
+                moved.read_flat(q).expect("the same shape");
+                spread_weighed(&moved)
+            },
+            &at,
+            &format!("case {case}"),
+        );
+    }
+    // `[x * 2.0; 2]` records the product once and a copy of it per element.
+    let x = scalar_autodiff::Scalar::variable(1.5)?;
+    let out = doubled_graph(&x)?;
+    let pass = out.backward()?;
+    assert_eq!(x.gradient(), Some(8.0 * 1.5));
+    let ledger = pass.ledger();
+    let copies = ledger
+        .nodes
+        .iter()
+        .filter(|node| node.operation == ScalarOperation::Copy);
+    assert_eq!(copies.count(), 2);
+    Ok(())
+}
+
+#[differentiable]
+fn doubled(x: f64) -> f64 {
+    let a = [x * 2.0; 2];
+    a[0] * a[1]
 }

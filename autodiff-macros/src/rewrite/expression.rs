@@ -239,9 +239,11 @@ impl Rewriter<'_> {
         Value::Node(quote_spanned!(array.bracket_token.span.join()=> [#(#owned),*]))
     }
 
-    /// `[value; N]` with a tracked value: `N` uses of one node.
+    /// `[value; N]` with a tracked value: `N` copies of it (of data: `N` uses of one
+    /// constant).
     fn repeat(&mut self, repeat: &syn::ExprRepeat) -> Value {
         let value = self.expr(&repeat.expr);
+        let constant = matches!(value, Value::Plain(..));
         let value = self.track(value);
         let len = self.untracked(&repeat.len, unsupported::tracked_index);
         let (Some(len), true) = (len, value.is_valid()) else {
@@ -252,6 +254,12 @@ impl Rewriter<'_> {
         // user's code would draw rustc's `unused_braces` there).
         let mut len = proc_macro2::Group::new(proc_macro2::Delimiter::Brace, len);
         len.set_span(proc_macro2::Span::mixed_site());
+        if !constant {
+            let (backend, operand) = (backend(), value.operand());
+            return Value::Node(quote_spanned!(repeat.bracket_token.span.join()=>
+                ::scalar_autodiff::__private::repeated::<_, _, #len>(#backend, #operand)?
+            ));
+        }
         Value::Node(quote_spanned!(repeat.bracket_token.span.join()=>
             ::scalar_autodiff::__private::repeat::<_, #len>(#owned)
         ))

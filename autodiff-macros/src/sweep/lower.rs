@@ -1341,9 +1341,9 @@ impl Lower {
             self.bind(&name, Some(place));
             return Some(vec![Stmt::LetArray { var, init }]);
         }
-        // `let a = [h; 3];` (`repeat::<_, { 3 }>(h)`): one node in every element, copied in
-        // (which the sweeps follow by sharing nodes, see `emit::shared_nodes`).
-        if let Some((elem, len)) = repeat_call(expr) {
+        // `let a = [h; 3];` (`repeated::<_, _, { 3 }>(__backend, &h)?`): a copy of `h` in
+        // every element.
+        if let Some((elem, len)) = repeated_call(expr) {
             let place = self.repeated_local(&name, mutable, elem, len)?;
             self.bind(&name, Some(place));
             return Some(Vec::new());
@@ -2242,7 +2242,7 @@ impl Lower {
                             self.array_argument(lent, false, &blame)?
                         }
                         // `[x; 3]`: one value seeded into each element.
-                        None if repeat_call(lent).is_some() => {
+                        None if repeated_call(lent).is_some() => {
                             let blame = call.blame();
                             self.repeated_argument(lent, &blame)?
                         }
@@ -2465,10 +2465,10 @@ impl Lower {
     }
 
     /// `[value; n]` of a tracked value lent to a call (`n` a literal): a local array
-    /// whose every element is seeded from one place, the value's own or a new local's
-    /// (the trace's repeat is one node with an edge from each element).
+    /// whose every element is a copy of one place, the value's own or a new local's (as
+    /// the trace's `repeated` copies it into each element).
     fn repeated_argument(&mut self, repeat: &Expr, blame: &TokenStream) -> Option<Place> {
-        let (elem, len) = repeat_call(repeat)?;
+        let (elem, len) = repeated_call(repeat)?;
         let refuse = || {
             why(
                 "call's `[value; n]` (a length that is not a literal, a value that is not a \
@@ -2489,7 +2489,7 @@ impl Lower {
         if self.place_depth(&value.result) != Some(0) {
             return refuse();
         }
-        // (A copy of a place would sum the callee's adjoints before they reach it.)
+        // Each element a copy of the value's place, or of a new local's.
         let source = match &value.result {
             Operand::Place(place) if value.ops.is_empty() => {
                 if !place.indices.iter().all(|index| self.names.steady(index)) {
@@ -2508,7 +2508,9 @@ impl Lower {
                 fields: TokenStream::new(),
                 indices: vec![quote!(#at)],
             };
-            self.seeds.push((place, source.clone()));
+            let copy = self.copy_value(source.clone());
+            let assign = self.assign(place, copy)?;
+            self.pending.push(assign);
         }
         Some(Place::whole(var))
     }
@@ -2540,7 +2542,7 @@ impl Lower {
         // (Read without `place_depth`, which would take an unknown shape for a scalar.)
         let row = |lower: &mut Self, elem: &Expr| match uncloned(elem) {
             Expr::Array(_) => true,
-            elem if repeat_call(elem).is_some() => true,
+            elem if repeat_call(elem).is_some() || repeated_call(elem).is_some() => true,
             elem => lower.place(elem).is_some_and(|place| {
                 let depth = lower.vars[place.var].depth;
                 depth != UNKNOWN && depth.checked_sub(place.indices.len()) == Some(1)
@@ -2792,7 +2794,7 @@ impl Lower {
     }
 
     /// `let name = [value; n];` of a scalar value and a literal `n`: the value (a node of
-    /// its own, if it is an expression) copied into each element of a local array.
+    /// its own, if it is an expression) copied (`copy`) into each element of a local array.
     fn repeated_local(
         &mut self,
         name: &Ident,
@@ -2827,11 +2829,24 @@ impl Lower {
                 fields: TokenStream::new(),
                 indices: vec![quote!(#at)],
             };
-            let copy = Value::new(Vec::new(), Operand::Place(source.clone()));
+            let copy = self.copy_value(source.clone());
             let assign = self.assign(place, copy)?;
             self.pending.push(assign);
         }
         Some(Place::whole(var))
+    }
+
+    /// A `copy` of the scalar at `source`, a value of its own.
+    fn copy_value(&mut self, source: Place) -> Value {
+        let id = self.next_op();
+        let op = Op {
+            id,
+            method: Ident::new("copy", Span::call_site()),
+            operands: vec![Operand::Place(source)],
+            exponent: None,
+            live: true,
+        };
+        Value::new(vec![op], Operand::Temp(id))
     }
 
     /// The length of a whole local array of scalars that `let b = a;` copies element by
@@ -3823,6 +3838,39 @@ fn repeat_call(expr: &Expr) -> Option<(&Expr, &Expr)> {
         other => other,
     };
     Some((&call.args[0], len))
+}
+
+/// `repeated::<_, _, { n }>(__backend, &e)?`, `[e; n]` of a tracked value (`n` copies of
+/// it), as `(e, n)`.
+fn repeated_call(expr: &Expr) -> Option<(&Expr, &Expr)> {
+    let Expr::Try(attempt) = expr else {
+        return None;
+    };
+    let Expr::Call(call) = &*attempt.expr else {
+        return None;
+    };
+    let Expr::Path(func) = &*call.func else {
+        return None;
+    };
+    let last = func.path.segments.last()?;
+    if last.ident != "repeated" || call.args.len() != 2 {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
+        return None;
+    };
+    let len = match generics.args.iter().nth(2)? {
+        syn::GenericArgument::Const(len) => len,
+        _ => return None,
+    };
+    let len = match len {
+        Expr::Block(block) if block.block.stmts.len() == 1 => match &block.block.stmts[0] {
+            SynStmt::Expr(inner, None) => inner,
+            _ => return None,
+        },
+        other => other,
+    };
+    Some((strip_reference(&call.args[1]), len))
 }
 
 /// `repeat::<_, { n }>(constant(..))` with a literal `n`: a row of data, as `(e, n)`.
