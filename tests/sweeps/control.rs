@@ -1,7 +1,7 @@
 //! Control flow the compiled sweeps run: `while` (a counter, a condition on primal values,
 //! a data-dependent trip count), `loop` with `break`, `break` out of `while` and `for`
 //! (first or in the middle of the body, in nested loops, by label out of a nested loop),
-//! `return` from inside loops, and
+//! `return` from inside loops and from helpers returning arrays, and
 //! `if let` and `match` arms that bind names from data. The forward sweep keeps a flag
 //! per `while` iteration and a trip count per `for` that may stop early; the reverse sweep
 //! runs the iterations that ran, backwards. Each is checked against `name_graph` +
@@ -1270,4 +1270,96 @@ fn copies_and_lent_elements_by_a_counter_run_compiled_and_agree(
         );
     }
     Ok(())
+}
+
+/// A helper returning an array early: literals of new values, copies and detached values
+/// (`return [x.detach(), ..]`), from a branch and after a loop.
+#[differentiable]
+fn early_pair(x: f64, y: f64, n: usize) -> [f64; 2] {
+    let mut acc = y;
+    if x > 1.5 {
+        return [x.detach(), (acc * acc + 0.5).cbrt()];
+    }
+    for k in 0..n {
+        if x > 0.5 {
+            acc = y * acc;
+        } else if k > 1 {
+            acc = -0.5;
+        }
+    }
+    if n > 2 {
+        return [f64::max(acc, x), acc];
+    }
+    [acc + acc + y, acc - x]
+}
+
+#[differentiable]
+fn doubled<const N: usize>(x: [f64; N]) -> [f64; N] {
+    let mut out = [0.0; N];
+    for i in 0..N {
+        out[i] = x[i] * 2.0;
+    }
+    out
+}
+
+/// A const-generic helper returning a local array or another helper's result early.
+#[differentiable]
+fn early_rows<const N: usize>(x: [f64; N], k: usize) -> [f64; N] {
+    let mut h = doubled(x);
+    if k > 1 {
+        return h;
+    }
+    h[0] = h[0] * x[N - 1];
+    if k > 0 {
+        return doubled(h);
+    }
+    h
+}
+
+#[differentiable]
+fn early_user(x: f64, y: f64, n: usize) -> f64 {
+    let a = early_pair(x, y, n);
+    let b = early_rows([x, y, 0.5], n % 3);
+    a[0] + a[1] * y + b[0] * b[1] - b[2] * x
+}
+
+#[test]
+fn helpers_returning_arrays_early_run_compiled_and_agree() {
+    let mut rng = XorShift::new(0xc0_47e0_5eed_0001);
+    let mut next = move || rng.unit() * 4.0 - 2.0;
+    for case in 0..60 {
+        let (x, y, n) = (next(), next(), case % 5);
+        let fast = outcome(early_user_grad(x, y, n).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&[x, y], |t| early_user_graph(&t[0], &t[1], n));
+        assert_eq!(fast, checked, "case {case}");
+        assert_eq!(traces(|| drop(early_user_grad(x, y, n))), 0, "case {case}");
+        let Ok((value, gradient)) = early_user_grad(x, y, n) else {
+            continue;
+        };
+        assert_eq!(value.to_bits(), early_user(x, y, n).to_bits());
+        // Second order, through the helpers' halves on duals.
+        let (_, grad, hessian) = early_user_hessian(x, y, n).expect("finite");
+        assert_eq!(grad, gradient);
+        crate::hvp::check_columns(
+            2,
+            |direction| {
+                let tangent: [f64; 2] = direction.try_into().expect("two");
+                let (value, gradient, product) = early_user_hvp(x, y, n, tangent)?;
+                Ok((value, gradient.to_vec(), product.to_vec()))
+            },
+            &hessian.iter().map(|row| row.to_vec()).collect::<Vec<_>>(),
+            (value, &gradient),
+        )
+        .expect("finite");
+        assert_eq!(traces(|| drop(early_user_hvp(x, y, n, [1.0, -0.5]))), 0);
+        // (Above 1.5, `x.detach()` stops a path the differences see.)
+        if x <= 1.5 {
+            near_each(
+                &gradient,
+                |q| early_user(q[0], q[1], n),
+                &[x, y],
+                &format!("case {case}"),
+            );
+        }
+    }
 }

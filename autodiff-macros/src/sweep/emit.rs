@@ -375,7 +375,7 @@ fn analysed(
     number: Number,
 ) -> Option<(Program, Names, bool, HashSet<VarId>)> {
     let dual = number == Number::Dual;
-    let Some(mut program) = lower(graph_body, params, half, array_output.is_some(), dual) else {
+    let Some(mut program) = lower(graph_body, params, half, array_output, dual) else {
         super::lower::why("body", graph_body);
         return None;
     };

@@ -15,16 +15,17 @@ use crate::parse::signature::{self, Kind, Param};
 
 /// Lowers `graph_body` (the rewrite's output) with the signature's `params`; for the
 /// halves other sweeps call (`half`), whose reverse half is a function of its own, data
-/// `let`s at the top level are replayed too. `array_output`: the function returns an
-/// array (only halves do), a local tracked array returned as it is. `dual`: for sweeps
+/// `let`s at the top level are replayed too. `output_type`: the array the function returns
+/// (only halves do), with `f64` elements: a local tracked array returned as it is. `dual`: for sweeps
 /// on duals, where data code reads a tracked value's primal through `f64::from`.
 pub(crate) fn lower(
     graph_body: &TokenStream,
     params: &[Param],
     half: bool,
-    array_output: bool,
+    output_type: Option<&TokenStream>,
     dual: bool,
 ) -> Option<Program> {
+    let array_output = output_type.is_some();
     let block: Block = syn::parse2(graph_body.clone()).ok()?;
     // Early `return`s nest the statements after them in blocks (see `returning`), whose
     // `let`s the reverse sweep sees only where it replays them, as the halves' do.
@@ -132,14 +133,17 @@ pub(crate) fn lower(
     }
     let body = body?;
     // Early `return`s (`break 'body v`) assign a result local, the output.
-    if !array_output
-        && body
-            .stmts
-            .iter()
-            .any(|stmt| returned(stmt).is_some() || returns_early(stmt).is_some())
+    if body
+        .stmts
+        .iter()
+        .any(|stmt| returned(stmt).is_some() || returns_early(stmt).is_some())
     {
         let name = Ident::new("__output", Span::mixed_site());
-        let (start, place) = lower.result_local(&name);
+        let (start, place) = match output_type {
+            // (An array of scalars: each return assigns its elements.)
+            Some(ty) => lower.array_result_local(&name, ty)?,
+            None => lower.result_local(&name),
+        };
         let mut stmts = vec![start];
         stmts.extend(lower.returning(&body.stmts, &place)?);
         let output = Value::new(Vec::new(), Operand::Place(place));
@@ -1122,6 +1126,82 @@ impl Lower {
         (start, place)
     }
 
+    /// The result local of a function returning an array of scalars (`[f64; N]`, `N`
+    /// a literal or a const parameter), its elements zero.
+    fn array_result_local(&mut self, name: &Ident, ty: &TokenStream) -> Option<(Stmt, Place)> {
+        let syn::Type::Array(array) = syn::parse2::<syn::Type>(ty.clone()).ok()? else {
+            return None;
+        };
+        if !matches!(&*array.elem, syn::Type::Path(elem) if elem.path.is_ident("f64")) {
+            why("array returned early: only an array of `f64`s is", ty);
+            return None;
+        }
+        let len = &array.len;
+        let zero = quote!([0.0f64; #len]);
+        let var = self.declare(name, false, 1, zero.clone());
+        self.vars[var].lengths = vec![len.to_token_stream()];
+        self.vars[var].mutable = true;
+        Some((Stmt::LetArray { var, init: zero }, Place::whole(var)))
+    }
+
+    /// `return [a, b]` or `return h` (or the tail) of a function returning an array,
+    /// assigned element by element to the result local `place`: a literal's elements
+    /// (each a new value or a copy, as the rewrite writes them); a local array's or a
+    /// call's result's copied (`copy`), in a loop over the length.
+    fn array_returned(&mut self, tail: &Expr, place: &Place) -> Option<Vec<Stmt>> {
+        let element = |index: TokenStream| Place {
+            var: place.var,
+            fields: TokenStream::new(),
+            indices: vec![index],
+        };
+        let mut out = Vec::new();
+        if let Expr::Call(call) = tail {
+            if let (true, [Expr::Array(array)]) = (
+                path_ends(&call.func, "Ok"),
+                &call.args.iter().collect::<Vec<_>>()[..],
+            ) {
+                for (at, elem) in array.elems.iter().enumerate() {
+                    let value = self.value(elem)?;
+                    if self.place_depth(&value.result) != Some(0) {
+                        return None;
+                    }
+                    out.append(&mut self.pending);
+                    out.push(self.assign(element(quote!(#at)), value)?);
+                }
+                return Some(out);
+            }
+        }
+        let value = self.result(tail)?;
+        out.append(&mut self.pending);
+        let Operand::Place(source) = value.result else {
+            return None;
+        };
+        if !value.ops.is_empty() || !source.is_whole() {
+            return None;
+        }
+        let index = Ident::new("__element", Span::mixed_site());
+        let len = self.vars[place.var].lengths.first()?.clone();
+        let from = Place {
+            var: source.var,
+            fields: TokenStream::new(),
+            indices: vec![index.to_token_stream()],
+        };
+        // (The output's type proves its elements scalars.)
+        self.read_as_scalar(&from);
+        let copy = self.copy_value(from);
+        let assign = self.assign(element(index.to_token_stream()), copy)?;
+        out.push(Stmt::For {
+            pat: index.to_token_stream(),
+            iter: quote!(0..#len),
+            length: Vec::new(),
+            body: vec![assign],
+            after: Vec::new(),
+            condition: false,
+            counted: false,
+        });
+        Some(out)
+    }
+
     /// An `if` value into a new local (see [`Lower::result_local`]).
     fn if_local(&mut self, name: &Ident, branch: &syn::ExprIf) -> Option<Vec<Stmt>> {
         let (start, place) = self.result_local(name);
@@ -1147,6 +1227,10 @@ impl Lower {
                 _ => return None,
             };
             let mut out = self.stmts(rest)?;
+            if self.array_output {
+                out.extend(self.array_returned(tail, place)?);
+                return Some(out);
+            }
             let value = self.result(tail)?;
             out.append(&mut self.pending);
             out.push(self.assign(place.clone(), value)?);
