@@ -275,14 +275,16 @@ pub mod parallel;
 /// halves hand it back.
 ///
 /// A statement that copies a tracked scalar (`let v = y;`, `v = y;`, `a[i] = y;`, an arm
-/// of an `if` or `match` valued by a name, an element of a parameter array in an array
-/// literal, `[v[2], 1.0]`) records a `copy`
+/// of an `if` or `match` valued by a name, a name or an element of a parameter array in
+/// an array literal, `[x, v[2], 1.0]`, a repeated value, `[x * 2.0; 3]`, once per
+/// element) records a `copy`
 /// node on the tape: `v` is a variable of its own, as in the compiled sweeps, so what
 /// reads `v` sums into `v`'s adjoint and reaches `y` as one term (slope 1). The gradient
 /// is the same number the chain rule gives either way; the copy is what makes the tape's
 /// order of additions, and so its bits, the sweeps' own, however `y` and `v` are read
-/// and reassigned later. (An element of a `#[param]` struct or slice, whose shape the
-/// attribute cannot see, and a row stay other names of the same nodes.)
+/// and reassigned later. (An element of a `#[param]` struct, whose shape the attribute
+/// cannot see, and a row stay other names of the same nodes; an element of a `#[param]`
+/// slice of `f64`s, `let b = ps[k];`, is a copy, its type showing it is a scalar.)
 /// One value lent to a helper twice (`dot(v, v)`, `mul(x, x)`, `mix([x, y, x])`, or
 /// parts of one array, `mul(w[i], w[j])`, `scale(w, w[1])`) is compiled too: the tape's
 /// node receives both parameters' edges, so the call shares their adjoints: the caller
@@ -291,7 +293,10 @@ pub mod parallel;
 /// has added into them, in the trace's order. A helper takes one value twice when its
 /// differentiated parameters are `f64`s or arrays of them and it lends none of them on
 /// beside another; a call of any other with one value twice is a compile error at the
-/// call, and so is one value lent twice beside a whole parameter struct.
+/// call, and so is one value lent twice beside a whole parameter struct (in an array
+/// literal, `g([x, x], p)`, each element is a copy of its own, so that one compiles).
+/// A helper returning an array may `return` early (`return [x, y * 2.0];`, `return h;`,
+/// `return other(h);`), from branches and loops.
 /// Copies of tracked scalars read again later (`let prev = h; h = f(h);`,
 /// `second = best; best = v;`, `hs[t] = h;`, `best = w[i];`, also in helpers: `m = y;
 /// m * m`) are `copy` operations on both paths (see above). Local arrays of a known

@@ -612,3 +612,63 @@ fn a_relu_net_written_plainly_runs_compiled_bit_for_bit() {
         );
     }
 }
+
+/// Elements of a `#[param]` slice of numbers copied (`let b = ps[0];`, `s = ps[k];`, in a
+/// literal), read again after their source is read on: copies, since the slice's type
+/// shows they are scalars.
+#[differentiable]
+fn slice_copies(#[param] ps: &[f64]) -> f64 {
+    let mut acc = {
+        let b = ps[0];
+        b * ps[1] + b
+    };
+    let mut s = ps[1];
+    for k in 0..ps.len() {
+        if ps[k] > s {
+            s = ps[k];
+        }
+        acc += s * ps[k];
+    }
+    let lit = [ps[0], acc, s];
+    acc * s + lit[0] * lit[2] + ps[0] * s
+}
+
+/// Rows of a `#[param]` slice of rows: a row named (`let r = rows[1];`) stays the row, an
+/// element copied is a copy; the rows lent to a helper.
+#[differentiable]
+fn row_copies(#[param] rows: &[[f64; 2]]) -> f64 {
+    let r = rows[1];
+    let mut m = rows[0][0];
+    for k in 0..rows.len() {
+        m = m * rows[k][1] + r[k % 2];
+    }
+    m * r[0] + energy(rows) * m
+}
+
+#[test]
+fn copies_of_param_slice_elements_run_compiled_and_agree() {
+    let mut rng = XorShift::new(0x5eed_a11a_7e57_0009);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..40 {
+        let ps: Vec<f64> = (0..2 + case % 4).map(|_| next()).collect();
+        let fast = outcome(slice_copies_grad(&ps).map(|(v, g)| (v, g.to_flat())));
+        assert_eq!(fast, graph_of(&ps[..], slice_copies_graph), "case {case}");
+        assert_eq!(traces(|| drop(slice_copies_grad(&ps))), 0, "case {case}");
+        let (value, gradient) = slice_copies_grad(&ps).expect("finite");
+        assert_eq!(value.to_bits(), slice_copies(&ps).to_bits());
+        near_each(&gradient, |q| slice_copies(q), &ps, &format!("case {case}"));
+
+        let rows: Vec<[f64; 2]> = (0..2 + case % 3).map(|_| [next(), next()]).collect();
+        let fast = outcome(row_copies_grad(&rows).map(|(v, g)| (v, g.to_flat())));
+        assert_eq!(fast, graph_of(&rows[..], row_copies_graph), "case {case}");
+        assert_eq!(traces(|| drop(row_copies_grad(&rows))), 0, "case {case}");
+        let (value, gradient) = row_copies_grad(&rows).expect("finite");
+        assert_eq!(value.to_bits(), row_copies(&rows).to_bits());
+        let flat: Vec<f64> = rows.iter().flatten().copied().collect();
+        let moved = |q: &[f64]| {
+            let rows: Vec<[f64; 2]> = q.chunks(2).map(|c| [c[0], c[1]]).collect();
+            row_copies(&rows)
+        };
+        near_each(&gradient.to_flat(), moved, &flat, &format!("case {case}"));
+    }
+}

@@ -58,6 +58,22 @@ impl Param {
             _ => &self.ty,
         }
     }
+
+    /// For a `#[param]` slice of `f64`s or of arrays of them (`&[f64]`, `&[[f64; 2]]`),
+    /// how many indices reach a scalar: its type shows its shape, as a struct's does not.
+    pub(crate) fn slice_depth(&self) -> Option<usize> {
+        fn numbers(ty: &Type) -> Option<usize> {
+            match ungrouped(ty) {
+                Type::Path(path) if path.path.is_ident("f64") => Some(0),
+                Type::Array(array) => numbers(&array.elem).map(|depth| depth + 1),
+                _ => None,
+            }
+        }
+        match (&self.kind, self.shape()) {
+            (Kind::Declared { .. }, Type::Slice(slice)) => numbers(&slice.elem).map(|d| d + 1),
+            _ => None,
+        }
+    }
 }
 
 /// What the function returns.

@@ -145,8 +145,9 @@ pub(crate) struct Rewriter<'a> {
     scans: std::cell::RefCell<std::collections::HashMap<*const Expr, Scan>>,
     /// How many locals [`Rewriter::node`] has bound in this pass.
     parts: std::cell::Cell<usize>,
-    /// Parameters whose shapes the macro cannot see (a `#[param]` struct, a slice): a
-    /// copy of their element stays another name of it (see [`Rewriter::copy_of`]).
+    /// Parameters whose shapes the macro cannot see (a `#[param]` struct, a slice of
+    /// structs): a copy of their element stays another name of it (see
+    /// [`Rewriter::copy_of`]).
     shapeless: Vec<Ident>,
 }
 
@@ -181,7 +182,7 @@ impl Rewriter<'_> {
                     self.declare(ident, Binding::Local);
                 }
                 (Kind::Array | Kind::Declared { .. }, _) => {
-                    if let Kind::Declared { .. } = param.kind {
+                    if let (Kind::Declared { .. }, None) = (&param.kind, param.slice_depth()) {
                         self.shapeless.push(ident.clone());
                     }
                     prologue.extend(quote!(#lend let #ident = &*#lent;));

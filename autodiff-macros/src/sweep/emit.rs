@@ -394,7 +394,7 @@ fn analysed(
         super::lower::why(
             "body's copies: another name of a tracked value that is assigned or read \
              again later in an order the sweeps do not follow (an element of a `#[param]` \
-             struct or slice, `let v = p.w[0];`, a row or a whole array, `let r = m[j];`; \
+             struct, `let v = p.w[0];`, a row or a whole array, `let r = m[j];`; \
              a new value, `let v = p.w[0] * 1.0;`, is always followed)",
             graph_body,
         );

@@ -70,6 +70,7 @@ pub(crate) fn lower(
         scalar_results: std::collections::HashSet::new(),
         numbers: std::collections::HashMap::new(),
         elements: std::collections::HashMap::new(),
+        slice_depths: std::collections::HashMap::new(),
     };
     for param in params {
         let name = param.ident.clone()?;
@@ -112,6 +113,9 @@ pub(crate) fn lower(
             // A parameter struct (or a slice, a `Vec`): places are its fields' elements.
             Kind::Declared { ref shape } if param.mutability.is_none() => {
                 let var = lower.declare(&name, true, UNKNOWN, quote!());
+                if let Some(depth) = param.slice_depth() {
+                    lower.slice_depths.insert(var, depth);
+                }
                 lower.witnesses.insert(var, shape.to_token_stream());
                 lower.bind(&name, Some(Place::whole(var)));
             }
@@ -612,6 +616,9 @@ struct Lower {
     /// Such variables read as scalars, an operand or an assignment's source, with that
     /// many indices: what the trace's types prove about their shapes.
     proven: std::collections::HashSet<(VarId, String, usize)>,
+    /// `#[param]` slices of numbers, whose depth their type shows (see
+    /// `Param::slice_depth`), though their places stay of [`UNKNOWN`] depth.
+    slice_depths: std::collections::HashMap<VarId, usize>,
     /// Reads of such variables that the sweeps write as scalars: each must be proven.
     needs: Vec<(VarId, String, usize)>,
     /// Scalar locals started as copies of such places, with the place: a copy read as a
@@ -2221,7 +2228,16 @@ impl Lower {
         let Operand::Place(place) = self.operand(expr, ops)? else {
             return None;
         };
-        let depth = self.vars[place.var].depth;
+        let depth = match self.slice_depths.get(&place.var) {
+            Some(&depth) if place.fields.is_empty() => {
+                // (A scalar by the slice's type.)
+                if depth == place.indices.len() {
+                    self.read_as_scalar(&place);
+                }
+                depth
+            }
+            _ => self.vars[place.var].depth,
+        };
         if depth != UNKNOWN && depth > place.indices.len() {
             return Some(Operand::Place(place));
         }
