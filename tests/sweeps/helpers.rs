@@ -672,3 +672,53 @@ fn copies_of_param_slice_elements_run_compiled_and_agree() {
         near_each(&gradient.to_flat(), moved, &flat, &format!("case {case}"));
     }
 }
+
+#[differentiable]
+fn times(x: f64, y: f64) -> f64 {
+    x * y
+}
+
+/// A helper lent elements of a parameter struct's fields, its result compared in a
+/// condition with an early `return` (the condition reads the elements' values, which
+/// proves them scalars).
+#[differentiable]
+fn guarded(#[param] p: &Lent) -> f64 {
+    if times(p.x, p.w[1]) < 0.0 {
+        return p.x * 2.0;
+    }
+    let c = times(p.x, p.b[1][0]);
+    if c > 0.25 {
+        return c * p.w[2];
+    }
+    p.w[0] * c
+}
+
+#[test]
+fn struct_elements_read_in_conditions_run_compiled_and_agree() {
+    let mut rng = XorShift::new(0x5eed_a11a_7e57_000a);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..40 {
+        let p = Lent {
+            w: [next(), next(), next(), next()],
+            b: [[next(), next()], [next(), next()]],
+            v: Vec::new(),
+            x: next(),
+        };
+        let fast = outcome(guarded_grad(&p).map(|(v, g)| (v, g.to_flat())));
+        assert_eq!(fast, graph_of(&p, guarded_graph), "case {case}");
+        assert_eq!(traces(|| drop(guarded_grad(&p))), 0, "case {case}");
+        let (value, gradient) = guarded_grad(&p).expect("finite");
+        assert_eq!(value.to_bits(), guarded(&p).to_bits());
+        let moved = |q: &[f64]| {
+            let mut moved = p.clone();
+            moved.read_flat(q).expect("the same shape");
+            guarded(&moved)
+        };
+        near_each(
+            &gradient.to_flat(),
+            moved,
+            &p.to_flat(),
+            &format!("case {case}"),
+        );
+    }
+}

@@ -3617,7 +3617,13 @@ impl VisitMut for PrimalReads<'_> {
         if let Expr::MethodCall(call) = expr {
             if is_backend(&call.receiver) && call.method == "value" && call.args.len() == 1 {
                 let place = self.lower.place(strip_reference(&call.args[0]));
+                // (`Backend::value` takes one scalar: where the macro cannot see the
+                // place's shape, the trace's types prove it one.)
                 let scalar = place.as_ref().is_some_and(|place| {
+                    if self.lower.vars[place.var].depth == UNKNOWN {
+                        self.lower.read_as_scalar(place);
+                        return true;
+                    }
                     self.lower.place_depth(&Operand::Place(place.clone())) == Some(0)
                 });
                 match place {
