@@ -1363,3 +1363,58 @@ fn helpers_returning_arrays_early_run_compiled_and_agree() {
         }
     }
 }
+
+/// A `return` from inside a loop whose body reads a local kept for its reverse (`t`),
+/// before a nested loop: the iteration that returns keeps it too. (Until this was fixed,
+/// a call that returned after one that did not took the other call's kept value back:
+/// a silently wrong gradient.)
+#[differentiable]
+fn returns_mid_loop(x: f64, w: [f64; 3]) -> f64 {
+    let mut acc = w[0] + w[1] - 0.5;
+    for _ in 0..1 {
+        let t = acc * -1.0;
+        if acc < 0.0 {
+            return acc * 3.0;
+        }
+        for _ in 0..1 {
+            acc = t + x;
+        }
+    }
+    acc - x
+}
+
+/// Two calls, the first not returning early and the second returning (or the reverse).
+#[differentiable]
+fn returns_twice(x: f64, y: f64) -> f64 {
+    let a = returns_mid_loop(x * 0.5, [2.0, x * y, 0.5]);
+    let b = returns_mid_loop(x * 0.5, [2.0, a * 1.0, 0.5]);
+    let c = returns_mid_loop(y, [2.0, y - 3.0, x]);
+    b - x + c * a
+}
+
+#[test]
+fn a_return_mid_loop_keeps_what_its_reverse_takes() {
+    let mut rng = XorShift::new(0xc0_47e0_5eed_0002);
+    let mut next = move || rng.unit() * 4.0 - 2.0;
+    for case in 0..60 {
+        let (x, y) = (next(), next());
+        let fast = outcome(returns_twice_grad(x, y).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&[x, y], |t| returns_twice_graph(&t[0], &t[1]));
+        assert_eq!(fast, checked, "case {case}");
+        assert_eq!(traces(|| drop(returns_twice_grad(x, y))), 0, "case {case}");
+        let w = [next(), next(), next()];
+        let at = [x, w[0], w[1], w[2]];
+        let fast = outcome(returns_mid_loop_grad(x, w).map(|(v, g)| (v, g.to_vec())));
+        let checked = graph_of(&at, |t| {
+            returns_mid_loop_graph(&t[0], &[t[1].clone(), t[2].clone(), t[3].clone()])
+        });
+        assert_eq!(fast, checked, "case {case}");
+        let (_, gradient) = returns_twice_grad(x, y).expect("finite");
+        near_each(
+            &gradient,
+            |q| returns_twice(q[0], q[1]),
+            &[x, y],
+            &format!("case {case}"),
+        );
+    }
+}

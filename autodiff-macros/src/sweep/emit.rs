@@ -1237,7 +1237,24 @@ impl<'a> Emit<'a> {
 
     /// A nested block: its statements, then its copies' counts kept (see [`versioned`]).
     fn forward_block(&mut self, stmts: &[Stmt], in_loop: bool) -> Option<TokenStream> {
-        let mut out = self.forward_stmts(stmts, in_loop)?;
+        self.forward_body(stmts, in_loop, false)
+    }
+
+    /// [`forward_block`](Self::forward_block) of a loop's body, whose last statement may
+    /// `break` if `counted` (see [`Stmt::For::counted`]): what the block keeps for its
+    /// reverse is kept before that statement, so that the iteration that breaks keeps it
+    /// too, as the reverse sweep takes it back for every iteration that ran.
+    fn forward_body(
+        &mut self,
+        stmts: &[Stmt],
+        in_loop: bool,
+        counted: bool,
+    ) -> Option<TokenStream> {
+        let (body, last) = match (counted, stmts.split_last()) {
+            (true, Some((last, body))) => (body, Some(last)),
+            _ => (stmts, None),
+        };
+        let mut out = self.forward_stmts(body, in_loop)?;
         out.extend(self.keep_versions(stmts));
         let stack = stack();
         for var in self.restored(stmts) {
@@ -1249,6 +1266,9 @@ impl<'a> Emit<'a> {
                     quote!(::scalar_autodiff::__private::Numbers::keep(&#primal, #stack);)
                 }
             });
+        }
+        if let Some(last) = last {
+            out.extend(self.forward_stmt(last, in_loop)?);
         }
         Some(out)
     }
@@ -1484,7 +1504,7 @@ impl<'a> Emit<'a> {
                     lengths.extend(quote!(let #name: usize = (#place).len();));
                 }
                 self.looping += 1;
-                let body = self.forward_block(body, true);
+                let body = self.forward_body(body, true, *counted);
                 self.looping -= 1;
                 let body = body?;
                 // The running sums the loop left unchecked.
