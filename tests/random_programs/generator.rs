@@ -613,11 +613,8 @@ use super::support::{grad_outcome, graph_outcome, Outcome, Program};
 /// generator, find the functions that need it by writing every function without `tape`
 /// and building (`cargo check --tests`): the errors name them.
 pub const ON_THE_TAPE: &[&str] = &[
-    "arr038", "arr127", "arr141", "arr171", "f002", "f031", "f043", "f050", "f052", "f053", "f055",
-    "f060", "f062", "f063", "f066", "f067", "f068", "f069", "f073", "f076", "f083", "f086", "f087",
-    "f088", "f093", "f098", "f099", "f101", "f102", "f106", "f107", "f110", "f112", "f113", "f114",
-    "f115", "f116", "f117", "f120", "f123", "f126", "f128", "f131", "f143", "f145", "f147", "f148",
-    "f150", "f153", "f162", "f163", "f166", "f167", "f169", "f170", "f177", "m048", "m132",
+    "arr127", "f031", "f043", "f055", "f060", "f063", "f088", "f112", "f113", "f115", "f162",
+    "m132",
 ];
 
 /// The function's text: attribute, signature, body.
