@@ -1282,7 +1282,7 @@ fn early_pair(x: f64, y: f64, n: usize) -> [f64; 2] {
     }
     for k in 0..n {
         if x > 0.5 {
-            acc = y * acc;
+            acc *= y;
         } else if k > 1 {
             acc = -0.5;
         }
@@ -1309,7 +1309,7 @@ fn early_rows<const N: usize>(x: [f64; N], k: usize) -> [f64; N] {
     if k > 1 {
         return h;
     }
-    h[0] = h[0] * x[N - 1];
+    h[0] *= x[N - 1];
     if k > 0 {
         return doubled(h);
     }
@@ -1368,6 +1368,7 @@ fn helpers_returning_arrays_early_run_compiled_and_agree() {
 /// before a nested loop: the iteration that returns keeps it too. (Until this was fixed,
 /// a call that returned after one that did not took the other call's kept value back:
 /// a silently wrong gradient.)
+#[allow(clippy::neg_multiply)] // (`-acc` is kept too; this is the form that failed.)
 #[differentiable]
 fn returns_mid_loop(x: f64, w: [f64; 3]) -> f64 {
     let mut acc = w[0] + w[1] - 0.5;

@@ -656,7 +656,7 @@ fn copies_of_param_slice_elements_run_compiled_and_agree() {
         assert_eq!(traces(|| drop(slice_copies_grad(&ps))), 0, "case {case}");
         let (value, gradient) = slice_copies_grad(&ps).expect("finite");
         assert_eq!(value.to_bits(), slice_copies(&ps).to_bits());
-        near_each(&gradient, |q| slice_copies(q), &ps, &format!("case {case}"));
+        near_each(&gradient, slice_copies, &ps, &format!("case {case}"));
 
         let rows: Vec<[f64; 2]> = (0..2 + case % 3).map(|_| [next(), next()]).collect();
         let fast = outcome(row_copies_grad(&rows).map(|(v, g)| (v, g.to_flat())));
