@@ -2242,19 +2242,12 @@ impl Lower {
             return Some(Operand::Place(place));
         }
         // (A place whose shape only rustc knows must be read as a scalar somewhere.)
-        let operand = Operand::Place(place);
-        if self.place_depth(&operand) != Some(0) {
+        if self.place_depth(&Operand::Place(place.clone())) != Some(0) {
             return None;
         }
-        let id = self.next_op();
-        ops.push(Op {
-            id,
-            method: Ident::new("copy", Span::call_site()),
-            operands: vec![operand],
-            exponent: None,
-            live: true,
-        });
-        Some(Operand::Temp(id))
+        let copy = self.copy_value(place);
+        ops.extend(copy.ops);
+        Some(copy.result)
     }
 
     /// The source of `value` if it is a [`copied_place`](Self::copied_place) of a place
@@ -3917,33 +3910,13 @@ fn pushes(stmts: &[Stmt], var: VarId) -> bool {
     })
 }
 
-/// `repeat::<_, { n }>(e)` (the rewrite's `[e; n]` of a tracked value) as `(e, n)`.
+/// `repeat::<_, { n }>(e)` (the rewrite's `[e; n]` of data beside tracked values) as
+/// `(e, n)`.
 fn repeat_call(expr: &Expr) -> Option<(&Expr, &Expr)> {
     let Expr::Call(call) = expr else {
         return None;
     };
-    let Expr::Path(func) = &*call.func else {
-        return None;
-    };
-    let last = func.path.segments.last()?;
-    if last.ident != "repeat" || call.args.len() != 1 {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
-        return None;
-    };
-    let len = match generics.args.iter().nth(1)? {
-        syn::GenericArgument::Const(len) => len,
-        _ => return None,
-    };
-    let len = match len {
-        Expr::Block(block) if block.block.stmts.len() == 1 => match &block.block.stmts[0] {
-            SynStmt::Expr(inner, None) => inner,
-            _ => return None,
-        },
-        other => other,
-    };
-    Some((&call.args[0], len))
+    repeat_of(call, "repeat", 1)
 }
 
 /// `repeated::<_, _, { n }>(__backend, &e)?`, `[e; n]` of a tracked value (`n` copies of
@@ -3955,17 +3928,28 @@ fn repeated_call(expr: &Expr) -> Option<(&Expr, &Expr)> {
     let Expr::Call(call) = &*attempt.expr else {
         return None;
     };
+    let (elem, len) = repeat_of(call, "repeated", 2)?;
+    Some((strip_reference(elem), len))
+}
+
+/// A call of the runtime's function `name` taking `arguments`, whose last argument is
+/// the element and whose last generic argument the length (as written, braces removed).
+fn repeat_of<'e>(
+    call: &'e syn::ExprCall,
+    name: &str,
+    arguments: usize,
+) -> Option<(&'e Expr, &'e Expr)> {
     let Expr::Path(func) = &*call.func else {
         return None;
     };
     let last = func.path.segments.last()?;
-    if last.ident != "repeated" || call.args.len() != 2 {
+    if last.ident != name || call.args.len() != arguments {
         return None;
     }
     let syn::PathArguments::AngleBracketed(generics) = &last.arguments else {
         return None;
     };
-    let len = match generics.args.iter().nth(2)? {
+    let len = match generics.args.last()? {
         syn::GenericArgument::Const(len) => len,
         _ => return None,
     };
@@ -3976,7 +3960,7 @@ fn repeated_call(expr: &Expr) -> Option<(&Expr, &Expr)> {
         },
         other => other,
     };
-    Some((strip_reference(&call.args[1]), len))
+    Some((call.args.last()?, len))
 }
 
 /// `repeat::<_, { n }>(constant(..))` with a literal `n`: a row of data, as `(e, n)`.
