@@ -6,6 +6,7 @@
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{quote, ToTokens};
 use syn::visit_mut::VisitMut;
+use syn::visit::Visit;
 use syn::{Block, Expr, Pat, Stmt as SynStmt};
 
 use super::ir::{Arg, Data, Op, Operand, Place, Program, Stmt, Value, Var, VarId, UNKNOWN};
@@ -71,6 +72,8 @@ pub(crate) fn lower(
         numbers: std::collections::HashMap::new(),
         elements: std::collections::HashMap::new(),
         slice_depths: std::collections::HashMap::new(),
+        indexed: indexed_names(&block),
+        array_aliases: Vec::new(),
     };
     for param in params {
         let name = param.ident.clone()?;
@@ -210,6 +213,16 @@ impl Lower {
         for (var, source) in std::mem::take(&mut self.copied_from) {
             if self.proven.contains(&(var, String::new(), 0)) {
                 self.proven.insert(source);
+            }
+        }
+        // A call's result copied whole as an array (see `local`) must be one: read as a
+        // scalar at some depth below its own.
+        for &var in &self.array_aliases {
+            let array = |(read, fields, depth): &(VarId, String, usize)| {
+                *read == var && fields.is_empty() && *depth > 0
+            };
+            if !self.proven.iter().any(array) {
+                return None;
             }
         }
         // Where a call's result is copied as a scalar, the trace's types must say it is one:
@@ -650,6 +663,11 @@ struct Lower {
     numbers: std::collections::HashMap<String, Option<Numeric>>,
     /// The same of data parameters' elements (`xs: &[f64]`), for `xs[k]`.
     elements: std::collections::HashMap<String, Numeric>,
+    /// The names the body indexes somewhere (`a[0]`).
+    indexed: std::collections::HashSet<String>,
+    /// Another function's results copied whole under a name the body indexes (`let a =
+    /// h;`, see [`Lower::local`]): each must be proven an array.
+    array_aliases: Vec<VarId>,
 }
 
 /// What a data expression's type is, as the body shows it (for a value a helper's halves
@@ -1445,6 +1463,16 @@ impl Lower {
             self.bind(&name, Some(place));
             return Some(Vec::new());
         }
+        // `let a = h;` of another function's whole result, `a` indexed later: an array,
+        // which the trace's copy leaves the same nodes, so `a` is another name of `h`
+        // (`finish` checks that the trace's types prove it an array).
+        if let Some(source) = self.copied_call_result(expr) {
+            if !mutable && self.indexed.contains(&name.to_string()) {
+                self.array_aliases.push(source);
+                self.bind(&name, Some(Place::whole(source)));
+                return Some(Vec::new());
+            }
+        }
         let value = self.value(expr)?;
         // `let y = x;` of an unchanging scalar: `y` is another name of `x`'s node.
         if let (false, Operand::Place(place), true) = (mutable, &value.result, value.ops.is_empty())
@@ -2221,6 +2249,23 @@ impl Lower {
         }
     }
 
+    /// The variable of `copied(__backend, &h)?`, where `h` is another function's whole
+    /// result, unchanged, of a shape the macro cannot see.
+    fn copied_call_result(&mut self, expr: &Expr) -> Option<VarId> {
+        let Expr::Try(attempt) = expr else {
+            return None;
+        };
+        let Expr::Call(call) = &*attempt.expr else {
+            return None;
+        };
+        if !is_private(&call.func, "copied") || call.args.len() != 2 {
+            return None;
+        }
+        let place = self.place(strip_reference(&call.args[1]))?;
+        let var = &self.vars[place.var];
+        (place.is_whole() && var.call && var.depth == UNKNOWN && !var.mutable).then_some(place.var)
+    }
+
     /// `copied(__backend, &place)?`, a statement's copy (`let v = y;`): a scalar's is an
     /// operation of its own, `copy` (the trace's node, with slope 1); a row's or an
     /// array's is another name of the same place, as the trace's is.
@@ -2659,11 +2704,35 @@ impl Lower {
                     let var = &self.vars[place.var];
                     let scalar =
                         var.depth == 0 && place.indices.is_empty() && place.fields.is_empty();
-                    (scalar && !var.param && !held.contains(&place.var)).then_some(place.var)
+                    (scalar && !var.param && !held.contains(&place.key())).then_some(place)
                 }
                 _ => None,
             };
-            held.extend(local);
+            // An element of a local array or of another function's result at a constant
+            // index (`[a[0] * x, a[1]]`): the output's element is that scalar, read once,
+            // as a local's is. (The output's type proves it a scalar.)
+            let element = match &value.result {
+                Operand::Place(place) if tail && value.ops.is_empty() && local.is_none() => {
+                    let var = &self.vars[place.var];
+                    let constant = place.indices.iter().all(|index| {
+                        matches!(syn::parse2::<syn::LitInt>(index.clone()), Ok(_))
+                    });
+                    let depth = var.depth == UNKNOWN || var.depth == place.indices.len();
+                    (!place.indices.is_empty()
+                        && place.fields.is_empty()
+                        && constant
+                        && depth
+                        && !var.param
+                        && !held.contains(&place.key()))
+                    .then_some(place)
+                }
+                _ => None,
+            };
+            let local = local.or(element).cloned();
+            if let Some(place) = &local {
+                self.read_as_scalar(place);
+                held.push(place.key());
+            }
             let place = Place {
                 var,
                 fields: TokenStream::new(),
@@ -2671,7 +2740,7 @@ impl Lower {
             };
             // A tracked scalar as it is, lent to a call: seeded (see `Stmt::Call::seeds`).
             // (A changing index is kept, see `keep_indices`.)
-            if let (false, None, Operand::Place(source)) = (tail, local, &value.result) {
+            if let (false, None, Operand::Place(source)) = (tail, &local, &value.result) {
                 if self.place_depth(&value.result) != Some(0) {
                     why(what, &quote!(#blame #elem));
                     return None;
@@ -3665,6 +3734,24 @@ impl Elements {
 
 /// `expr` without the parentheses and the `Clone::clone(&..)` the rewrite wraps a lent
 /// row in.
+/// The names `block` indexes somewhere (`a[i]`, `a[i][j]`).
+fn indexed_names(block: &Block) -> std::collections::HashSet<String> {
+    struct Indexed(std::collections::HashSet<String>);
+    impl<'ast> Visit<'ast> for Indexed {
+        fn visit_expr_index(&mut self, index: &'ast syn::ExprIndex) {
+            if let Expr::Path(path) = strip_parens(&index.expr) {
+                if let Some(ident) = path.path.get_ident() {
+                    self.0.insert(ident.to_string());
+                }
+            }
+            syn::visit::visit_expr_index(self, index);
+        }
+    }
+    let mut indexed = Indexed(std::collections::HashSet::new());
+    indexed.visit_block(block);
+    indexed.0
+}
+
 fn uncloned(expr: &Expr) -> &Expr {
     match strip_parens(expr) {
         Expr::Call(call) if path_ends(&call.func, "clone") && call.args.len() == 1 => {
