@@ -574,6 +574,67 @@ pub fn copied<B: Backend, T: Copied<B::Value>>(backend: &B, value: &T) -> Result
     value.copied(backend)
 }
 
+/// A tracked value that changes later, copied whole by a statement (`let prev = h;` of a
+/// `let mut h`): each scalar becomes a `copy` node of its own, as [`copied`] makes of a
+/// scalar, so that the copy keeps `h`'s values of that moment as variables of their own,
+/// which the compiled sweeps (a function's halves too) follow element by element.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be copied into a tracked variable",
+    label = "this value is copied here",
+    note = "in a #[differentiable] function, a tracked variable holds an `f64`, an array of \
+            them or a `Vec` of such rows"
+)]
+pub trait CopiedEach<V>: Sized {
+    /// The copy, recorded on `backend`.
+    fn copied_each<B: Backend<Value = V>>(&self, backend: &B) -> Result<Self>;
+}
+
+macro_rules! scalar_copied_each {
+    ($([$($generics:tt)*] $value:ty;)*) => {$(
+        impl<$($generics)*> CopiedEach<$value> for $value {
+            #[inline(always)]
+            #[track_caller]
+            fn copied_each<B: Backend<Value = $value>>(&self, backend: &B) -> Result<Self> {
+                backend.copy(self)
+            }
+        }
+    )*};
+}
+
+scalar_copied_each! {
+    [] f64;
+    [] crate::scalar::Scalar;
+    ['t] Id<'t>;
+    [] Dual;
+}
+
+impl<V, T: CopiedEach<V> + Clone, const N: usize> CopiedEach<V> for [T; N] {
+    #[inline(always)]
+    fn copied_each<B: Backend<Value = V>>(&self, backend: &B) -> Result<Self> {
+        let mut out = self.clone();
+        for (copy, element) in out.iter_mut().zip(self) {
+            *copy = element.copied_each(backend)?;
+        }
+        Ok(out)
+    }
+}
+
+impl<V, T: CopiedEach<V>> CopiedEach<V> for Vec<T> {
+    #[inline(always)]
+    fn copied_each<B: Backend<Value = V>>(&self, backend: &B) -> Result<Self> {
+        self.iter()
+            .map(|element| element.copied_each(backend))
+            .collect()
+    }
+}
+
+/// `value`, copied whole by a statement of a generated body (see [`CopiedEach`]).
+#[inline(always)]
+#[track_caller]
+pub fn copied_each<B: Backend, T: CopiedEach<B::Value>>(backend: &B, value: &T) -> Result<T> {
+    value.copied_each(backend)
+}
+
 /// Data beside tracked values in an array literal: an `f64`, or a row of them (`[r, m[k]]`
 /// after `let r = [0.5, 2.0];`), which enters the graph as constants of its shape.
 #[diagnostic::on_unimplemented(

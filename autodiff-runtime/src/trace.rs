@@ -756,7 +756,8 @@ macro_rules! backend {
             /// A node of this backend's graph (a scalar: its shape is `f64`).
             type Value: Clone
                 + crate::generated::Untracked<Shape = f64>
-                + crate::generated::Copied<Self::Value>;
+                + crate::generated::Copied<Self::Value>
+                + crate::generated::CopiedEach<Self::Value>;
             /// An untracked leaf.
             #[track_caller]
             fn constant(&self, value: f64) -> Result<Self::Value>;

@@ -456,7 +456,12 @@ impl Rewriter<'_> {
                 if !value.is_valid() {
                     return TokenStream::new();
                 }
-                let owned = self.copy_of(&value);
+                // (Into a whole variable, an element of a `#[param]` struct is copied too:
+                // the variable's other values show its shape, see `sweep::lower`.)
+                let owned = match unparenthesized(target) {
+                    Expr::Path(path) if path.path.get_ident().is_some() => value.copied(),
+                    _ => self.copy_of(&value),
+                };
                 quote_spanned!(assign.eq_token.span=> #place = #owned #semi)
             }
             Target::Plain(key) => {

@@ -98,13 +98,20 @@ impl Value {
     }
 
     /// The value as a statement copies it into a tracked variable (`let v = y;`,
-    /// `v = y;`, `a[i] = y;`, see `Rewriter::copy_of`): a name or an element becomes a node of its own where it is
-    /// a scalar (`__private::copied`), so that the variable's reads sum apart from the
-    /// source's, as the compiled sweeps' variables do; anything else as [`owned`](Self::owned).
+    /// `v = y;`, `a[i] = y;`, see `Rewriter::copy_of`): a name or an element becomes a
+    /// node of its own where it is a scalar (`__private::copied`), so that the variable's
+    /// reads sum apart from the source's, as the compiled sweeps' variables do, and a
+    /// local that changes later becomes one for each of its scalars
+    /// (`__private::copied_each`); anything else as [`owned`](Self::owned).
     pub(crate) fn copied(&self) -> TokenStream {
         match self {
-            Value::Name(_, Binding::Param | Binding::Local | Binding::Fixed)
-            | Value::Element(_) => {
+            // (A local that changes later, an array too: each scalar a copy of its own,
+            // see `__private::CopiedEach`.)
+            Value::Name(_, Binding::Local) => {
+                let (backend, operand) = (backend(), self.operand());
+                quote!(::scalar_autodiff::__private::copied_each(#backend, #operand)?)
+            }
+            Value::Name(_, Binding::Param | Binding::Fixed) | Value::Element(_) => {
                 let (backend, operand) = (backend(), self.operand());
                 quote!(::scalar_autodiff::__private::copied(#backend, #operand)?)
             }

@@ -5,8 +5,8 @@
 
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{quote, ToTokens};
-use syn::visit_mut::VisitMut;
 use syn::visit::Visit;
+use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, Pat, Stmt as SynStmt};
 
 use super::ir::{Arg, Data, Op, Operand, Place, Program, Stmt, Value, Var, VarId, UNKNOWN};
@@ -73,6 +73,7 @@ pub(crate) fn lower(
         elements: std::collections::HashMap::new(),
         slice_depths: std::collections::HashMap::new(),
         indexed: indexed_names(&block),
+        mentions: mention_counts(&block),
         array_aliases: Vec::new(),
     };
     for param in params {
@@ -665,6 +666,8 @@ struct Lower {
     elements: std::collections::HashMap<String, Numeric>,
     /// The names the body indexes somewhere (`a[0]`).
     indexed: std::collections::HashSet<String>,
+    /// How often the body mentions each name.
+    mentions: std::collections::HashMap<String, usize>,
     /// Another function's results copied whole under a name the body indexes (`let a =
     /// h;`, see [`Lower::local`]): each must be proven an array.
     array_aliases: Vec<VarId>,
@@ -1463,6 +1466,24 @@ impl Lower {
             self.bind(&name, Some(place));
             return Some(Vec::new());
         }
+        // `let prev = h;` of a local array of a known length that changes later: a copy of
+        // each element (`copied_each`), as the trace's.
+        if let Some((source, count)) = self.copied_each_array(expr) {
+            let (var, start) = self.zeros_local(&name, count);
+            self.vars[var].mutable = mutable;
+            let mut stmts = vec![start];
+            for at in 0..count {
+                let element = |var| Place {
+                    var,
+                    fields: TokenStream::new(),
+                    indices: vec![quote!(#at)],
+                };
+                let copy = self.copy_value(element(source));
+                stmts.push(self.assign(element(var), copy)?);
+            }
+            self.bind(&name, Some(Place::whole(var)));
+            return Some(stmts);
+        }
         // `let a = h;` of another function's whole result, `a` indexed later: an array,
         // which the trace's copy leaves the same nodes, so `a` is another name of `h`
         // (`finish` checks that the trace's types prove it an array).
@@ -1471,6 +1492,20 @@ impl Lower {
                 self.array_aliases.push(source);
                 self.bind(&name, Some(Place::whole(source)));
                 return Some(Vec::new());
+            }
+        }
+        // `let t = h[0];` of a place whose shape only rustc knows, `t` never mentioned
+        // again: a copy the output never reaches, which the trace's reverse pass never
+        // visits, so the sweeps need not compute it (nor know whether it is a scalar).
+        if self.mentions.get(&name.to_string()) == Some(&1) {
+            if let Some(place) = self.copied_unknown(expr) {
+                let constant = place
+                    .indices
+                    .iter()
+                    .all(|index| matches!(syn::parse2::<syn::LitInt>(index.clone()), Ok(_)));
+                if constant {
+                    return Some(Vec::new());
+                }
             }
         }
         let value = self.value(expr)?;
@@ -2048,6 +2083,18 @@ impl Lower {
         // the place is a scalar (it is read as one somewhere).
         if self.vars[place.var].call && self.vars[place.var].depth == UNKNOWN {
             self.needs.push(place.key());
+            // (A new scalar assigned there proves it: rustc types the place as the value.)
+            let scalar = match &value.result {
+                Operand::Temp(_) => true,
+                Operand::Place(source) => {
+                    let depth = self.vars[source.var].depth;
+                    depth != UNKNOWN && depth == source.indices.len()
+                }
+                Operand::Data(_) => false,
+            };
+            if scalar {
+                self.read_as_scalar(&place);
+            }
         }
         let var = &mut self.vars[place.var];
         let unknown = var.depth == UNKNOWN && (self.shaped.contains(&place.var) || var.call);
@@ -2191,7 +2238,7 @@ impl Lower {
             Expr::Try(attempt) => match &*attempt.expr {
                 Expr::MethodCall(call) if is_backend(&call.receiver) => self.backend_op(call, ops),
                 Expr::Call(call) if is_constant(&call.func) => self.constant(call),
-                Expr::Call(call) if is_private(&call.func, "copied") && call.args.len() == 2 => {
+                Expr::Call(call) if is_copy(&call.func) && call.args.len() == 2 => {
                     self.copied_place(&call.args[1], ops)
                 }
                 // A call of another `#[differentiable]` function runs first, as a
@@ -2252,18 +2299,42 @@ impl Lower {
     /// The variable of `copied(__backend, &h)?`, where `h` is another function's whole
     /// result, unchanged, of a shape the macro cannot see.
     fn copied_call_result(&mut self, expr: &Expr) -> Option<VarId> {
+        let place = self.copied_unknown(expr)?;
+        let var = &self.vars[place.var];
+        (place.is_whole() && var.call && !var.mutable).then_some(place.var)
+    }
+
+    /// The source of `copied_each(__backend, &h)?` and its length, where `h` is a whole
+    /// local array of a known length (see [`Lower::copied_array`]).
+    fn copied_each_array(&mut self, expr: &Expr) -> Option<(VarId, usize)> {
         let Expr::Try(attempt) = expr else {
             return None;
         };
         let Expr::Call(call) = &*attempt.expr else {
             return None;
         };
-        if !is_private(&call.func, "copied") || call.args.len() != 2 {
+        if !is_private(&call.func, "copied_each") || call.args.len() != 2 {
             return None;
         }
         let place = self.place(strip_reference(&call.args[1]))?;
-        let var = &self.vars[place.var];
-        (place.is_whole() && var.call && var.depth == UNKNOWN && !var.mutable).then_some(place.var)
+        let count = self.copied_array(&place)?;
+        Some((place.var, count))
+    }
+
+    /// The place of `copied(__backend, &place)?`, where the place's variable has a shape
+    /// the macro cannot see.
+    fn copied_unknown(&mut self, expr: &Expr) -> Option<Place> {
+        let Expr::Try(attempt) = expr else {
+            return None;
+        };
+        let Expr::Call(call) = &*attempt.expr else {
+            return None;
+        };
+        if !is_copy(&call.func) || call.args.len() != 2 {
+            return None;
+        }
+        let place = self.place(strip_reference(&call.args[1]))?;
+        (self.vars[place.var].depth == UNKNOWN).then_some(place)
     }
 
     /// `copied(__backend, &place)?`, a statement's copy (`let v = y;`): a scalar's is an
@@ -2714,9 +2785,10 @@ impl Lower {
             let element = match &value.result {
                 Operand::Place(place) if tail && value.ops.is_empty() && local.is_none() => {
                     let var = &self.vars[place.var];
-                    let constant = place.indices.iter().all(|index| {
-                        matches!(syn::parse2::<syn::LitInt>(index.clone()), Ok(_))
-                    });
+                    let constant = place
+                        .indices
+                        .iter()
+                        .all(|index| matches!(syn::parse2::<syn::LitInt>(index.clone()), Ok(_)));
                     let depth = var.depth == UNKNOWN || var.depth == place.indices.len();
                     (!place.indices.is_empty()
                         && place.fields.is_empty()
@@ -3267,6 +3339,15 @@ impl Lower {
     /// `.len()`, a comparison; a name bound as one of these. `None` where it shows
     /// neither.
     fn numeric(&self, expr: &Expr) -> Option<Numeric> {
+        self.numeric_in(expr, &mut Vec::new())
+    }
+
+    /// [`Lower::numeric`] inside blocks that bind `scope`'s names, innermost last.
+    fn numeric_in(
+        &self,
+        expr: &Expr,
+        scope: &mut Vec<(String, Option<Numeric>)>,
+    ) -> Option<Numeric> {
         match expr {
             Expr::Lit(lit) => match &lit.lit {
                 syn::Lit::Float(float) => Some(Numeric::Float(match float.suffix() {
@@ -3281,11 +3362,11 @@ impl Lower {
                 syn::Lit::Bool(_) => Some(Numeric::Other),
                 _ => None,
             },
-            Expr::Paren(paren) => self.numeric(&paren.expr),
-            Expr::Group(group) => self.numeric(&group.expr),
+            Expr::Paren(paren) => self.numeric_in(&paren.expr, scope),
+            Expr::Group(group) => self.numeric_in(&group.expr, scope),
             Expr::Cast(cast) => Numeric::of_type(&cast.ty),
             Expr::Unary(unary) if !matches!(unary.op, syn::UnOp::Deref(_)) => {
-                self.numeric(&unary.expr)
+                self.numeric_in(&unary.expr, scope)
             }
             Expr::Binary(binary) => match binary.op {
                 syn::BinOp::Eq(_)
@@ -3297,11 +3378,11 @@ impl Lower {
                 | syn::BinOp::And(_)
                 | syn::BinOp::Or(_) => Some(Numeric::Other),
                 // (A shift's type is its left operand's.)
-                syn::BinOp::Shl(_) | syn::BinOp::Shr(_) => self.numeric(&binary.left),
+                syn::BinOp::Shl(_) | syn::BinOp::Shr(_) => self.numeric_in(&binary.left, scope),
                 _ => {
                     // Both operands have the type (no `f64 * &f64` can be told apart).
-                    let left = self.numeric(&binary.left);
-                    let right = self.numeric(&binary.right);
+                    let left = self.numeric_in(&binary.left, scope);
+                    let right = self.numeric_in(&binary.right, scope);
                     match (left, right) {
                         (Some(left), Some(right)) => left.same(&right).then_some(left),
                         (known, None) | (None, known) => known,
@@ -3316,7 +3397,7 @@ impl Lower {
                 // Methods of a number that keep its type.
                 "ceil" | "floor" | "round" | "trunc" | "abs" | "sqrt" | "powi" | "powf" | "exp"
                 | "ln" | "max" | "min" | "clamp" | "signum" | "fract" | "sin" | "cos" | "tanh" => {
-                    self.numeric(&call.receiver)
+                    self.numeric_in(&call.receiver, scope)
                 }
                 _ => None,
             },
@@ -3336,8 +3417,39 @@ impl Lower {
                 let name = path.path.get_ident()?.to_string();
                 self.elements.get(&name).cloned()
             }
+            // `{ let b = c; b * c + b }`: its tail's, with its `let`s in scope.
+            Expr::Block(block) if block.label.is_none() => {
+                let (last, lets) = block.block.stmts.split_last()?;
+                let SynStmt::Expr(tail, None) = last else {
+                    return None;
+                };
+                let outer = scope.len();
+                let mut known = Some(());
+                for stmt in lets {
+                    match stmt {
+                        SynStmt::Local(local) => {
+                            let (Pat::Ident(ident), Some(init)) = (&local.pat, &local.init) else {
+                                known = None;
+                                break;
+                            };
+                            let numeric = self.numeric_in(&init.expr, scope);
+                            scope.push((ident.ident.to_string(), numeric));
+                        }
+                        _ => {
+                            known = None;
+                            break;
+                        }
+                    }
+                }
+                let numeric = known.and_then(|()| self.numeric_in(tail, scope));
+                scope.truncate(outer);
+                numeric
+            }
             Expr::Path(path) => {
                 let name = path.path.get_ident()?.to_string();
+                if let Some((_, known)) = scope.iter().rev().find(|(bound, _)| *bound == name) {
+                    return known.clone();
+                }
                 match self.numbers.get(&name) {
                     Some(known) => known.clone(),
                     // `f64::EPSILON`-like paths have no ident; a constant is unknown.
@@ -3752,6 +3864,22 @@ fn indexed_names(block: &Block) -> std::collections::HashSet<String> {
     indexed.0
 }
 
+/// How often `block` mentions each name.
+fn mention_counts(block: &Block) -> std::collections::HashMap<String, usize> {
+    fn count(tokens: TokenStream, counts: &mut std::collections::HashMap<String, usize>) {
+        for token in tokens {
+            match token {
+                TokenTree::Ident(ident) => *counts.entry(ident.to_string()).or_default() += 1,
+                TokenTree::Group(group) => count(group.stream(), counts),
+                _ => {}
+            }
+        }
+    }
+    let mut counts = std::collections::HashMap::new();
+    count(block.to_token_stream(), &mut counts);
+    counts
+}
+
 fn uncloned(expr: &Expr) -> &Expr {
     match strip_parens(expr) {
         Expr::Call(call) if path_ends(&call.func, "clone") && call.args.len() == 1 => {
@@ -3759,7 +3887,7 @@ fn uncloned(expr: &Expr) -> &Expr {
         }
         // (A row's `copied` is another name of it; a scalar's is read as a value.)
         Expr::Try(attempt) => match strip_parens(&attempt.expr) {
-            Expr::Call(call) if is_private(&call.func, "copied") && call.args.len() == 2 => {
+            Expr::Call(call) if is_copy(&call.func) && call.args.len() == 2 => {
                 strip_parens(strip_reference(&call.args[1]))
             }
             _ => expr,
@@ -3896,6 +4024,11 @@ fn constants_call(expr: &Expr) -> Option<Expr> {
 }
 
 /// Whether `func` is the runtime's `__private::name`.
+/// A statement's copy: `copied`, or `copied_each` of a value that changes later.
+fn is_copy(func: &Expr) -> bool {
+    is_private(func, "copied") || is_private(func, "copied_each")
+}
+
 fn is_private(func: &Expr, name: &str) -> bool {
     matches!(func, Expr::Path(path) if {
         let mut segments = path.path.segments.iter().rev();
