@@ -3,8 +3,8 @@
 // of it records on the tape, so it has no halves, and `loss_grad`, which would call them,
 // is an error at the call rather than a gradient that silently runs on the tape. Drop
 // `(tape)` from the helper, or write `#[differentiable(tape)]` on `loss` too to take the
-// tape knowingly. (A helper whose body its halves do not follow has no halves either, and
-// its own error says which part.)
+// tape knowingly. (A helper whose body its halves do not follow has no halves either: the
+// error's note `required by this bound` then points at the part of the helper they stop at.)
 use scalar_autodiff::differentiable;
 
 #[differentiable(tape)]

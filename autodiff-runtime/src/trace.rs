@@ -636,7 +636,7 @@ pub struct Outlined<'b, B>(pub &'b B);
     message = "this helper has no compiled halves: a compiled gradient cannot call it",
     label = "this call would record the whole gradient on the tape, many times slower",
     note = "the helper is `#[differentiable(tape)]`, or its body holds a form its compiled \
-            halves do not follow (then the helper's own error says which)",
+            halves do not follow: the note `required by this bound` below points at it",
     note = "give the helper a body its halves cover, or write `#[differentiable(tape)]` on \
             this function too to record every call on the tape knowingly"
 )]

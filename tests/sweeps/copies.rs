@@ -534,3 +534,90 @@ fn doubled(x: f64) -> f64 {
     let a = [x * 2.0; 2];
     a[0] * a[1]
 }
+
+/// The weights of [`recur`]'s cell, and a bias.
+#[derive(scalar_autodiff::Parameters, Clone, Debug)]
+struct Cell {
+    w: [[f64; 3]; 2],
+    b: f64,
+}
+
+/// A recurrent helper keeping its previous state whole (`let prev = h;` of a `let mut h`):
+/// each element a `copy` of its own, which its halves follow.
+#[differentiable]
+fn recur(w: [[f64; 3]; 2], xs: &[f64]) -> [f64; 2] {
+    let mut h = [0.0; 2];
+    for x in xs {
+        let prev = h;
+        for i in 0..2 {
+            h[i] = (w[i][0] * prev[0] + w[i][1] * prev[1] + w[i][2] * x).tanh();
+        }
+    }
+    h
+}
+
+/// Another helper's result copied whole under a name read by index, and returned by
+/// element beside a local array's.
+#[differentiable]
+fn regrouped(x: f64, y: f64) -> [f64; 3] {
+    let h = recur([[x, y, 0.5], [y, x, -0.5]], &[0.25, -1.0]);
+    let a = h;
+    let m = [x * y, y.exp()];
+    let _unread = a[1];
+    [a[1] * 1.0, m[0] * a[0], m[1]]
+}
+
+/// The helpers called, and an element of the parameter struct assigned into a variable.
+#[differentiable]
+fn kept_states(#[param] p: &Cell, xs: &[f64]) -> f64 {
+    let h = recur(p.w, xs);
+    let mut acc = p.b * 2.0;
+    let r = regrouped(h[0], acc);
+    acc = p.b;
+    acc * r[0] + r[1] * h[1] - r[2] * acc
+}
+
+#[test]
+fn whole_copies_of_changing_arrays_and_results_run_compiled_and_agree(
+) -> Result<(), scalar_autodiff::ScalarAutodiffError> {
+    let mut rng = XorShift::new(0xc0_91e5_5eed_0007);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..40 {
+        let p = Cell {
+            w: [[next(), next(), next()], [next(), next(), next()]],
+            b: next(),
+        };
+        let xs = [next(), next(), next()];
+        let fast = outcome(kept_states_grad(&p, &xs).map(|(v, g)| (v, g.to_flat())));
+        assert_eq!(
+            fast,
+            graph_of(&p, |p| kept_states_graph(p, &xs)),
+            "case {case}"
+        );
+        assert_eq!(traces(|| drop(kept_states_grad(&p, &xs))), 0, "case {case}");
+        let (value, gradient) = kept_states_grad(&p, &xs)?;
+        assert_eq!(value.to_bits(), kept_states(&p, &xs).to_bits());
+        near_each(
+            &gradient.to_flat(),
+            |q| {
+                let mut moved = p.clone();
+                moved.read_flat(q).expect("the same shape");
+                kept_states(&moved, &xs)
+            },
+            &p.to_flat(),
+            &format!("case {case}"),
+        );
+    }
+    // `let prev = h;` records a copy of each of `h`'s two elements at every step.
+    let w = [[0.5, -0.25, 1.0], [0.75, 0.5, -1.0]].variables()?;
+    let out = recur_graph(&w, &[0.5, -1.0, 2.0])?;
+    let pass = out[0].add(&out[1])?.backward()?;
+    let copies = pass
+        .ledger()
+        .nodes
+        .iter()
+        .filter(|node| node.operation == ScalarOperation::Copy)
+        .count();
+    assert_eq!(copies, 2 * 3);
+    Ok(())
+}

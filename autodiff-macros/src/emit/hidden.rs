@@ -73,6 +73,10 @@ pub(crate) fn items(function: &Function<'_>, halves: Option<TokenStream>) -> Hid
     // An array-valued helper exists to be called: one its callers' sweeps cannot call
     // would send them all to the tape.
     let reason = crate::sweep::take_reason();
+    // (Where the halves stop: rustc's note on the bound below points there.)
+    let stop = reason
+        .as_ref()
+        .map_or_else(Span::call_site, |(_, span)| *span);
     let uncallable =
         (!callable && !rule && !function.on_tape && matches!(output, Output::Array(_)))
             .then(|| uncallable(ident, reason));
@@ -81,7 +85,10 @@ pub(crate) fn items(function: &Function<'_>, halves: Option<TokenStream>) -> Hid
     // Without a reverse half over shared adjoints, one whose sweeps would lend it one
     // value twice fails to compile at the call too (see `Unaliased`).
     let recorded = match (callable, shared) {
-        (false, _) => Some(quote!(#kind: #private::Recordable)),
+        (false, _) => {
+            let kind = Ident::new(&kind.to_string(), Span::mixed_site().located_at(stop));
+            Some(quote_spanned!(stop=> #kind: ::scalar_autodiff::__private::Recordable))
+        }
         (true, false) => Some(quote!(#kind: #private::Unaliased)),
         (true, true) => None,
     };
