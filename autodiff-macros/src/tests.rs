@@ -325,7 +325,7 @@ fn every_error_of_a_function_is_reported_at_once() {
                 println!("{x}");
                 let clipped = match x { v if v > 1.0 => 1.0, v => v };
                 for _ in 0..(x as usize) {}
-                let (p, q) = (x, x);
+                let (p, q) = if x > 0.0 { (x, x) } else { (x, x) };
                 #[constant]
                 let unused = xs[x as usize];
                 wrapped + rounded + scaled + clipped + p + q + unused

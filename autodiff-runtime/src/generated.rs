@@ -522,7 +522,8 @@ pub fn constant<B: Backend>(backend: &B, value: impl PlainF64) -> Result<B::Valu
 /// A tracked value a statement copies (`let v = y;`, `v = y;`, `a[i] = y;`): a scalar
 /// becomes a node of its own, a `copy` with slope 1, so that what reads `v` sums apart
 /// from what reads `y` and reaches `y` as one term, as a variable of the compiled sweeps
-/// does. An array (a row `m[j]`, a local array) is another name of the same nodes.
+/// does. An array (a row `m[j]`, a local array that does not change) is another name of
+/// the same nodes; one that changes later is copied by [`copied_each`].
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be copied into a tracked variable",
     label = "this value is copied here",

@@ -6,9 +6,11 @@
 //! and computed with (`m = y; m * m`), a parameter array's elements in a returned literal
 //! (`[v[2], v[0] * y]`), a copy lent beside its source; branches valued by names. A
 //! statement or a branch's arm copying a scalar records a `copy` node on the tape, a
-//! variable of its own as in the sweeps; a copied array is the same nodes under another
-//! name, which the sweeps follow by giving its scalars node numbers and one adjoint cell
-//! per node. Each body runs compiled, with
+//! variable of its own as in the sweeps, and so does each element of a whole local array
+//! that changes later (`let prev = h;` of a `let mut h`); another copied array is the same
+//! nodes under another name, which the sweeps follow by giving its scalars node numbers
+//! and one adjoint cell per node. Tuple `let`s and swaps are one `let` per name. Each body
+//! runs compiled, with
 //! `name_graph` + `backward`'s bits, the plain function's value and central differences'
 //! derivatives.
 
@@ -620,4 +622,68 @@ fn whole_copies_of_changing_arrays_and_results_run_compiled_and_agree(
         .count();
     assert_eq!(copies, 2 * 3);
     Ok(())
+}
+
+/// Tuple `let`s and a destructuring swap: one `let` (or assignment) per name, the swap's
+/// values read before either name changes.
+#[differentiable]
+fn tuple_swaps(x: f64, y: f64) -> f64 {
+    let (mut a, mut b) = (x * 2.0, y);
+    for _ in 0..3 {
+        (a, b) = (b, a);
+        let (a2, b2) = (b, a * 0.5);
+        a = a2 + 1.0;
+        b = b2;
+    }
+    let (p, _, q) = (a.sin(), 3.0, b * a);
+    p * q
+}
+
+/// [`tuple_swaps`] written one name at a time, on the tape.
+#[differentiable(tape)]
+fn tuple_swaps_by_name(x: f64, y: f64) -> f64 {
+    let mut a = x * 2.0;
+    let mut b = y;
+    for _ in 0..3 {
+        let t = b;
+        b = a;
+        a = t;
+        let a2 = b;
+        let b2 = a * 0.5;
+        a = a2 + 1.0;
+        b = b2;
+    }
+    let p = a.sin();
+    let q = b * a;
+    p * q
+}
+
+#[test]
+fn tuple_lets_and_swaps_run_compiled_and_agree() {
+    let mut rng = XorShift::new(0xc0_91e5_5eed_0008);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..40 {
+        let (x, y) = (next(), next());
+        let fast = outcome(tuple_swaps_grad(x, y).map(|(v, g)| (v, g.to_vec())));
+        assert_eq!(
+            fast,
+            graph_of(&[x, y], |v| tuple_swaps_graph(&v[0], &v[1])),
+            "case {case}"
+        );
+        // (The same operations as the names one at a time, bit for bit.)
+        let named = tuple_swaps_by_name_grad(x, y).map(|(v, g)| (v, g.to_vec()));
+        assert_eq!(fast, outcome(named), "case {case}");
+        assert_eq!(traces(|| drop(tuple_swaps_grad(x, y))), 0, "case {case}");
+        assert_eq!(
+            tuple_swaps(x, y).to_bits(),
+            tuple_swaps_by_name(x, y).to_bits()
+        );
+        let gradient = tuple_swaps_grad(x, y).expect("finite").1;
+        near_each(
+            &gradient,
+            |q| tuple_swaps(q[0], q[1]),
+            &[x, y],
+            &format!("case {case}"),
+        );
+    }
 }

@@ -24,6 +24,12 @@
 //!   the plain function is exhaustive. An arm before the last whose pattern binds names
 //!   (`Some(v) => a`, without a guard) is `if let Some(v) = s { a } else ..`.
 //!
+//! - `let (a, mut b, _) = (x, y * 2.0, z);` is one `let` per name, `let a = x; let mut b
+//!   = y * 2.0; let _ = z;`, when no element mentions a name the pattern binds; otherwise
+//!   (`let (x, y) = (y, x);`) every element is first bound to a name of its own, then
+//!   each pattern's name to it, so that every element is read before any name changes.
+//!   A destructuring assignment, `(a, b) = (b, a);`, likewise: one assignment per place.
+//!
 //! Each pass rewrites the tree once, bottom-up, before the rewrite's passes, so the tree
 //! the rewrite reads (and the addresses it keys its scans and promotions by) stays the
 //! same from pass to pass.
@@ -66,6 +72,7 @@ struct Desugar {
 impl VisitMut for Desugar {
     fn visit_block_mut(&mut self, block: &mut Block) {
         visit_mut::visit_block_mut(self, block);
+        tuple_lets(block, &mut self.folds);
         crate::desugar::hoist::folds(block, &mut self.folds);
         breaks_as_flags(block, &mut self.folds, self.scalar_output);
     }
@@ -704,6 +711,133 @@ fn breaks_as_flags(block: &mut Block, count: &mut usize, scalar_output: bool) {
             _ => {}
         }
     }
+}
+
+/// `let (a, b) = (x, y);` as one `let` per name (see the module's documentation).
+fn tuple_lets(block: &mut Block, count: &mut usize) {
+    let mut stmts = Vec::with_capacity(block.stmts.len());
+    for stmt in std::mem::take(&mut block.stmts) {
+        match split_tuple(&stmt, count).or_else(|| split_tuple_assign(&stmt, count)) {
+            Some(lets) => stmts.extend(lets),
+            None => stmts.push(stmt),
+        }
+    }
+    block.stmts = stmts;
+}
+
+/// The `let`s of a tuple `let` of a tuple literal whose patterns are names or `_`.
+fn split_tuple(stmt: &Stmt, count: &mut usize) -> Option<Vec<Stmt>> {
+    let Stmt::Local(local) = stmt else {
+        return None;
+    };
+    let (Pat::Tuple(tuple), Some(init)) = (&local.pat, &local.init) else {
+        return None;
+    };
+    let Expr::Tuple(values) = unparenthesized(&init.expr) else {
+        return None;
+    };
+    let simple = |pat: &Pat| match pat {
+        Pat::Ident(ident) => ident.by_ref.is_none() && ident.subpat.is_none(),
+        Pat::Wild(_) => true,
+        _ => false,
+    };
+    if init.diverge.is_some()
+        || !local.attrs.is_empty()
+        || tuple.elems.len() != values.elems.len()
+        || !tuple.elems.iter().all(simple)
+    {
+        return None;
+    }
+    let names: Vec<String> = (tuple.elems.iter())
+        .flat_map(pattern_names)
+        .map(|name| name.to_string())
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let clash = values.elems.iter().any(|value| names_any(value, &names));
+    let pairs = tuple.elems.iter().zip(&values.elems);
+    if !clash {
+        return Some(
+            pairs
+                .map(|(pat, value)| parse_quote!(let #pat = #value;))
+                .collect(),
+        );
+    }
+    *count += 1;
+    let held: Vec<Ident> = (0..values.elems.len())
+        .map(|at| Ident::new(&format!("__tuple{count}_{at}"), Span::mixed_site()))
+        .collect();
+    let mut lets: Vec<Stmt> = held
+        .iter()
+        .zip(&values.elems)
+        .map(|(name, value)| parse_quote!(let #name = #value;))
+        .collect();
+    lets.extend(
+        tuple
+            .elems
+            .iter()
+            .zip(&held)
+            .map(|(pat, name)| -> Stmt { parse_quote!(let #pat = #name;) }),
+    );
+    Some(lets)
+}
+
+/// The assignments of `(a, b[i], _) = (x, y, z);` of a tuple literal to places.
+fn split_tuple_assign(stmt: &Stmt, count: &mut usize) -> Option<Vec<Stmt>> {
+    let Stmt::Expr(Expr::Assign(assign), Some(_)) = stmt else {
+        return None;
+    };
+    let (Expr::Tuple(places), Expr::Tuple(values)) = (
+        unparenthesized(&assign.left),
+        unparenthesized(&assign.right),
+    ) else {
+        return None;
+    };
+    let place = |place: &Expr| {
+        matches!(
+            unparenthesized(place),
+            Expr::Path(_) | Expr::Index(_) | Expr::Field(_) | Expr::Infer(_)
+        )
+    };
+    if !assign.attrs.is_empty()
+        || places.elems.len() != values.elems.len()
+        || !places.elems.iter().all(place)
+    {
+        return None;
+    }
+    let assigned = |place: &Expr, value: &Expr| -> Stmt {
+        match unparenthesized(place) {
+            Expr::Infer(_) => parse_quote!(let _ = #value;),
+            place => parse_quote!(#place = #value;),
+        }
+    };
+    // (Every value read before any place changes, unless the places are names that no
+    // value reads.)
+    let names: Vec<String> = (places.elems.iter())
+        .filter_map(|place| match unparenthesized(place) {
+            Expr::Path(path) => path.path.get_ident().map(ToString::to_string),
+            _ => None,
+        })
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let clash = (values.elems.iter()).any(|value| names_any(value, &names))
+        || (places.elems.iter())
+            .any(|place| !matches!(unparenthesized(place), Expr::Path(_) | Expr::Infer(_)));
+    let pairs = places.elems.iter().zip(&values.elems);
+    if !clash {
+        return Some(pairs.map(|(place, value)| assigned(place, value)).collect());
+    }
+    *count += 1;
+    let held: Vec<Ident> = (0..values.elems.len())
+        .map(|at| Ident::new(&format!("__tuple{count}_{at}"), Span::mixed_site()))
+        .collect();
+    let mut stmts: Vec<Stmt> = (held.iter().zip(&values.elems))
+        .map(|(name, value)| parse_quote!(let #name = #value;))
+        .collect();
+    stmts.extend(places.elems.iter().zip(&held).map(|(place, name)| {
+        let name: Expr = parse_quote!(#name);
+        assigned(place, &name)
+    }));
+    Some(stmts)
 }
 
 /// The flag that says a loop was left by a `return` whose value is in `result`.

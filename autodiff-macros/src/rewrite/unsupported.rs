@@ -477,8 +477,9 @@ pub(crate) fn binding(local: &Local) -> syn::Error {
         pat,
         "`let` patterns cannot bind tracked values in a #[differentiable] function",
         "each tracked `let` binds one `f64` value, which becomes one graph node (patterns over \
-         data alone are fine)",
-        "bind one name per `let`: `let name = value;`",
+         data alone are fine, and a tuple of names over a tuple literal is one `let` per name)",
+        "bind one name per `let` (`let name = value;`), or destructure a tuple literal: \
+         `let (a, b) = (y, x);`",
     )
 }
 
