@@ -1392,10 +1392,15 @@ impl<'a> Emit<'a> {
                 bind,
             } => {
                 self.arms += 1;
-                let then = self.forward_block(then, in_loop);
-                let otherwise = self.forward_block(otherwise, in_loop);
+                let then_block = self.forward_block(then, in_loop);
+                let otherwise_block = self.forward_block(otherwise, in_loop);
                 self.arms -= 1;
-                let (then, otherwise) = (then?, otherwise?);
+                let (then_block, otherwise_block) = (then_block?, otherwise_block?);
+                // (Data alone: nothing to take back, so nothing to keep.)
+                if bind.is_none() && self.reverse_free(then) && self.reverse_free(otherwise) {
+                    return Some(quote!(if #cond { #then_block } else { #otherwise_block }));
+                }
+                let (then, otherwise) = (then_block, otherwise_block);
                 let then = bound(bind, then);
                 let taken = flag_ident(*flag);
                 if in_loop {
@@ -1762,6 +1767,22 @@ impl<'a> Emit<'a> {
 
     /// A block's reverse: its variables' adjoints, its replayed data, then its statements
     /// backwards.
+    /// Whether `stmts` are data alone, whose reverse is empty: an `if` of such keeps no
+    /// flag going forward and has no reverse.
+    fn reverse_free(&self, stmts: &[Stmt]) -> bool {
+        self.restored(stmts).is_empty()
+            && stmts.iter().all(|stmt| match stmt {
+                Stmt::Data { replay, .. } => !replay,
+                Stmt::If {
+                    then,
+                    otherwise,
+                    bind: None,
+                    ..
+                } => self.reverse_free(then) && self.reverse_free(otherwise),
+                _ => false,
+            })
+    }
+
     fn reverse_block(&mut self, stmts: &[Stmt], in_loop: bool) -> Option<TokenStream> {
         let mut out = self.prelude(stmts);
         out.extend(self.reverse_stmts(stmts, in_loop)?);
@@ -1890,6 +1911,9 @@ impl<'a> Emit<'a> {
                 bind,
                 ..
             } => {
+                if bind.is_none() && self.reverse_free(then) && self.reverse_free(otherwise) {
+                    return Some(TokenStream::new());
+                }
                 let then = bound(bind, self.reverse_block(then, in_loop)?);
                 let otherwise = self.reverse_block(otherwise, in_loop)?;
                 let taken = if in_loop {
