@@ -375,8 +375,9 @@ pub mod parallel;
 /// - `for` loops over ranges (`0..n`, `0..=xs.len()`), data (`for &x in xs`,
 ///   `xs.iter().zip(ys)`, `.enumerate()`) and parameter arrays (`w.iter()`), `while` on a
 ///   primal condition, `loop`, `break` and `continue` (with labels);
-/// - calls of other `#[differentiable]` functions (also by path, `layers::dense(w, x)`)
-///   and methods (`self.helper(x)`, `Self::helper(x)`), which record into the same graph;
+/// - calls of other `#[differentiable]` functions (also by path, `layers::dense(w, x)`,
+///   or imported by name with the attribute on the `use`, `#[differentiable] use
+///   layers::dense;`, which imports what a caller's body calls beside `dense`) and methods (`self.helper(x)`, `Self::helper(x)`), which record into the same graph;
 ///   arguments may be scalars, arrays, elements, fields and whole parameters
 ///   (`dense(p.w1, p.b1, x)`), and data for a differentiated parameter becomes constants.
 ///

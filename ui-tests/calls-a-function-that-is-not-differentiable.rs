@@ -2,7 +2,9 @@
 // with tracked values builds into the graph only if the callee is `#[differentiable]` too:
 // the call goes to its generated `differentiable_helper`. Here `helper` is a plain function,
 // so rustc cannot find `differentiable_helper`. Put `#[differentiable]` on `helper` (or
-// write its math inline); a plain function of data alone may still be called freely.
+// write its math inline); a plain function of data alone may still be called freely. (A
+// `#[differentiable]` helper imported by name needs the attribute on its `use` too,
+// `#[differentiable] use crate::layers::helper;`, which imports `differentiable_helper`.)
 use scalar_autodiff::differentiable;
 
 fn helper(v: f64) -> f64 {

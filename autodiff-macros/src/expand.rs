@@ -18,6 +18,22 @@ const SPLIT: &str = "split the expression into `let` bindings or helper function
 /// emitted next to stand-ins for the generated functions so the user's calls still resolve.
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
+    // `#[differentiable] use layers::dense;`: the names with their companions.
+    if let Ok(import) = syn::parse2::<syn::ItemUse>(item.clone()) {
+        if !args.is_empty() {
+            let error = lesson(
+                &args,
+                "`#[differentiable]` on a `use` takes no arguments",
+                "on a `use`, the attribute imports each named `#[differentiable]` function \
+                 with the functions generated beside it, which callers' bodies call",
+                "write `#[differentiable] use path::name;`",
+            );
+            errors.push(error);
+            let errors = errors.into_compile_errors();
+            return quote!(#errors #import);
+        }
+        return crate::imports::companions(import);
+    }
     let args = args::parse(args, &mut errors);
     // syn's parser would overflow the compiler's stack on tokens nested too deep: then parse
     // the function without its body, for the stand-ins, or keep the item as written.

@@ -36,7 +36,8 @@
 //! `Stmt::For` with `condition` set in `sweep/lower.rs` (`while_loop`), and swept forward
 //! and back in `sweep/emit.rs`. The operations the runtime records are one table, `ops`.
 //! Every error of one function is collected (`errors`) and reported in one compile, worded
-//! as a `lesson`; custom derivative rules live in `rule`, and the derive in `derive`.
+//! as a `lesson`; custom derivative rules live in `rule`, the derive in `derive`, and the
+//! attribute on a `use` (helpers imported by name with their companions) in `imports`.
 #![forbid(unsafe_code)]
 
 mod derive;
@@ -44,6 +45,7 @@ mod desugar;
 mod emit;
 mod errors;
 mod expand;
+mod imports;
 mod lesson;
 mod ops;
 mod parse;

@@ -1375,3 +1375,37 @@ fn folds_and_loops_over_tracked_arrays_get_compiled_sweeps() {
         fn folded(w: [f64; 3]) -> f64 { w.iter().sum() }
     }));
 }
+
+#[test]
+fn a_use_imports_each_name_with_its_companions() {
+    let output = expand(
+        TokenStream::new(),
+        quote!(
+            pub use crate::layers::{dense, shapes::scaled as stretch, more::*, self};
+        ),
+    );
+    let expected = quote!(
+        pub use crate::layers::{
+            {dense, differentiable_dense, __autodiff_callable_dense},
+            shapes::{
+                scaled as stretch, differentiable_scaled as differentiable_stretch,
+                __autodiff_callable_scaled as __autodiff_callable_stretch,
+            },
+            more::*,
+            self,
+        };
+    );
+    let parsed: syn::ItemUse = syn::parse2(output).expect("a use");
+    let expected: syn::ItemUse = syn::parse2(expected).expect("a use");
+    assert_eq!(quote!(#parsed).to_string(), quote!(#expected).to_string());
+    // (Arguments mean nothing on a `use`.)
+    let output = expand(
+        quote!(tape),
+        quote!(
+            use crate::layers::dense;
+        ),
+    );
+    let errors = errors(&output);
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].starts_with("`#[differentiable]` on a `use` takes no arguments\n"));
+}

@@ -640,6 +640,7 @@ fn tuple_swaps(x: f64, y: f64) -> f64 {
 }
 
 /// [`tuple_swaps`] written one name at a time, on the tape.
+#[allow(clippy::manual_swap)]
 #[differentiable(tape)]
 fn tuple_swaps_by_name(x: f64, y: f64) -> f64 {
     let mut a = x * 2.0;

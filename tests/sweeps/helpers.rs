@@ -722,3 +722,57 @@ fn struct_elements_read_in_conditions_run_compiled_and_agree() {
         );
     }
 }
+
+/// Helpers in a module of their own, imported by name.
+mod layers {
+    use scalar_autodiff::differentiable;
+
+    /// One unit.
+    #[differentiable]
+    pub fn unit(w: [f64; 2], x: f64) -> f64 {
+        (w[0] * x + w[1]).tanh()
+    }
+
+    /// Nested one level deeper.
+    pub mod shapes {
+        use scalar_autodiff::differentiable;
+
+        /// Both of a pair, scaled.
+        #[differentiable]
+        pub fn scaled(v: [f64; 2], s: f64) -> [f64; 2] {
+            [v[0] * s, v[1] * s.exp()]
+        }
+    }
+}
+
+#[differentiable]
+use layers::{shapes::scaled as stretch, unit};
+
+/// Calls of helpers imported by name (one renamed).
+#[differentiable]
+fn imported(w: [f64; 2], x: f64) -> f64 {
+    let h = stretch([unit(w, x), x], w[1]);
+    h[0] * h[1] + unit(w, h[0])
+}
+
+#[test]
+fn helpers_imported_by_name_run_compiled_and_agree() {
+    let mut rng = XorShift::new(0x1e1e_5eed_0009);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..40 {
+        let (w, x) = ([next(), next()], next());
+        let fast = outcome(imported_grad(w, x).map(|(v, g)| (v, g.to_vec())));
+        let slow = graph_of(&[w[0], w[1], x], |v| {
+            imported_graph(&[v[0].clone(), v[1].clone()], &v[2])
+        });
+        assert_eq!(fast, slow, "case {case}");
+        assert_eq!(traces(|| drop(imported_grad(w, x))), 0, "case {case}");
+        let gradient = imported_grad(w, x).expect("finite").1;
+        near_each(
+            &gradient,
+            |q| imported([q[0], q[1]], q[2]),
+            &[w[0], w[1], x],
+            &format!("case {case}"),
+        );
+    }
+}

@@ -1499,11 +1499,7 @@ impl Lower {
         // visits, so the sweeps need not compute it (nor know whether it is a scalar).
         if self.mentions.get(&name.to_string()) == Some(&1) {
             if let Some(place) = self.copied_unknown(expr) {
-                let constant = place
-                    .indices
-                    .iter()
-                    .all(|index| matches!(syn::parse2::<syn::LitInt>(index.clone()), Ok(_)));
-                if constant {
+                if literal_indices(&place) {
                     return Some(Vec::new());
                 }
             }
@@ -2631,12 +2627,7 @@ impl Lower {
     /// as one run, the trace's order. Two elements of one array are apart when their
     /// indices are different literals.
     fn seeds_apart(&self, seeds: &[(Place, Place)], args: &[Arg], pending: usize) -> bool {
-        let literal = |place: &Place| {
-            place
-                .indices
-                .iter()
-                .all(|index| syn::parse2::<syn::LitInt>(index.clone()).is_ok())
-        };
+        let literal = literal_indices;
         let apart = |one: &Place, other: &Place| {
             one.var != other.var
                 || disjoint_fields(one, other)
@@ -2785,10 +2776,7 @@ impl Lower {
             let element = match &value.result {
                 Operand::Place(place) if tail && value.ops.is_empty() && local.is_none() => {
                     let var = &self.vars[place.var];
-                    let constant = place
-                        .indices
-                        .iter()
-                        .all(|index| matches!(syn::parse2::<syn::LitInt>(index.clone()), Ok(_)));
+                    let constant = literal_indices(place);
                     let depth = var.depth == UNKNOWN || var.depth == place.indices.len();
                     (!place.indices.is_empty()
                         && place.fields.is_empty()
@@ -3846,6 +3834,11 @@ impl Elements {
 
 /// `expr` without the parentheses and the `Clone::clone(&..)` the rewrite wraps a lent
 /// row in.
+/// Whether every index of `place` is an integer literal (`h[0][1]`).
+fn literal_indices(place: &Place) -> bool {
+    (place.indices.iter()).all(|index| syn::parse2::<syn::LitInt>(index.clone()).is_ok())
+}
+
 /// The names `block` indexes somewhere (`a[i]`, `a[i][j]`).
 fn indexed_names(block: &Block) -> std::collections::HashSet<String> {
     struct Indexed(std::collections::HashSet<String>);
