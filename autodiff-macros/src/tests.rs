@@ -1397,7 +1397,9 @@ fn a_use_imports_each_name_with_its_companions() {
     );
     let parsed: syn::ItemUse = syn::parse2(output).expect("a use");
     let expected: syn::ItemUse = syn::parse2(expected).expect("a use");
-    assert_eq!(quote!(#parsed).to_string(), quote!(#expected).to_string());
+    // (Trailing commas aside.)
+    let text = |item: &syn::ItemUse| quote!(#item).to_string().replace(" , }", " }");
+    assert_eq!(text(&parsed), text(&expected));
     // (Arguments mean nothing on a `use`.)
     let output = expand(
         quote!(tape),
