@@ -10,15 +10,23 @@ use syn::{ItemUse, UseGroup, UseName, UseRename, UseTree};
 
 use crate::emit::{body_ident, callable_ident};
 
-/// The `use` with each name's companions imported beside it.
-pub(crate) fn companions(mut item: ItemUse) -> TokenStream {
-    with_companions(&mut item.tree);
-    quote!(#item)
+/// The `use` as written, and beside it a `use` of each name's companions, whose unused
+/// names are no warning (a caller on the tape calls no check, say).
+pub(crate) fn companions(item: ItemUse) -> TokenStream {
+    let mut beside = item.clone();
+    beside.attrs.retain(|attr| !attr.path().is_ident("doc"));
+    to_companions(&mut beside.tree);
+    quote! {
+        #item
+        #[allow(unused_imports)]
+        #[doc(hidden)]
+        #beside
+    }
 }
 
-/// `tree` with every name `g` (or `g as h`) a group of `g` and its companions. A
-/// glob, `self` and `super` are left as written.
-fn with_companions(tree: &mut UseTree) {
+/// `tree` with every name `g` (or `g as h`) its companions instead (`differentiable_g`,
+/// and the check). A glob or `self` becomes an empty group, `{}`.
+fn to_companions(tree: &mut UseTree) {
     // (A work list rather than recursion: groups nest as deep as the user writes them.)
     let mut pending = vec![tree];
     while let Some(tree) = pending.pop() {
@@ -32,7 +40,7 @@ fn with_companions(tree: &mut UseTree) {
                 continue;
             }
             UseTree::Name(UseName { ident }) if ident != "self" => {
-                let names = [ident.clone(), body_ident(ident), callable_ident(ident)];
+                let names = [body_ident(ident), callable_ident(ident)];
                 names
                     .into_iter()
                     .map(|ident| UseTree::Name(UseName { ident }))
@@ -40,7 +48,6 @@ fn with_companions(tree: &mut UseTree) {
             }
             UseTree::Rename(UseRename { ident, rename, .. }) if ident != "self" => {
                 let pairs = [
-                    (ident.clone(), rename.clone()),
                     (body_ident(ident), body_ident(rename)),
                     (callable_ident(ident), callable_ident(rename)),
                 ];
@@ -55,7 +62,7 @@ fn with_companions(tree: &mut UseTree) {
                     })
                     .collect()
             }
-            _ => continue,
+            _ => Default::default(),
         };
         *tree = UseTree::Group(UseGroup {
             brace_token: Default::default(),

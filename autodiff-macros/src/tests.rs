@@ -1378,28 +1378,28 @@ fn folds_and_loops_over_tracked_arrays_get_compiled_sweeps() {
 
 #[test]
 fn a_use_imports_each_name_with_its_companions() {
-    let output = expand(
-        TokenStream::new(),
-        quote!(
-            pub use crate::layers::{dense, shapes::scaled as stretch, more::*, self};
-        ),
+    let written = quote!(
+        pub use crate::layers::{dense, shapes::scaled as stretch, more::*, self};
     );
-    let expected = quote!(
+    let output = expand(TokenStream::new(), written.clone());
+    let beside = quote!(
+        #[allow(unused_imports)]
+        #[doc(hidden)]
         pub use crate::layers::{
-            {dense, differentiable_dense, __autodiff_callable_dense},
+            {differentiable_dense, __autodiff_callable_dense},
             shapes::{
-                scaled as stretch, differentiable_scaled as differentiable_stretch,
+                differentiable_scaled as differentiable_stretch,
                 __autodiff_callable_scaled as __autodiff_callable_stretch,
             },
-            more::*,
-            self,
+            more::{},
+            {},
         };
     );
-    let parsed: syn::ItemUse = syn::parse2(output).expect("a use");
-    let expected: syn::ItemUse = syn::parse2(expected).expect("a use");
+    let file: syn::File = syn::parse2(output).expect("two uses");
+    let expected: syn::File = syn::parse2(quote!(#written #beside)).expect("two uses");
     // (Trailing commas aside.)
-    let text = |item: &syn::ItemUse| quote!(#item).to_string().replace(" , }", " }");
-    assert_eq!(text(&parsed), text(&expected));
+    let text = |file: &syn::File| quote!(#file).to_string().replace(" , }", " }");
+    assert_eq!(text(&file), text(&expected));
     // (Arguments mean nothing on a `use`.)
     let output = expand(
         quote!(tape),
