@@ -762,15 +762,7 @@ fn split_tuple(stmt: &Stmt, count: &mut usize) -> Option<Vec<Stmt>> {
                 .collect(),
         );
     }
-    *count += 1;
-    let held: Vec<Ident> = (0..values.elems.len())
-        .map(|at| Ident::new(&format!("__tuple{count}_{at}"), Span::mixed_site()))
-        .collect();
-    let mut lets: Vec<Stmt> = held
-        .iter()
-        .zip(&values.elems)
-        .map(|(name, value)| parse_quote!(let #name = #value;))
-        .collect();
+    let (held, mut lets) = held_values(values, count);
     lets.extend(
         tuple
             .elems
@@ -826,18 +818,25 @@ fn split_tuple_assign(stmt: &Stmt, count: &mut usize) -> Option<Vec<Stmt>> {
     if !clash {
         return Some(pairs.map(|(place, value)| assigned(place, value)).collect());
     }
-    *count += 1;
-    let held: Vec<Ident> = (0..values.elems.len())
-        .map(|at| Ident::new(&format!("__tuple{count}_{at}"), Span::mixed_site()))
-        .collect();
-    let mut stmts: Vec<Stmt> = (held.iter().zip(&values.elems))
-        .map(|(name, value)| parse_quote!(let #name = #value;))
-        .collect();
+    let (held, mut stmts) = held_values(values, count);
     stmts.extend(places.elems.iter().zip(&held).map(|(place, name)| {
         let name: Expr = parse_quote!(#name);
         assigned(place, &name)
     }));
     Some(stmts)
+}
+
+/// A tuple literal's values, each bound first to a name of its own (`let __tuple3_0 =
+/// y;`): the names, and the `let`s.
+fn held_values(values: &syn::ExprTuple, count: &mut usize) -> (Vec<Ident>, Vec<Stmt>) {
+    *count += 1;
+    let held: Vec<Ident> = (0..values.elems.len())
+        .map(|at| Ident::new(&format!("__tuple{count}_{at}"), Span::mixed_site()))
+        .collect();
+    let lets = (held.iter().zip(&values.elems))
+        .map(|(name, value)| parse_quote!(let #name = #value;))
+        .collect();
+    (held, lets)
 }
 
 /// The flag that says a loop was left by a `return` whose value is in `result`.

@@ -1469,20 +1469,7 @@ impl Lower {
         // `let prev = h;` of a local array of a known length that changes later: a copy of
         // each element (`copied_each`), as the trace's.
         if let Some((source, count)) = self.copied_each_array(expr) {
-            let (var, start) = self.zeros_local(&name, count);
-            self.vars[var].mutable = mutable;
-            let mut stmts = vec![start];
-            for at in 0..count {
-                let element = |var| Place {
-                    var,
-                    fields: TokenStream::new(),
-                    indices: vec![quote!(#at)],
-                };
-                let copy = self.copy_value(element(source));
-                stmts.push(self.assign(element(var), copy)?);
-            }
-            self.bind(&name, Some(Place::whole(var)));
-            return Some(stmts);
+            return self.elementwise_local(&name, mutable, source, count, true);
         }
         // `let a = h;` of another function's whole result, `a` indexed later: an array,
         // which the trace's copy leaves the same nodes, so `a` is another name of `h`
@@ -1551,21 +1538,8 @@ impl Lower {
         // by one (which the sweeps follow by sharing nodes, see `emit::shared_nodes`).
         if let (Operand::Place(source), true) = (&value.result, value.ops.is_empty()) {
             if let Some(count) = self.copied_array(source) {
-                let source = source.clone();
-                let (var, start) = self.zeros_local(&name, count);
-                self.vars[var].mutable = mutable;
-                let mut stmts = vec![start];
-                for at in 0..count {
-                    let element = |var| Place {
-                        var,
-                        fields: TokenStream::new(),
-                        indices: vec![quote!(#at)],
-                    };
-                    let copy = Value::new(Vec::new(), Operand::Place(element(source.var)));
-                    stmts.push(self.assign(element(var), copy)?);
-                }
-                self.bind(&name, Some(Place::whole(var)));
-                return Some(stmts);
+                let source = source.var;
+                return self.elementwise_local(&name, mutable, source, count, false);
             }
         }
         // A copy of a place whose shape only rustc knows (`let mut s = p.b[k];` of a
@@ -2303,34 +2277,50 @@ impl Lower {
     /// The source of `copied_each(__backend, &h)?` and its length, where `h` is a whole
     /// local array of a known length (see [`Lower::copied_array`]).
     fn copied_each_array(&mut self, expr: &Expr) -> Option<(VarId, usize)> {
-        let Expr::Try(attempt) = expr else {
+        let (true, source) = copy_call(expr)? else {
             return None;
         };
-        let Expr::Call(call) = &*attempt.expr else {
-            return None;
-        };
-        if !is_private(&call.func, "copied_each") || call.args.len() != 2 {
-            return None;
-        }
-        let place = self.place(strip_reference(&call.args[1]))?;
+        let place = self.place(source)?;
         let count = self.copied_array(&place)?;
         Some((place.var, count))
     }
 
-    /// The place of `copied(__backend, &place)?`, where the place's variable has a shape
-    /// the macro cannot see.
+    /// The place of `copied(__backend, &place)?` (or `copied_each`), where the place's
+    /// variable has a shape the macro cannot see.
     fn copied_unknown(&mut self, expr: &Expr) -> Option<Place> {
-        let Expr::Try(attempt) = expr else {
-            return None;
-        };
-        let Expr::Call(call) = &*attempt.expr else {
-            return None;
-        };
-        if !is_copy(&call.func) || call.args.len() != 2 {
-            return None;
-        }
-        let place = self.place(strip_reference(&call.args[1]))?;
+        let place = self.place(copy_call(expr)?.1)?;
         (self.vars[place.var].depth == UNKNOWN).then_some(place)
+    }
+
+    /// `let b = a;` of a whole local array of `count` scalars, element by element into a
+    /// local of its own: each a `copy` operation (`copies`, as the trace's `copied_each`
+    /// records), or the source's element assigned as it is (which the sweeps follow by
+    /// sharing nodes, see `emit::shared_nodes`).
+    fn elementwise_local(
+        &mut self,
+        name: &Ident,
+        mutable: bool,
+        source: VarId,
+        count: usize,
+        copies: bool,
+    ) -> Option<Vec<Stmt>> {
+        let (var, start) = self.zeros_local(name, count);
+        self.vars[var].mutable = mutable;
+        let mut stmts = vec![start];
+        for at in 0..count {
+            let element = |var| Place {
+                var,
+                fields: TokenStream::new(),
+                indices: vec![quote!(#at)],
+            };
+            let copy = match copies {
+                true => self.copy_value(element(source)),
+                false => Value::new(Vec::new(), Operand::Place(element(source))),
+            };
+            stmts.push(self.assign(element(var), copy)?);
+        }
+        self.bind(name, Some(Place::whole(var)));
+        Some(stmts)
     }
 
     /// `copied(__backend, &place)?`, a statement's copy (`let v = y;`): a scalar's is an
@@ -4020,6 +4010,21 @@ fn constants_call(expr: &Expr) -> Option<Expr> {
 /// A statement's copy: `copied`, or `copied_each` of a value that changes later.
 fn is_copy(func: &Expr) -> bool {
     is_private(func, "copied") || is_private(func, "copied_each")
+}
+
+/// Of a statement's copy `copied(__backend, &source)?` (see [`is_copy`]): whether it is
+/// `copied_each`, and the source.
+fn copy_call(expr: &Expr) -> Option<(bool, &Expr)> {
+    let Expr::Try(attempt) = expr else {
+        return None;
+    };
+    let Expr::Call(call) = &*attempt.expr else {
+        return None;
+    };
+    (is_copy(&call.func) && call.args.len() == 2).then(|| {
+        let each = is_private(&call.func, "copied_each");
+        (each, strip_reference(&call.args[1]))
+    })
 }
 
 fn is_private(func: &Expr, name: &str) -> bool {
