@@ -26,9 +26,11 @@
 //!    `unsupported`.
 //! 4. **`sweep`**: the compiled sweeps of `_grad` and `_hvp`, and the halves other sweeps
 //!    call. `lower` reads the rewritten body into the analysed form of `ir` (tracked
-//!    variables, operations in recording order, statements, calls, loops); `names` and
-//!    `checks` add what may be recomputed and where numbers are checked; `emit` writes the
-//!    forward and reverse sweeps from it.
+//!    variables, operations in recording order, statements, calls, loops); `analyse` does
+//!    so once per function for the sweeps and once for the halves, checks the copies, and
+//!    adds what may be recomputed (`names`) and where numbers are checked (`checks`);
+//!    `emit` writes the forward and reverse sweeps from it, on `f64`s and on duals from
+//!    the same program.
 //! 5. **`emit`**: the generated functions, one file per form (`plain`, `hidden`, `graph`,
 //!    `grad`, `higher`, and `stubs` for a rejected function).
 //!

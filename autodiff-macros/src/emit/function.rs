@@ -6,9 +6,11 @@ use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::{Attribute, Block, ConstParam, Ident, Signature, Visibility};
 
+use super::shapes::output_type;
 use super::{const_generics, mentions_self};
 use crate::parse::signature::{self, Kind, Output, Param};
 use crate::rewrite;
+use crate::sweep::Analysis;
 
 /// One accepted function, as the emitters see it.
 pub(crate) struct Function<'a> {
@@ -34,6 +36,8 @@ pub(crate) struct Function<'a> {
     pub(crate) turbofish: Option<TokenStream>,
     /// `#[differentiable(tape)]`: every call on the tape, as the user chose.
     pub(crate) on_tape: bool,
+    /// The body analysed once, for the sweeps and for the halves (see `sweep::Analysis`).
+    pub(crate) analysis: Analysis,
 }
 
 impl<'a> Function<'a> {
@@ -42,7 +46,7 @@ impl<'a> Function<'a> {
         params: &'a [Param],
         output: &'a Output,
         graph_body: TokenStream,
-        on_tape: bool,
+        (on_tape, rule): (bool, bool),
     ) -> Function<'a> {
         // The hidden body's name is spanned on the user's body: rustc then never offers it
         // as a "similarly named function" for a missing callee inside that body (see
@@ -71,6 +75,22 @@ impl<'a> Function<'a> {
             None
         };
         let (generics, turbofish) = const_generics(&sig.generics);
+        // The sweeps of a scalar function, and the halves of any (a custom rule's are
+        // written by `rule`), unless the user chose the tape.
+        let array_output = match output {
+            Output::Array(_) => Some(output_type(output, &quote!(f64))),
+            _ => None,
+        };
+        let analysis = Analysis::of(
+            &graph_body,
+            params,
+            &sig.generics,
+            array_output.as_ref(),
+            (
+                matches!(output, Output::Scalar) && !on_tape,
+                !rule && !matches!(output, Output::Invalid) && !on_tape,
+            ),
+        );
         Function {
             ident: &sig.ident,
             vis,
@@ -86,6 +106,7 @@ impl<'a> Function<'a> {
             generics,
             turbofish,
             on_tape,
+            analysis,
         }
     }
 
@@ -98,12 +119,6 @@ impl<'a> Function<'a> {
     /// The receiver as the generated functions take it (`&self,`), if any.
     pub(crate) fn receiver(&self) -> Option<TokenStream> {
         signature::receiver(self.sig).map(|receiver| quote!(#receiver,))
-    }
-
-    /// Whether `name_grad` may run compiled sweeps: a scalar function (where the user
-    /// did not choose the tape; see `on_tape`).
-    pub(crate) fn sweeps_apply(&self) -> bool {
-        matches!(self.output, Output::Scalar)
     }
 
     /// The differentiated parameters, as a list for the docs (`` `x`, `w` ``), and a note

@@ -79,14 +79,20 @@ pub(crate) fn function(function: &Function<'_>, rule: bool) -> Grad {
     let gradient_type = gradient_type(tracked);
     // The compiled sweeps first; the trace decides every call they give up on.
     let flat = matches!(gradient_form(tracked), Form::Flat).then(|| gradient_len(tracked));
-    crate::sweep::take_reason();
     // (`tape`: every call on the tape, as the user chose.)
-    let compiled: Option<(TokenStream, bool)> = (function.sweeps_apply() && !function.on_tape)
-        .then(|| crate::sweep::sweeps(&function.graph_body, params, flat.as_ref()))
-        .flatten();
+    crate::sweep::take_reason();
+    let compiled: Option<(TokenStream, bool)> = function
+        .analysis
+        .sweeps
+        .as_ref()
+        .ok()
+        .and_then(|analysed| crate::sweep::sweeps(analysed, params, flat.as_ref()));
     // A body the sweeps do not cover is an error, unless the user chose the tape (a custom
     // rule's body is one operation, which its callers' sweeps inline).
-    let reason = crate::sweep::take_reason();
+    let reason = match &function.analysis.sweeps {
+        Err(reason) => reason.clone().or_else(crate::sweep::take_reason),
+        Ok(_) => crate::sweep::take_reason(),
+    };
     let long = crate::rewrite::operations(&function.graph_body) > crate::sweep::COMPILED_UP_TO;
     let uncovered =
         (compiled.is_none() && matches!(output, Output::Scalar) && !rule && !function.on_tape)
@@ -174,7 +180,7 @@ pub(crate) fn function(function: &Function<'_>, rule: bool) -> Grad {
 
 /// The error for a body whose `name_grad` the compiled sweeps do not cover: where they
 /// stop (`reason`, from `sweep::why`), or its length.
-fn uncovered(ident: &Ident, reason: Option<(String, Span)>, long: bool) -> syn::Error {
+fn uncovered(ident: &Ident, reason: Option<crate::sweep::Reason>, long: bool) -> syn::Error {
     let headline = format!(
         "#[differentiable] cannot compile the gradient of `{ident}` yet: `{ident}_grad` would \
          run on the tape"

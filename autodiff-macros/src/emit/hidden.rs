@@ -45,22 +45,16 @@ pub(crate) fn items(function: &Function<'_>, halves: Option<TokenStream>) -> Hid
     let forwarded = &function.forwarded;
     // What the hidden body answers another function's compiled sweep.
     let rule = halves.is_some();
+    let halves_analysed = function.analysis.halves.as_ref();
     crate::sweep::take_reason();
     let (dispatch, callable, shared) = halves.map_or_else(
         || {
-            // (`tape`: no halves, and so no compiled caller either.)
-            let compile = !matches!(output, Output::Invalid) && !function.on_tape;
-            let empty = TokenStream::new();
             let array_output = match &output {
                 Output::Array(_) => Some(output_type(output, &quote!(f64))),
                 _ => None,
             };
             crate::sweep::halves(
-                if compile {
-                    &function.graph_body
-                } else {
-                    &empty
-                },
+                halves_analysed.ok(),
                 params,
                 &sig.generics,
                 array_output.as_ref(),
@@ -71,8 +65,12 @@ pub(crate) fn items(function: &Function<'_>, halves: Option<TokenStream>) -> Hid
         |halves| (halves, true, false),
     );
     // An array-valued helper exists to be called: one its callers' sweeps cannot call
-    // would send them all to the tape.
-    let reason = crate::sweep::take_reason();
+    // would send them all to the tape. (Where the analysis stopped, or else where the
+    // halves' emitter did.)
+    let reason = match halves_analysed {
+        Err(reason) => reason.clone().or_else(crate::sweep::take_reason),
+        Ok(_) => crate::sweep::take_reason(),
+    };
     // (Where the halves stop: rustc's note on the bound below points there.)
     let stop = reason
         .as_ref()
@@ -128,7 +126,7 @@ pub(crate) fn items(function: &Function<'_>, halves: Option<TokenStream>) -> Hid
 }
 
 /// The error for an array-valued helper whose halves the compiled sweeps do not cover.
-fn uncallable(ident: &Ident, reason: Option<(String, Span)>) -> syn::Error {
+fn uncallable(ident: &Ident, reason: Option<crate::sweep::Reason>) -> syn::Error {
     let headline = format!(
         "#[differentiable] cannot compile `{ident}` for its callers yet: every function that \
          calls it would run its gradient on the tape"

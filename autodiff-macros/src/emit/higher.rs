@@ -87,12 +87,10 @@ pub(crate) fn of(function: &super::function::Function<'_>) -> Option<TokenStream
     let args = function.variable_args();
     // `name_hvp`'s compiled sweeps, under `name_grad`'s conditions (`tape` included: its
     // helpers may have no halves to call).
-    let hvp_sweeps = (function.sweeps_apply() && !function.on_tape)
-        .then(|| {
-            let (tangents, count) = hvp_names();
-            crate::sweep::dual_sweeps(&function.graph_body, function.params, (&tangents, &count))
-        })
-        .flatten();
+    let hvp_sweeps = function.analysis.sweeps.as_ref().ok().and_then(|analysed| {
+        let (tangents, count) = hvp_names();
+        crate::sweep::dual_sweeps(analysed, function.params, (&tangents, &count))
+    });
     let grad_params = super::grad::grad_params(function.params);
     let copies = function.copies();
     let (list, _) = function.doc_lists();

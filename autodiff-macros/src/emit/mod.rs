@@ -53,15 +53,14 @@ pub(crate) fn functions(
         block,
         ..
     } = item;
+    let rule = halves.is_some();
     let function = Function::new(
         (&vis, &sig, &attrs, &block),
         params,
         output,
         graph_body,
-        on_tape,
+        (on_tape, rule),
     );
-    let rule = halves.is_some();
-    // (The halves' reason for giving up is read before the sweeps'.)
     let hidden = hidden::items(&function, halves);
     let grad = grad::function(&function, rule);
     let graph = graph::function(&function);

@@ -17,14 +17,14 @@ use crate::parse::signature::{self, Kind, Param};
 /// Lowers `graph_body` (the rewrite's output) with the signature's `params`; for the
 /// halves other sweeps call (`half`), whose reverse half is a function of its own, data
 /// `let`s at the top level are replayed too. `output_type`: the array the function returns
-/// (only halves do), with `f64` elements: a local tracked array returned as it is. `dual`: for sweeps
-/// on duals, where data code reads a tracked value's primal through `f64::from`.
+/// (only halves do), with `f64` elements: a local tracked array returned as it is.
+/// Data code reads a tracked value's primal through `f64::from`, which is the `f64` itself
+/// in `name_grad`'s sweeps and a dual's value in `name_hvp`'s: one program for both.
 pub(crate) fn lower(
     graph_body: &TokenStream,
     params: &[Param],
     half: bool,
     output_type: Option<&TokenStream>,
-    dual: bool,
 ) -> Option<Program> {
     let array_output = output_type.is_some();
     let block: Block = syn::parse2(graph_body.clone()).ok()?;
@@ -53,7 +53,6 @@ pub(crate) fn lower(
         spills: 0,
         half,
         array_output,
-        dual,
         called: Vec::new(),
         seeds: Vec::new(),
         shaped: Vec::new(),
@@ -618,8 +617,6 @@ struct Lower {
     half: bool,
     /// The function returns an array (see [`lower`]).
     array_output: bool,
-    /// For sweeps on duals (`name_hvp`'s): data code reads a primal's value as an `f64`.
-    dual: bool,
     /// The variables holding calls' results, of a shape the macro cannot see.
     called: Vec<VarId>,
     /// Tracked scalars lent as they are by array literals of calls being lowered (see
@@ -3781,10 +3778,7 @@ impl VisitMut for PrimalReads<'_> {
                 match place {
                     Some(place) if scalar => {
                         let primal = self.lower.primal_place(&place);
-                        *expr = Expr::Verbatim(match self.lower.dual {
-                            true => quote!(::core::primitive::f64::from(#primal)),
-                            false => quote!((#primal)),
-                        });
+                        *expr = Expr::Verbatim(quote!(::core::primitive::f64::from(#primal)));
                     }
                     _ => self.failed = true,
                 }

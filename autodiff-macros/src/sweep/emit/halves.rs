@@ -6,10 +6,9 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{quote, ToTokens};
 
-use super::{
-    analysed, is_slice, numbered, numbers_slice, stack, tracked, Emit, Number, COMPILED_UP_TO,
-};
+use super::{is_slice, numbered, numbers_slice, stack, tracked, Emit, Number};
 use crate::parse::signature::{Kind, Param};
+use crate::sweep::analyse::Analysed;
 use crate::sweep::ir::Operand;
 
 /// What the hidden body does first on the `Halves` backend, from another function's
@@ -19,7 +18,7 @@ use crate::sweep::ir::Operand;
 /// are the hidden body's names for its backend, its type and its lifetime. Also whether
 /// it has a reverse half over shared adjoints, for callers that lend one value twice.
 pub(crate) fn halves(
-    graph_body: &TokenStream,
+    analysed: Option<&Analysed>,
     params: &[Param],
     generics: &syn::Generics,
     array_output: Option<&TokenStream>,
@@ -34,7 +33,7 @@ pub(crate) fn halves(
         }
     };
     let block = |number| {
-        let halves = compiled_halves(graph_body, params, generics, array_output, number)?;
+        let halves = compiled_halves(analysed?, params, array_output, number)?;
         let shared = halves.shared.is_some();
         let block = halves_block(
             halves,
@@ -436,9 +435,8 @@ struct Halves {
 /// half takes the output's adjoints and the parameters back, and runs the reverse sweep
 /// into the caller's adjoints (`__adjoint_k`, behind `&mut`).
 fn compiled_halves(
-    graph_body: &TokenStream,
+    analysed: &Analysed,
     params: &[Param],
-    generics: &syn::Generics,
     array_output: Option<&TokenStream>,
     number: Number,
 ) -> Option<Halves> {
@@ -452,20 +450,14 @@ fn compiled_halves(
     {
         return None;
     }
-    let only_consts = generics
-        .params
-        .iter()
-        .all(|param| matches!(param, syn::GenericParam::Const(_)));
-    if params.iter().any(|param| {
-        (param.mutability.is_some() && !matches!(param.kind, Kind::Scalar)) || param.ident.is_none()
-    }) || !only_consts
-        || generics.where_clause.is_some()
-        || crate::rewrite::operations(graph_body) > COMPILED_UP_TO
-    {
-        return None;
-    }
-    let (program, names, versioning, _) = analysed(graph_body, params, true, array_output, number)?;
-    let mut emit = Emit::new(&program, &names, true, versioning);
+    let Analysed {
+        program,
+        names,
+        versioning,
+        ..
+    } = analysed;
+    let versioning = *versioning;
+    let mut emit = Emit::new(program, names, true, versioning);
     emit.number = number;
     let shared = shared_reverse(&program, &names, versioning, params, array_output, number);
     let forward = emit.forward_stmts(&program.body, true)?;
