@@ -98,9 +98,9 @@ fn compiled(
     let emitted = (|| {
         Some((
             emit.forward_stmts(&program.body, false)?,
-            emit.forward_output(&program, false)?,
+            emit.forward_output(program, false)?,
             emit.primal(&program.output.result, false)?,
-            emit.reverse_output(&program, &seed, false)?,
+            emit.reverse_output(program, &seed, false)?,
             emit.reverse_stmts(&program.body, false)?,
         ))
     })();
@@ -112,7 +112,7 @@ fn compiled(
     let private = quote!(::scalar_autodiff::__private);
     let none = quote!(::core::option::Option::None);
     let stack = stack();
-    let tracked = tracked(&program, params);
+    let tracked = tracked(program, params);
     // A scalar by value, an array or a parameter struct by reference; adjoints in the
     // gradient's shape.
     let next = Ident::new("__next", Span::mixed_site());

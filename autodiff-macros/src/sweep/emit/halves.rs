@@ -459,9 +459,9 @@ fn compiled_halves(
     let versioning = *versioning;
     let mut emit = Emit::new(program, names, true, versioning);
     emit.number = number;
-    let shared = shared_reverse(&program, &names, versioning, params, array_output, number);
+    let shared = shared_reverse(program, names, versioning, params, array_output, number);
     let forward = emit.forward_stmts(&program.body, true)?;
-    let output = emit.forward_output(&program, true)?;
+    let output = emit.forward_output(program, true)?;
     let versions = emit.keep_versions(&program.body);
     let output_primal = emit.primal(&program.output.result, true)?;
     let upstream = Ident::new("__upstream", Span::mixed_site());
@@ -474,7 +474,7 @@ fn compiled_halves(
             let adjoint = &program.vars[place.var].adjoint;
             quote!(#adjoint = #upstream;)
         }
-        _ => emit.reverse_output(&program, &upstream, true)?,
+        _ => emit.reverse_output(program, &upstream, true)?,
     };
     let output_type = number.shape(&array_output.cloned().unwrap_or_else(|| quote!(f64)));
     let prelude = emit.prelude(&program.body);
@@ -484,7 +484,7 @@ fn compiled_halves(
     }
     let private = quote!(::scalar_autodiff::__private);
     let stack = stack();
-    let tracked = tracked(&program, params);
+    let tracked = tracked(program, params);
     let arguments: Vec<Ident> = numbered("argument", tracked.len());
     // A scalar as a value, the others by reference. (`__steady_k`: see `keep`.)
     let values = tracked
