@@ -789,6 +789,15 @@ fn frozen_reads(program: &Program, half: bool) -> (HashSet<(usize, usize)>, Hash
     out
 }
 
+/// Whether the table's slopes of `op` read neither its operands nor its value (see
+/// `ScalarOperation::reads` in the runtime).
+fn constant_slopes(op: &Op) -> bool {
+    matches!(
+        op.method.to_string().as_str(),
+        "add" | "sub" | "neg" | "copy"
+    )
+}
+
 /// Whether the table's slope of `op` for operand `slot` is 1 whatever the operands.
 fn unit_slope(op: &Op, slot: usize) -> bool {
     match op.method.to_string().as_str() {
@@ -1091,25 +1100,36 @@ impl<'a> Emit<'a> {
                 let primal = &self.program.vars[*var].primal;
                 quote!(let mut #primal = #init;)
             }
+            // (An array of finite literals, `[0.0; N]`, needs no check.)
             Stmt::LetArray { var, init } if self.number == Number::Dual => {
                 let nodes = self.array_nodes(*var, true);
                 let primal = &self.program.vars[*var].primal;
+                let check = (!finite_literals(init)).then(|| {
+                    quote! {
+                        if !#private::Numbers::all_finite(&#primal) {
+                            return #none;
+                        }
+                    }
+                });
                 quote! {
                     let mut #primal = #private::Lift::lift(#init);
-                    if !#private::Numbers::all_finite(&#primal) {
-                        return #none;
-                    }
+                    #check
                     #nodes
                 }
             }
             Stmt::LetArray { var, init } => {
                 let nodes = self.array_nodes(*var, true);
                 let primal = &self.program.vars[*var].primal;
+                let check = (!finite_literals(init)).then(|| {
+                    quote! {
+                        if !#private::finite(&#primal) {
+                            return #none;
+                        }
+                    }
+                });
                 quote! {
                     let mut #primal = #init;
-                    if !#private::finite(&#primal) {
-                        return #none;
-                    }
+                    #check
                     #nodes
                 }
             }
@@ -1442,6 +1462,11 @@ impl<'a> Emit<'a> {
 
     /// Which operands the reverse sweep recomputes rather than pops (inside loops).
     fn kept(&self, op: &Op) -> Vec<bool> {
+        // (Slopes that read no value: nothing to recompute, and no read of a primal that
+        // a half would then have to keep for its reverse.)
+        if constant_slopes(op) {
+            return vec![false; 3];
+        }
         (0..3)
             .map(|slot| match op.operands.get(slot) {
                 None | Some(Operand::Temp(_)) => false,
@@ -2386,6 +2411,35 @@ fn is_float_literal(raw: &TokenStream) -> bool {
         Ok(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Float(float), .. }))
             if matches!(float.suffix(), "" | "f64")
     )
+}
+
+/// Whether `init` is an array of number literals that are finite as `f64`s (`[0.0; N]`,
+/// `[[1.0, -2.0]; 3]`): no run-time check can fail on it.
+fn finite_literals(init: &TokenStream) -> bool {
+    fn finite(expr: &syn::Expr) -> bool {
+        match expr {
+            syn::Expr::Array(array) => array.elems.iter().all(finite),
+            syn::Expr::Repeat(repeat) => finite(&repeat.expr),
+            syn::Expr::Paren(inner) => finite(&inner.expr),
+            syn::Expr::Unary(syn::ExprUnary {
+                op: syn::UnOp::Neg(_),
+                expr,
+                ..
+            }) => finite(expr),
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Float(float),
+                ..
+            }) => float.base10_parse::<f64>().is_ok_and(f64::is_finite),
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(int),
+                ..
+            }) => int.base10_parse::<u64>().is_ok(),
+            _ => false,
+        }
+    }
+    syn::parse2::<syn::Expr>(init.clone()).is_ok_and(|expr| {
+        matches!(expr, syn::Expr::Array(_) | syn::Expr::Repeat(_)) && finite(&expr)
+    })
 }
 
 fn op_path(op: &Op) -> TokenStream {

@@ -501,44 +501,66 @@ fn compiled_halves(
             }
         });
     let steadies: Vec<Ident> = numbered("steady", tracked.len());
+    // A parameter's values only where a reverse half reads them (`a + b` reads neither).
+    let reversed = {
+        let shared = shared
+            .as_ref()
+            .map(|(prelude, output, reverse)| quote!(#prelude #output #reverse));
+        quote!(#prelude #output_reverse #reverse #shared)
+    };
+    let read: Vec<bool> = tracked
+        .iter()
+        .map(|(var, _)| crate::sweep::lower::mentions(&reversed, &var.primal.to_string()))
+        .collect();
     // Only what the caller will not pass again.
-    let keep = tracked.iter().zip(&steadies).map(|((var, param), steady)| {
-        let primal = &var.primal;
-        let kept = match param.kind {
-            Kind::Scalar => quote!(&#primal),
-            _ => quote!(#primal),
-        };
-        // A slice of `f64`s or of arrays of them goes onto the stack as its numbers (the
-        // reverse half knows its length from its adjoints); a slice of anything else
-        // cannot be taken back into a local of its own: only the caller's own (steady)
-        // one is compiled.
-        // On duals, a struct's duals are not kept either (no `Numbers` for them).
-        let unkept = dual && matches!(param.kind, Kind::Declared { .. }) && !is_slice(param);
-        if unkept || (is_slice(param) && numbers_slice(param).is_none()) {
-            return quote! {
-                if #steady.is_none() {
-                    return ::core::option::Option::None;
-                }
-            };
-        }
-        let keep = match dual {
-            true => quote!(#private::Numbers::keep(#kept, #stack);),
-            false => quote!(#stack.keep(#kept);),
-        };
-        quote! {
-            if #steady.is_none() {
-                #keep
+    let keep = tracked
+        .iter()
+        .zip(&steadies)
+        .zip(&read)
+        .map(|(((var, param), steady), &read)| {
+            if !read {
+                return TokenStream::new();
             }
-        }
-    });
+            let primal = &var.primal;
+            let kept = match param.kind {
+                Kind::Scalar => quote!(&#primal),
+                _ => quote!(#primal),
+            };
+            // A slice of `f64`s or of arrays of them goes onto the stack as its numbers (the
+            // reverse half knows its length from its adjoints); a slice of anything else
+            // cannot be taken back into a local of its own: only the caller's own (steady)
+            // one is compiled.
+            // On duals, a struct's duals are not kept either (no `Numbers` for them).
+            let unkept = dual && matches!(param.kind, Kind::Declared { .. }) && !is_slice(param);
+            if unkept || (is_slice(param) && numbers_slice(param).is_none()) {
+                return quote! {
+                    if #steady.is_none() {
+                        return ::core::option::Option::None;
+                    }
+                };
+            }
+            let keep = match dual {
+                true => quote!(#private::Numbers::keep(#kept, #stack);),
+                false => quote!(#stack.keep(#kept);),
+            };
+            quote! {
+                if #steady.is_none() {
+                    #keep
+                }
+            }
+        });
     let adjoints: Vec<Ident> = numbered("adjoint", tracked.len());
     let owned = Ident::new("__owned", Span::mixed_site());
     let given = Ident::new("__given", Span::mixed_site());
     let take: Vec<TokenStream> = tracked
         .iter()
         .zip(adjoints.iter().zip(&steadies))
+        .zip(&read)
         .rev()
-        .map(|((var, param), (adjoint, steady))| {
+        .map(|(((var, param), (adjoint, steady)), &read)| {
+            if !read {
+                return TokenStream::new();
+            }
             let (primal, shape) = (&var.primal, param.shape());
             let number_ty = number.ty();
             match param.kind {
