@@ -537,6 +537,57 @@ fn doubled(x: f64) -> f64 {
     a[0] * a[1]
 }
 
+/// Two numbers, for the helpers below to reorder.
+#[differentiable]
+fn pair_of(x: f64, y: f64) -> [f64; 2] {
+    [x * y, x.sin() + y]
+}
+
+/// A call's result reordered: each element held as it is, its own node.
+#[differentiable]
+fn flip(x: f64, y: f64) -> [f64; 2] {
+    let a = pair_of(x, y);
+    [a[1], a[0]]
+}
+
+/// Elements of two calls' results held beside a new value that reads their others.
+#[differentiable]
+fn interleave(x: f64, y: f64) -> [f64; 3] {
+    let a = pair_of(x, y);
+    let m = pair_of(y, a[0]);
+    [a[1], m[0] * a[0], m[1]]
+}
+
+#[differentiable]
+fn reordered(x: f64, y: f64) -> f64 {
+    let s = interleave(x, y);
+    let t = flip(s[0] * 0.5, y);
+    s[0] * t[0] + s[1] - t[1] * s[2]
+}
+
+#[test]
+fn returned_literals_holding_several_elements_of_one_result_run_compiled_and_agree(
+) -> Result<(), scalar_autodiff::ScalarAutodiffError> {
+    let mut rng = XorShift::new(0xc0_91e5_5eed_0009);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..60 {
+        let (x, y) = (next(), next());
+        let fast = outcome(reordered_grad(x, y).map(|(v, g)| (v, g.to_vec())));
+        let graph = graph_of(&[x, y], |p| reordered_graph(&p[0], &p[1]));
+        assert_eq!(fast, graph, "case {case}");
+        assert_eq!(traces(|| drop(reordered_grad(x, y))), 0, "case {case}");
+        let (value, gradient) = reordered_grad(x, y)?;
+        assert_eq!(value.to_bits(), reordered(x, y).to_bits());
+        near_each(
+            &gradient,
+            |q| reordered(q[0], q[1]),
+            &[x, y],
+            &format!("case {case}"),
+        );
+    }
+    Ok(())
+}
+
 /// The weights of [`recur`]'s cell, and a bias.
 #[derive(scalar_autodiff::Parameters, Clone, Debug)]
 struct Cell {

@@ -9,11 +9,12 @@
 use std::collections::HashSet;
 
 use proc_macro2::{Span, TokenStream};
+use quote::quote;
 
 use super::checks;
 use super::emit::{versioned, COMPILED_UP_TO};
 use super::ir::{Arg, Operand, Place, Program, Stmt, Value, VarId};
-use super::lower::{lower, take_reason, why};
+use super::lower::{literal_indices, lower, take_reason, why};
 use super::names::Names;
 use crate::parse::signature::{Kind, Param};
 
@@ -369,8 +370,11 @@ fn copies_are_safe(program: &Program, versioning: bool, shared: &HashSet<VarId>)
         // A loop around the source's declaration makes a new source each iteration: only
         // the loops between the declaration and the copy repeat reads of the same one.
         let declared = walk.declared.get(&copy.var).cloned().unwrap_or_default();
-        walk.reads.iter().all(|(var, at, arms)| {
+        walk.reads.iter().all(|(var, spot, at, arms)| {
             let (var, at) = (*var, *at);
+            // Another element at a constant index is another node (`[a[1], a[0]]`).
+            let elsewhere =
+                matches!((spot, &copy.spot), (Some(read), Some(copied)) if read != copied);
             // The other arm of a branch around the copy never runs with it.
             let apart = arms
                 .iter()
@@ -383,17 +387,28 @@ fn copies_are_safe(program: &Program, versioning: bool, shared: &HashSet<VarId>)
                     let (start, stop) = walk.loops[index];
                     (start..=stop).contains(&at)
                 });
-            var != copy.var || at == copy.at || apart || (at < copy.at && !in_loop)
+            var != copy.var || elsewhere || at == copy.at || apart || (at < copy.at && !in_loop)
         })
+    })
+}
+
+/// The element a place names, where its indices are all literals (`a[1]`, `m[0][2]`):
+/// two places of one variable with different spots are different nodes.
+fn spot(place: &Place) -> Option<String> {
+    (place.fields.is_empty() && !place.indices.is_empty() && literal_indices(place)).then(|| {
+        let indices = &place.indices;
+        quote!(#(#indices)*).to_string()
     })
 }
 
 /// Branch arms, as (branch, then-arm).
 type Arms = Vec<(usize, bool)>;
 
-/// A copy: its source variable, where it happens, the loops around it.
+/// A copy: its source variable (and element, see [`spot`]), where it happens, the loops
+/// around it.
 struct CopySite {
     var: usize,
+    spot: Option<String>,
     at: usize,
     loops: Vec<usize>,
     arms: Vec<(usize, bool)>,
@@ -403,8 +418,9 @@ struct CopySite {
 #[derive(Default)]
 struct Walk {
     position: usize,
-    /// Each read: the variable, where, and the branch arms around it.
-    reads: Vec<(usize, usize, Arms)>,
+    /// Each read: the variable (and element, see [`spot`]), where, and the branch arms
+    /// around it.
+    reads: Vec<(usize, Option<String>, usize, Arms)>,
     copies: Vec<CopySite>,
     /// The branch arms around the current point: (branch, then-arm).
     arms: Vec<(usize, bool)>,
@@ -450,11 +466,13 @@ impl Walk {
                     self.declared.insert(*var, self.open.clone());
                     for arg in args {
                         if let Arg::Tracked(place) = arg {
-                            self.reads.push((place.var, at, self.arms.clone()));
+                            self.reads
+                                .push((place.var, spot(place), at, self.arms.clone()));
                         }
                     }
                     for (_, place) in seeds {
-                        self.reads.push((place.var, at, self.arms.clone()));
+                        self.reads
+                            .push((place.var, spot(place), at, self.arms.clone()));
                     }
                 }
                 Stmt::If {
@@ -490,18 +508,21 @@ impl Walk {
         for op in value.ops.iter().filter(|op| op.live) {
             for operand in &op.operands {
                 if let Operand::Place(place) = operand {
-                    self.reads.push((place.var, at, self.arms.clone()));
+                    self.reads
+                        .push((place.var, spot(place), at, self.arms.clone()));
                 }
             }
         }
         if let Operand::Place(place) = &value.result {
-            self.reads.push((place.var, at, self.arms.clone()));
+            self.reads
+                .push((place.var, spot(place), at, self.arms.clone()));
             // (The output read from a shared node adds into its cell.)
             if self.shared.contains(&place.var) {
                 return;
             }
             self.copies.push(CopySite {
                 var: place.var,
+                spot: spot(place),
                 at,
                 loops: self.open.clone(),
                 arms: self.arms.clone(),

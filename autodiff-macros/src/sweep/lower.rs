@@ -2738,7 +2738,17 @@ impl Lower {
         if !tail && array.elems.iter().any(|elem| row(self, elem)) {
             return self.rows_argument(array, blame);
         }
-        let mut held = Vec::new();
+        // The places held as they are, each once: an element by the indices written
+        // (`[a[1], a[0]]` holds two).
+        let mut held: Vec<(VarId, String, String)> = Vec::new();
+        let spelled = |place: &Place| {
+            let indices = &place.indices;
+            (
+                place.var,
+                place.fields.to_string(),
+                quote!(#(#indices)*).to_string(),
+            )
+        };
         let mut scalars = Elements::default();
         let len = array.elems.len();
         let name = Ident::new("__argument", Span::mixed_site());
@@ -2753,7 +2763,7 @@ impl Lower {
                     let var = &self.vars[place.var];
                     let scalar =
                         var.depth == 0 && place.indices.is_empty() && place.fields.is_empty();
-                    (scalar && !var.param && !held.contains(&place.key())).then_some(place)
+                    (scalar && !var.param && !held.contains(&spelled(place))).then_some(place)
                 }
                 _ => None,
             };
@@ -2770,7 +2780,7 @@ impl Lower {
                         && constant
                         && depth
                         && !var.param
-                        && !held.contains(&place.key()))
+                        && !held.contains(&spelled(place)))
                     .then_some(place)
                 }
                 _ => None,
@@ -2778,7 +2788,7 @@ impl Lower {
             let local = local.or(element).cloned();
             if let Some(place) = &local {
                 self.read_as_scalar(place);
-                held.push(place.key());
+                held.push(spelled(place));
             }
             let place = Place {
                 var,
@@ -3819,7 +3829,7 @@ impl Elements {
 /// `expr` without the parentheses and the `Clone::clone(&..)` the rewrite wraps a lent
 /// row in.
 /// Whether every index of `place` is an integer literal (`h[0][1]`).
-fn literal_indices(place: &Place) -> bool {
+pub(crate) fn literal_indices(place: &Place) -> bool {
     (place.indices.iter()).all(|index| syn::parse2::<syn::LitInt>(index.clone()).is_ok())
 }
 
