@@ -558,32 +558,47 @@ fn interleave(x: f64, y: f64) -> [f64; 3] {
     [a[1], m[0] * a[0], m[1]]
 }
 
+/// Elements of one array lent to one call at distinct constant indices (each its own
+/// node: disjoint adjoints, no shared ones), to helpers that lend both on together.
 #[differentiable]
-fn reordered(x: f64, y: f64) -> f64 {
-    let s = interleave(x, y);
-    let t = flip(s[0] * 0.5, y);
+fn reordered(p: [f64; 2]) -> f64 {
+    let s = interleave(p[0], p[1]);
+    let t = flip(s[0], s[2]);
     s[0] * t[0] + s[1] - t[1] * s[2]
 }
 
 #[test]
-fn returned_literals_holding_several_elements_of_one_result_run_compiled_and_agree(
+fn reordered_results_and_elements_lent_together_run_compiled_and_agree(
 ) -> Result<(), scalar_autodiff::ScalarAutodiffError> {
     let mut rng = XorShift::new(0xc0_91e5_5eed_0009);
     let mut next = move || rng.unit() * 2.0 - 1.0;
     for case in 0..60 {
-        let (x, y) = (next(), next());
-        let fast = outcome(reordered_grad(x, y).map(|(v, g)| (v, g.to_vec())));
-        let graph = graph_of(&[x, y], |p| reordered_graph(&p[0], &p[1]));
-        assert_eq!(fast, graph, "case {case}");
-        assert_eq!(traces(|| drop(reordered_grad(x, y))), 0, "case {case}");
-        let (value, gradient) = reordered_grad(x, y)?;
-        assert_eq!(value.to_bits(), reordered(x, y).to_bits());
+        let p = [next(), next()];
+        let fast = outcome(reordered_grad(p).map(|(v, g)| (v, g.to_vec())));
+        assert_eq!(fast, graph_of(&p, reordered_graph), "case {case}");
+        assert_eq!(traces(|| drop(reordered_grad(p))), 0, "case {case}");
+        let (value, gradient) = reordered_grad(p)?;
+        assert_eq!(value.to_bits(), reordered(p).to_bits());
         near_each(
             &gradient,
-            |q| reordered(q[0], q[1]),
-            &[x, y],
+            |q| reordered([q[0], q[1]]),
+            &p,
             &format!("case {case}"),
         );
+        // `name_hvp`'s sweeps lend them so too: H against the recorded Hessian's columns.
+        let (_, _, hessian) = reordered_hessian(p)?;
+        let hessian: Vec<Vec<f64>> = hessian.iter().map(|row| row.to_vec()).collect();
+        crate::hvp::check_columns(
+            2,
+            |direction| {
+                let tangent: [f64; 2] = direction.try_into().expect("two");
+                let (value, gradient, product) = reordered_hvp(p, tangent)?;
+                Ok((value, gradient.to_vec(), product.to_vec()))
+            },
+            &hessian,
+            (value, &gradient),
+        )?;
+        assert_eq!(traces(|| drop(reordered_hvp(p, [1.0, -0.5]))), 0);
     }
     Ok(())
 }

@@ -1808,7 +1808,8 @@ impl<'a> Emit<'a> {
                     true => quote!(#private::Numbers::keep(&#adjoint, #stack);),
                     false => quote!(#stack.keep(&#adjoint);),
                 };
-                if lower::lends_twice(args, seeds)
+                let disjoint = self.disjoint_elements(args, seeds);
+                if (lower::lends_twice(args, seeds) && disjoint.is_none())
                     || self.lends_two_nodes(args, seeds)
                     || self.lends_shared_array(args)
                 {
@@ -1819,26 +1820,55 @@ impl<'a> Emit<'a> {
                         #call
                     });
                 }
+                // Elements of one array at distinct constant indices: disjoint borrows of
+                // its adjoints, taken before the call.
+                let (mut borrows, mut lent) = (TokenStream::new(), Vec::new());
+                for (at, (root, group)) in disjoint.unwrap_or_default().into_iter().enumerate() {
+                    let adjoint = self.place_adjoint(&root, in_loop)?;
+                    let names: Vec<Ident> = (0..group.len())
+                        .map(|k| Ident::new(&format!("__lent_{at}_{k}"), Span::mixed_site()))
+                        .collect();
+                    let indices = group.iter().map(|(_, index)| index);
+                    borrows.extend(quote! {
+                        let [#(#names),*] = match <[_]>::get_disjoint_mut(
+                            &mut #adjoint[..],
+                            [#(#indices),*],
+                        ) {
+                            ::core::result::Result::Ok(__lent) => __lent,
+                            ::core::result::Result::Err(_) => return ::core::option::Option::None,
+                        };
+                    });
+                    lent.extend(group.iter().map(|(arg, _)| *arg).zip(names));
+                }
                 let mut slots = Vec::new();
-                for arg in args {
+                for (at, arg) in args.iter().enumerate() {
+                    let adjoint = |emit: &mut Self, place: &Place| -> Option<TokenStream> {
+                        match lent.iter().find(|(arg, _)| *arg == at) {
+                            Some((_, name)) => Some(quote!(#name)),
+                            None => {
+                                let place = emit.place_adjoint(place, in_loop)?;
+                                Some(quote!(&mut #place))
+                            }
+                        }
+                    };
                     slots.push(match arg {
                         Arg::Tracked(place) if dual && self.place_kept(place) => {
                             let value = self.argument_value(place, in_loop)?;
-                            let place = self.place_adjoint(place, in_loop)?;
-                            quote!(#private::DualAdjointsOf::of(&mut #place, #value))
+                            let place = adjoint(self, place)?;
+                            quote!(#private::DualAdjointsOf::of(#place, #value))
                         }
                         Arg::Tracked(place) if dual => {
-                            let place = self.place_adjoint(place, in_loop)?;
-                            quote!(#private::DualAdjoints::of(&mut #place))
+                            let place = adjoint(self, place)?;
+                            quote!(#private::DualAdjoints::of(#place))
                         }
                         Arg::Tracked(place) if self.place_kept(place) => {
                             let value = self.argument_value(place, in_loop)?;
-                            let place = self.place_adjoint(place, in_loop)?;
-                            quote!(#private::AdjointsOf(&mut #place, #value))
+                            let place = adjoint(self, place)?;
+                            quote!(#private::AdjointsOf(#place, #value))
                         }
                         Arg::Tracked(place) => {
-                            let place = self.place_adjoint(place, in_loop)?;
-                            quote!(#private::Adjoints(&mut #place))
+                            let place = adjoint(self, place)?;
+                            quote!(#private::Adjoints(#place))
                         }
                         Arg::Data(tokens) => tokens.clone(),
                     });
@@ -1848,8 +1878,11 @@ impl<'a> Emit<'a> {
                     #handed
                     #keep
                     #seed
-                    if #call.is_err() {
-                        return ::core::option::Option::None;
+                    {
+                        #borrows
+                        if #call.is_err() {
+                            return ::core::option::Option::None;
+                        }
                     }
                     #store_back
                 }
@@ -2138,6 +2171,61 @@ impl<'a> Emit<'a> {
                     && self.program.vars[place.var].depth == 1
                     && self.program.vars[place.var].lengths.len() == 1)
         })
+    }
+
+    /// The places a call lends from one array at distinct constant indices (`g(s[0],
+    /// s[2])`), by array: each place's argument and index. Their adjoints are disjoint
+    /// borrows of the array's, so the call needs no shared adjoints. `None` unless every
+    /// array lent from more than once is lent so (and nothing is seeded, shares nodes or
+    /// is versioned).
+    fn disjoint_elements(
+        &self,
+        args: &[Arg],
+        seeds: &[(Place, Place)],
+    ) -> Option<Vec<(Place, Vec<(usize, usize)>)>> {
+        if !seeds.is_empty() {
+            return None;
+        }
+        let mut groups: Vec<(Place, Vec<(usize, usize)>)> = Vec::new();
+        for (at, arg) in args.iter().enumerate() {
+            let Arg::Tracked(place) = arg else {
+                continue;
+            };
+            let index = match &place.indices[..] {
+                [index] => syn::parse2::<syn::LitInt>(index.clone())
+                    .ok()
+                    .and_then(|index| index.base10_parse::<usize>().ok()),
+                _ => None,
+            };
+            let root = Place {
+                var: place.var,
+                fields: place.fields.clone(),
+                indices: Vec::new(),
+            };
+            match groups
+                .iter_mut()
+                .find(|(other, _)| lower::same_root(other, place))
+            {
+                Some((_, group)) => group.push((at, index?)),
+                None => groups.push((root, vec![(at, index.unwrap_or(usize::MAX))])),
+            }
+        }
+        let groups: Vec<(Place, Vec<(usize, usize)>)> = groups
+            .into_iter()
+            .filter(|(_, group)| group.len() > 1)
+            .collect();
+        let plain = groups.iter().all(|(root, group)| {
+            let var = root.var;
+            let mut indices: Vec<usize> = group.iter().map(|(_, index)| *index).collect();
+            indices.sort_unstable();
+            indices.dedup();
+            indices.len() == group.len()
+                && indices.last() != Some(&usize::MAX)
+                && !self.shared.contains(&var)
+                && !self.versioned.contains_key(&var)
+                && !self.mapped.contains_key(&var)
+        });
+        (!groups.is_empty() && plain).then_some(groups)
     }
 
     /// Whether a call lends two scalars that share nodes (see [`shared_nodes`]): they may
