@@ -789,6 +789,9 @@ fn frozen_reads(program: &Program, half: bool) -> (HashSet<(usize, usize)>, Hash
     out
 }
 
+/// The places one call lends from one array: each one's argument and constant index.
+type Lent = Vec<(usize, usize)>;
+
 /// Whether the table's slopes of `op` read neither its operands nor its value (see
 /// `ScalarOperation::reads` in the runtime).
 fn constant_slopes(op: &Op) -> bool {
@@ -2182,11 +2185,11 @@ impl<'a> Emit<'a> {
         &self,
         args: &[Arg],
         seeds: &[(Place, Place)],
-    ) -> Option<Vec<(Place, Vec<(usize, usize)>)>> {
+    ) -> Option<Vec<(Place, Lent)>> {
         if !seeds.is_empty() {
             return None;
         }
-        let mut groups: Vec<(Place, Vec<(usize, usize)>)> = Vec::new();
+        let mut groups: Vec<(Place, Lent)> = Vec::new();
         for (at, arg) in args.iter().enumerate() {
             let Arg::Tracked(place) = arg else {
                 continue;
