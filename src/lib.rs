@@ -270,9 +270,9 @@ pub mod parallel;
 /// says where) makes a caller whose sweeps would call it a compile error at the call. A
 /// helper may return a parameter as it is (`if x > 0.0 { x } else { 0.0 }`,
 /// `let mut m = x; if y > m { m = y; } m`, `return v[i];` from a loop, `[x, y * 2.0]`,
-/// `[v[2], v[0] * y]`): called by another body, the tape copies such a result into a
-/// `copy` node of its own, whose sum reaches the argument as one term, as the helper's
-/// halves hand it back.
+/// `[v[2], v[0] * y]`, or another call's result reordered, `[a[1], a[0]]`): called by
+/// another body, the tape copies such a result into a `copy` node of its own, whose sum
+/// reaches the argument as one term, as the helper's halves hand it back.
 ///
 /// A statement that copies a tracked scalar (`let v = y;`, `v = y;`, `a[i] = y;`, an arm
 /// of an `if` or `match` valued by a name, a name or an element of a parameter array in
@@ -295,6 +295,9 @@ pub mod parallel;
 /// beside another; a call of any other with one value twice is a compile error at the
 /// call, and so is one value lent twice beside a whole parameter struct (in an array
 /// literal, `g([x, x], p)`, each element is a copy of its own, so that one compiles).
+/// Elements of one array at distinct constant indices (`g(s[0], s[2])`) are different
+/// nodes: the call borrows their adjoints apart and shares nothing, so any helper takes
+/// them.
 /// A helper returning an array may `return` early (`return [x, y * 2.0];`, `return h;`,
 /// `return other(h);`), from branches and loops.
 /// Copies of tracked scalars read again later (`let prev = h; h = f(h);`,
