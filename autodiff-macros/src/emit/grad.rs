@@ -89,10 +89,7 @@ pub(crate) fn function(function: &Function<'_>, rule: bool) -> Grad {
         .and_then(|analysed| crate::sweep::sweeps(analysed, params, flat.as_ref()));
     // A body the sweeps do not cover is an error, unless the user chose the tape (a custom
     // rule's body is one operation, which its callers' sweeps inline).
-    let reason = match &function.analysis.sweeps {
-        Err(reason) => reason.clone().or_else(crate::sweep::take_reason),
-        Ok(_) => crate::sweep::take_reason(),
-    };
+    let reason = crate::sweep::stopped(&function.analysis.sweeps);
     let long = crate::rewrite::operations(&function.graph_body) > crate::sweep::COMPILED_UP_TO;
     let uncovered =
         (compiled.is_none() && matches!(output, Output::Scalar) && !rule && !function.on_tape)

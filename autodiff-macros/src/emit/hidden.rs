@@ -45,7 +45,6 @@ pub(crate) fn items(function: &Function<'_>, halves: Option<TokenStream>) -> Hid
     let forwarded = &function.forwarded;
     // What the hidden body answers another function's compiled sweep.
     let rule = halves.is_some();
-    let halves_analysed = function.analysis.halves.as_ref();
     crate::sweep::take_reason();
     let (dispatch, callable, shared) = halves.map_or_else(
         || {
@@ -54,7 +53,7 @@ pub(crate) fn items(function: &Function<'_>, halves: Option<TokenStream>) -> Hid
                 _ => None,
             };
             crate::sweep::halves(
-                halves_analysed.ok(),
+                function.analysis.halves.as_ref().ok(),
                 params,
                 &sig.generics,
                 array_output.as_ref(),
@@ -67,10 +66,7 @@ pub(crate) fn items(function: &Function<'_>, halves: Option<TokenStream>) -> Hid
     // An array-valued helper exists to be called: one its callers' sweeps cannot call
     // would send them all to the tape. (Where the analysis stopped, or else where the
     // halves' emitter did.)
-    let reason = match halves_analysed {
-        Err(reason) => reason.clone().or_else(crate::sweep::take_reason),
-        Ok(_) => crate::sweep::take_reason(),
-    };
+    let reason = crate::sweep::stopped(&function.analysis.halves);
     // (Where the halves stop: rustc's note on the bound below points there.)
     let stop = reason
         .as_ref()

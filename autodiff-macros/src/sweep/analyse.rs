@@ -9,7 +9,6 @@
 use std::collections::HashSet;
 
 use proc_macro2::{Span, TokenStream};
-use quote::quote;
 
 use super::checks;
 use super::emit::{versioned, COMPILED_UP_TO};
@@ -28,6 +27,15 @@ pub(crate) struct Analysis {
     pub(crate) sweeps: Result<Analysed, Option<Reason>>,
     /// For the halves other functions' sweeps call.
     pub(crate) halves: Result<Analysed, Option<Reason>>,
+}
+
+/// Where a form's sweeps stopped, once its emitter has run: the analysis's reason, or else
+/// the emitter's own (the first `lower::why` since the emitter began).
+pub(crate) fn stopped(analysed: &Result<Analysed, Option<Reason>>) -> Option<Reason> {
+    match analysed {
+        Err(reason) => reason.clone().or_else(take_reason),
+        Ok(_) => take_reason(),
+    }
 }
 
 /// A program with what the sweeps need to write it.
@@ -395,10 +403,8 @@ fn copies_are_safe(program: &Program, versioning: bool, shared: &HashSet<VarId>)
 /// The element a place names, where its indices are all literals (`a[1]`, `m[0][2]`):
 /// two places of one variable with different spots are different nodes.
 fn spot(place: &Place) -> Option<String> {
-    (place.fields.is_empty() && !place.indices.is_empty() && literal_indices(place)).then(|| {
-        let indices = &place.indices;
-        quote!(#(#indices)*).to_string()
-    })
+    (place.fields.is_empty() && !place.indices.is_empty() && literal_indices(place))
+        .then(|| place.spelled_indices())
 }
 
 /// Branch arms, as (branch, then-arm).

@@ -67,6 +67,12 @@ impl Place {
         self.fields.is_empty() && self.indices.is_empty()
     }
 
+    /// The indices as written (`[1][j]` is `"1 j"`), to tell elements of one variable apart.
+    pub(crate) fn spelled_indices(&self) -> String {
+        let indices = &self.indices;
+        quote::quote!(#(#indices)*).to_string()
+    }
+
     /// What the trace's types prove about the place's shape is keyed by this.
     pub(crate) fn key(&self) -> (VarId, String, usize) {
         (self.var, self.fields.to_string(), self.indices.len())

@@ -2741,14 +2741,8 @@ impl Lower {
         // The places held as they are, each once: an element by the indices written
         // (`[a[1], a[0]]` holds two).
         let mut held: Vec<(VarId, String, String)> = Vec::new();
-        let spelled = |place: &Place| {
-            let indices = &place.indices;
-            (
-                place.var,
-                place.fields.to_string(),
-                quote!(#(#indices)*).to_string(),
-            )
-        };
+        let spelled =
+            |place: &Place| (place.var, place.fields.to_string(), place.spelled_indices());
         let mut scalars = Elements::default();
         let len = array.elems.len();
         let name = Ident::new("__argument", Span::mixed_site());

@@ -17,6 +17,6 @@ mod ir;
 mod lower;
 mod names;
 
-pub(crate) use analyse::{Analysis, Reason};
+pub(crate) use analyse::{stopped, Analysis, Reason};
 pub(crate) use emit::{dual_sweeps, halves, sweeps, COMPILED_UP_TO};
 pub(crate) use lower::take_reason;
