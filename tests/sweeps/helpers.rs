@@ -397,6 +397,60 @@ fn arrays_lent_to_slice_helpers_run_compiled_bit_for_bit() {
     }
 }
 
+/// Attention over a cache: a local vector sized by a `#[param]` slice's length (whose
+/// halves once read that length from adjoints their forward half does not have).
+#[differentiable]
+fn attention(q: [f64; 2], #[param] keys: &[[f64; 2]]) -> [f64; 2] {
+    let mut scores = vec![0.0; keys.len()];
+    let mut total = 0.0;
+    for t in 0..keys.len() {
+        scores[t] = (q[0] * keys[t][0] + q[1] * keys[t][1]).exp();
+        total += scores[t];
+    }
+    let mut out = [0.0; 2];
+    for j in 0..2 {
+        for t in 0..keys.len() {
+            out[j] += scores[t] / total * keys[t][j];
+        }
+    }
+    out
+}
+
+/// A cache grown by `push`, read by [`attention`] after each push.
+#[differentiable]
+fn attended(w: [f64; D], xs: &[f64]) -> f64 {
+    let mut keys: Vec<[f64; 2]> = Vec::new();
+    let mut total = 0.0;
+    for &x in xs {
+        keys.push(pair(w[0] * x, w[1]));
+        let out = attention([w[2], w[3] * x], &keys);
+        total += out[0] * out[1];
+    }
+    total
+}
+
+#[test]
+fn locals_sized_by_a_slice_parameter_run_compiled_bit_for_bit() {
+    let mut rng = XorShift::new(0x5eed_a11a_7e57_0004);
+    let mut next = move || rng.unit() * 2.0 - 1.0;
+    for case in 0..30 {
+        let w = [next(), next(), next(), next()];
+        let xs: Vec<f64> = (0..case % 5).map(|_| next()).collect();
+        let fast = outcome(attended_grad(w, &xs).map(|(v, g)| (v, g.to_flat())));
+        let checked = graph_of(&w, |w| attended_graph(w, &xs));
+        assert_eq!(fast, checked, "case {case}");
+        assert!(matches!(fast, Outcome::Bits(_)));
+        assert_eq!(traces(|| drop(attended_grad(w, &xs))), 0, "case {case}");
+        let (_, gradient) = attended_grad(w, &xs).expect("a finite value");
+        near_each(
+            &gradient,
+            |w| attended(w.try_into().expect("four weights"), &xs),
+            &w,
+            &format!("case {case}"),
+        );
+    }
+}
+
 /// ReLU written the way a reader writes it: the parameter itself, or zero.
 #[differentiable]
 fn relu(x: f64) -> f64 {

@@ -1432,10 +1432,11 @@ impl Lower {
                     return None;
                 }
                 if !grown.is_empty() {
-                    let len = self.adjoint_lengths(&len);
                     let inner = zeros(&elem).unwrap_or_else(|| quote!(0.0f64));
-                    zero = quote!(::std::vec![#inner; #len]);
-                    array = syn::parse_quote!(::std::vec![#elem; #len]);
+                    let adjoints = self.adjoint_lengths(&len, false);
+                    zero = quote!(::std::vec![#inner; #adjoints]);
+                    let forward = self.adjoint_lengths(&len, true);
+                    array = syn::parse_quote!(::std::vec![#elem; #forward]);
                     sized_by = grown.into_iter().map(|(_, place)| place.var).collect();
                 }
             }
@@ -3659,8 +3660,10 @@ impl Lower {
     }
 
     /// `expr` with each `keys.len()` of a growable vector read from its adjoints, which
-    /// have its length going forward and wherever its reverse reads it.
-    fn adjoint_lengths(&mut self, expr: &Expr) -> Expr {
+    /// have its length going forward and wherever its reverse reads it; a parameter's
+    /// (`#[param] keys: &[..]`, whose length never changes) going forward (`forward`) from
+    /// its values, since a half's forward has no adjoints.
+    fn adjoint_lengths(&mut self, expr: &Expr, forward: bool) -> Expr {
         let (mut named, _, grown) = self.growable_lengths(expr);
         struct Adjoints<'a>(&'a [(Ident, Ident)]);
         impl VisitMut for Adjoints<'_> {
@@ -3677,7 +3680,13 @@ impl Lower {
         }
         let pairs: Vec<(Ident, Ident)> = grown
             .into_iter()
-            .map(|(name, place)| (name, self.vars[place.var].adjoint.clone()))
+            .map(|(name, place)| {
+                let var = &self.vars[place.var];
+                match forward && var.param {
+                    true => (name, var.primal.clone()),
+                    false => (name, var.adjoint.clone()),
+                }
+            })
             .collect();
         Adjoints(&pairs).visit_expr_mut(&mut named);
         named
