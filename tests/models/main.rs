@@ -12,6 +12,7 @@ mod support;
 mod compiled;
 mod curve_fit;
 mod linear_regression;
+mod microgpt;
 mod mlp_moons;
 mod newton;
 mod optimizers;
