@@ -12,6 +12,7 @@
 //! cargo run --release --example microgpt                  # 1,000 steps, then 20 names
 //! cargo run --release --example microgpt -- --steps 200
 //! cargo run --release --example microgpt -- --every-loss  # each step's loss in full
+//! cargo run --release --example microgpt -- --tie         # wte scores the logits too
 //! ```
 
 pub mod model;
@@ -45,17 +46,18 @@ pub fn adam() -> Adam {
     Adam::new(0.01).betas(0.85, 0.99).epsilon(1e-8)
 }
 
-/// Training step `step` (from 0) of `steps` on `name`: the loss and its gradient, then
-/// one Adam step at the learning rate decayed linearly from 0.01 to 0. Returns the loss.
+/// Training step `step` (from 0) of `steps` on `name`: the loss and its gradient (with
+/// `tie`, the tied model's), then one Adam step at the learning rate decayed linearly from
+/// 0.01 to 0. Returns the loss.
 pub fn train_step(
     p: &mut Gpt,
     adam: &mut Adam,
     name: &str,
-    step: usize,
-    steps: usize,
+    (step, steps): (usize, usize),
+    tie: bool,
 ) -> Result<f64, Box<dyn std::error::Error>> {
     let tokens = tokens(name).ok_or_else(|| format!("`{name}` is not all a-z"))?;
-    let (loss, gradient) = loss_grad(p, &tokens)?;
+    let (loss, gradient) = loss_grad(p, &tokens, tie)?;
     adam.set_learning_rate(0.01 * (1.0 - step as f64 / steps as f64));
     adam.step(p, &gradient)?;
     Ok(loss)
@@ -66,12 +68,15 @@ struct Options {
     steps: usize,
     /// Print every step's loss in full (`step N loss X`), as the reference's test data has it.
     every: bool,
+    /// Weight tying: `wte` scores the logits too (`lm_head` unused).
+    tie: bool,
 }
 
 fn options() -> Result<Options, String> {
     let mut options = Options {
         steps: 1000,
         every: false,
+        tie: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -83,9 +88,10 @@ fn options() -> Result<Options, String> {
                     .map_err(|_| format!("--steps needs a number, not `{value}`"))?;
             }
             "--every-loss" => options.every = true,
+            "--tie" => options.tie = true,
             other => {
                 return Err(format!(
-                    "unknown argument `{other}` (try --steps N, --every-loss)"
+                    "unknown argument `{other}` (try --steps N, --every-loss, --tie)"
                 ))
             }
         }
@@ -110,13 +116,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     let mut recent = Vec::new();
     for step in 0..options.steps {
-        let loss = train_step(
-            &mut p,
-            &mut adam,
-            docs[step % docs.len()],
-            step,
-            options.steps,
-        )?;
+        let name = docs[step % docs.len()];
+        let loss = train_step(&mut p, &mut adam, name, (step, options.steps), options.tie)?;
         recent.push(loss);
         if options.every {
             println!("step {} loss {loss:?}", step + 1);
@@ -140,7 +141,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     println!("--- 20 names at temperature 0.5 ---");
     for k in 0..20 {
-        println!("sample {:2}: {}", k + 1, sample(&p, &mut rng, 0.5));
+        println!(
+            "sample {:2}: {}",
+            k + 1,
+            sample(&p, &mut rng, 0.5, options.tie)
+        );
     }
     Ok(())
 }

@@ -140,17 +140,15 @@ pub fn attend(
 }
 
 /// The rest of the layer after the attention's heads: the output projection and its
-/// residual, then the MLP (norm, 16 to 64, ReLU, 64 to 16) and its residual, then the
-/// logits.
+/// residual, then the MLP (norm, 16 to 64, ReLU, 64 to 16) and its residual.
 #[differentiable]
-pub fn logits(#[param] p: &Gpt, x: [f64; EMBED], heads: [f64; EMBED]) -> [f64; VOCAB] {
+pub fn mlp_block(#[param] p: &Gpt, x: [f64; EMBED], heads: [f64; EMBED]) -> [f64; EMBED] {
     let x = add(x, linear(p.wo, heads));
     let mut h = linear(p.fc1, rmsnorm(x));
     for i in 0..HIDDEN {
         h[i] = h[i].max(0.0);
     }
-    let x = add(x, linear(p.fc2, h));
-    linear(p.lm_head, x)
+    add(x, linear(p.fc2, h))
 }
 
 /// `-ln softmax(logits)[target]`, the maximum subtracted as a constant.
@@ -169,9 +167,11 @@ pub fn nll(logits: [f64; VOCAB], target: usize) -> f64 {
 
 /// The mean over positions of `-ln p(next token)`, for `tokens` = BOS, a name's letters,
 /// BOS (at most [`BLOCK`] + 1 of them): the model runs position by position, each
-/// position's key and value appended to the cache its attention reads.
+/// position's key and value appended to the cache its attention reads. With `tie`, the
+/// logits are scored by the token embeddings `wte` themselves (weight tying: one matrix
+/// both looks tokens up and scores them) and `lm_head` is not used.
 #[differentiable]
-pub fn loss(#[param] p: &Gpt, tokens: &[usize]) -> f64 {
+pub fn loss(#[param] p: &Gpt, tokens: &[usize], tie: bool) -> f64 {
     let n = tokens.len() - 1;
     let mut keys: Vec<[f64; EMBED]> = Vec::new();
     let mut values: Vec<[f64; EMBED]> = Vec::new();
@@ -182,7 +182,12 @@ pub fn loss(#[param] p: &Gpt, tokens: &[usize]) -> f64 {
         keys.push(linear(p.wk, xn));
         values.push(linear(p.wv, xn));
         let heads = attend(linear(p.wq, xn), &keys, &values);
-        total += nll(logits(p, x, heads), tokens[pos + 1]);
+        let x = mlp_block(p, x, heads);
+        if tie {
+            total += nll(linear(p.wte, x), tokens[pos + 1]);
+        } else {
+            total += nll(linear(p.lm_head, x), tokens[pos + 1]);
+        }
     }
     total / n as f64
 }
@@ -196,23 +201,28 @@ pub fn next_logits(
     pos: usize,
     keys: &mut Vec<[f64; EMBED]>,
     values: &mut Vec<[f64; EMBED]>,
+    tie: bool,
 ) -> [f64; VOCAB] {
     let x = rmsnorm(add(p.wte[token], p.wpe[pos]));
     let xn = rmsnorm(x);
     keys.push(linear(p.wk, xn));
     values.push(linear(p.wv, xn));
     let heads = attend(linear(p.wq, xn), keys, values);
-    logits(p, x, heads)
+    let x = mlp_block(p, x, heads);
+    match tie {
+        true => linear(p.wte, x),
+        false => linear(p.lm_head, x),
+    }
 }
 
 /// One name drawn from the model at `temperature`: from BOS until BOS or [`BLOCK`]
 /// tokens, each token `random.choices` of the softmax of the logits over the temperature.
-pub fn sample(p: &Gpt, rng: &mut PyRandom, temperature: f64) -> String {
+pub fn sample(p: &Gpt, rng: &mut PyRandom, temperature: f64, tie: bool) -> String {
     let (mut keys, mut values) = (Vec::new(), Vec::new());
     let mut token = BOS;
     let mut name = String::new();
     for pos in 0..BLOCK {
-        let logits = next_logits(p, token, pos, &mut keys, &mut values);
+        let logits = next_logits(p, token, pos, &mut keys, &mut values, tie);
         let scaled = logits.map(|l| l / temperature);
         let max = scaled.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let exps = scaled.map(|l| (l - max).exp());

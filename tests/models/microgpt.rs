@@ -81,8 +81,14 @@ fn training_follows_the_python_reference() {
     let mut adam = adam();
     let mut worst: f64 = 0.0;
     for step in 0..steps {
-        let loss = train_step(&mut p, &mut adam, docs[step % docs.len()], step, 1000)
-            .expect("a finite step");
+        let loss = train_step(
+            &mut p,
+            &mut adam,
+            docs[step % docs.len()],
+            (step, 1000),
+            false,
+        )
+        .expect("a finite step");
         let relative = (loss - want[step]).abs() / want[step].abs();
         assert!(
             relative <= 1e-9,
@@ -94,7 +100,7 @@ fn training_follows_the_python_reference() {
     }
     println!("largest relative difference over {steps} steps: {worst:e}");
     if steps == 1000 {
-        let samples: Vec<String> = (0..20).map(|_| sample(&p, &mut rng, 0.5)).collect();
+        let samples: Vec<String> = (0..20).map(|_| sample(&p, &mut rng, 0.5, false)).collect();
         assert_eq!(samples, want_samples);
     }
 }
@@ -108,12 +114,12 @@ fn emma() -> (Gpt, Vec<usize>) {
 #[test]
 fn loss_grad_is_the_graphs_gradient_bit_for_bit() {
     let (p, tokens) = emma();
-    let (value, gradient) = loss_grad(&p, &tokens).expect("a finite loss");
+    let (value, gradient) = loss_grad(&p, &tokens, false).expect("a finite loss");
     let vars = p.variables().expect("finite weights");
-    let out = loss_graph(&vars, &tokens).expect("a finite loss");
+    let out = loss_graph(&vars, &tokens, false).expect("a finite loss");
     out.backward().expect("a finite gradient");
     assert_eq!(value.to_bits(), out.value().to_bits());
-    assert_eq!(value.to_bits(), loss(&p, &tokens).to_bits());
+    assert_eq!(value.to_bits(), loss(&p, &tokens, false).to_bits());
     let (fast, checked) = (gradient.to_flat(), p.gradient_of(&vars).to_flat());
     assert_eq!(fast.len(), 4192);
     for (k, (a, b)) in fast.iter().zip(&checked).enumerate() {
@@ -124,7 +130,7 @@ fn loss_grad_is_the_graphs_gradient_bit_for_bit() {
 #[test]
 fn loss_grad_matches_central_differences_in_every_matrix() {
     let (p, tokens) = emma();
-    let (_, gradient) = loss_grad(&p, &tokens).expect("a finite loss");
+    let (_, gradient) = loss_grad(&p, &tokens, false).expect("a finite loss");
     let (flat, at) = (gradient.to_flat(), p.to_flat());
     // The nine matrices in the struct's flat order, as (rows, columns, the rows "emma"
     // reaches): the embeddings of its tokens and positions only, every row of the others.
@@ -152,7 +158,7 @@ fn loss_grad_matches_central_differences_in_every_matrix() {
                 q[k] = t;
                 let mut moved = p.clone();
                 moved.read_flat(&q).expect("the same shape");
-                loss(&moved, &tokens)
+                loss(&moved, &tokens, false)
             };
             let numeric = central(moved, at[k]);
             // (An MLP weight of a unit its ReLU keeps off at every position has none.)
@@ -171,4 +177,50 @@ fn loss_grad_matches_central_differences_in_every_matrix() {
         nonzero >= 55,
         "only {nonzero} of the entries have a derivative"
     );
+}
+
+/// Weight tying (`--tie`): `wte` both looks tokens up and scores the logits. Its gradient
+/// is the sum of the two paths' gradients, each with the other path held constant (the
+/// companion note's warning is a path dropped silently): the untied model whose
+/// `lm_head` holds the same numbers gives the lookup path as its `wte` gradient and the
+/// projection path as its `lm_head` gradient.
+#[test]
+fn a_tied_embedding_gets_both_paths_gradients() {
+    let (mut p, tokens) = emma();
+    p.lm_head = p.wte;
+    let (tied_value, tied) = loss_grad(&p, &tokens, true).expect("a finite loss");
+    let (untied_value, untied) = loss_grad(&p, &tokens, false).expect("a finite loss");
+    assert_eq!(tied_value.to_bits(), untied_value.to_bits());
+    let mut both_paths = 0;
+    for (row, (lookup, projection)) in untied.wte.iter().zip(&untied.lm_head).enumerate() {
+        for j in 0..16 {
+            let sum = lookup[j] + projection[j];
+            let got = tied.wte[row][j];
+            assert!(
+                (got - sum).abs() <= 1e-14 + 1e-12 * sum.abs(),
+                "wte[{row}][{j}]: {got} against {} + {}",
+                lookup[j],
+                projection[j]
+            );
+            both_paths += usize::from(lookup[j] != 0.0 && projection[j] != 0.0);
+        }
+        // `lm_head` is not used when tied.
+        assert_eq!(tied.lm_head[row], [0.0; 16]);
+    }
+    // "emma"'s four tokens' rows are reached by both paths.
+    assert_eq!(both_paths, 4 * 16);
+    // Central differences of the tied loss on entries of both kinds of rows.
+    for (row, j) in [(26, 0), (4, 5), (12, 9), (0, 15), (7, 3), (25, 11)] {
+        let moved = |t: f64| {
+            let mut moved = p.clone();
+            moved.wte[row][j] = t;
+            loss(&moved, &tokens, true)
+        };
+        let numeric = central(moved, p.wte[row][j]);
+        let got = tied.wte[row][j];
+        assert!(
+            (got - numeric).abs() <= 1e-6 * (1e-3 + numeric.abs()),
+            "wte[{row}][{j}]: {got} against {numeric}"
+        );
+    }
 }
