@@ -369,33 +369,53 @@ impl Adam {
             next: next_first,
         } = &mut self.scratch;
         let next_second = &mut self.next_second;
-        next_first.clear();
-        next_second.clear();
-        for (i, (theta, &g)) in theta.iter_mut().zip(grad.iter()).enumerate() {
-            let (m, v) = match self.steps {
-                0 => (0.0, 0.0),
-                _ => (self.first[i], self.second[i]),
-            };
-            let g = match self.decay {
-                Decay::Decoupled(wd) => {
-                    if wd != 0.0 {
-                        *theta *= 1.0 - lr * wd;
-                    }
-                    g
+        // The moments start at zero.
+        if self.steps == 0 {
+            for moment in [&mut self.first, &mut self.second] {
+                moment.clear();
+                moment.resize(n, 0.0);
+            }
+        }
+        // Weight decay first, in its own pass, so that the update below is one loop
+        // without branches.
+        match self.decay {
+            Decay::Decoupled(wd) if wd != 0.0 => {
+                let shrink = 1.0 - lr * wd;
+                theta.iter_mut().for_each(|theta| *theta *= shrink);
+            }
+            Decay::Coupled(wd) if wd != 0.0 => {
+                for (g, theta) in grad.iter_mut().zip(theta.iter()) {
+                    *g = wd.mul_add(*theta, *g);
                 }
-                Decay::Coupled(wd) if wd != 0.0 => wd.mul_add(*theta, g),
-                Decay::Coupled(_) => g,
-            };
+            }
+            _ => {}
+        }
+        next_first.clear();
+        next_first.resize(n, 0.0);
+        next_second.clear();
+        next_second.resize(n, 0.0);
+        let moments = self.first.iter().zip(&self.second);
+        let next = next_first.iter_mut().zip(next_second.iter_mut());
+        // What is stored is checked as it is made (which number failed is found below): a
+        // sum of `x * 0.0` stays zero while every `x` is finite. (One sum: the loop's
+        // `fma` calls would spill wider accumulators.)
+        let mut finite = 0.0;
+        for ((theta, &g), ((&m, &v), (next_m, next_v))) in
+            theta.iter_mut().zip(grad.iter()).zip(moments.zip(next))
+        {
             let m = lerp(m, g, weight1);
             let v = (weight2 * g).mul_add(g, v * beta2);
             let denom = v.sqrt() / bias_correction2_sqrt + eps;
             *theta += (-step_size * m) / denom;
-            next_first.push(m);
-            next_second.push(v);
+            *next_m = m;
+            *next_v = v;
+            finite += (m + v + *theta) * 0.0;
         }
-        all_finite("Adam", "new first moment", next_first)?;
-        all_finite("Adam", "new second moment", next_second)?;
-        all_finite("Adam", "new parameter", theta)?;
+        if finite != 0.0 {
+            all_finite("Adam", "new first moment", next_first)?;
+            all_finite("Adam", "new second moment", next_second)?;
+            all_finite("Adam", "new parameter", theta)?;
+        }
         params.read_flat(theta)?;
         std::mem::swap(&mut self.first, next_first);
         std::mem::swap(&mut self.second, next_second);
@@ -466,6 +486,12 @@ fn state_length(expected: usize, found: usize) -> Result<()> {
 }
 
 fn all_finite(optimizer: &'static str, what: &'static str, values: &[f64]) -> Result<()> {
+    // Sums of `x * 0.0` first (no branch per number); the search only on a failure.
+    let mut finite = crate::sweep::Finite::default();
+    values.iter().for_each(|&value| finite.add(value));
+    if finite.all() {
+        return Ok(());
+    }
     match values.iter().position(|value| !value.is_finite()) {
         None => Ok(()),
         Some(index) => Err(ScalarAutodiffError::NonFiniteStep {
