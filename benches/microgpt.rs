@@ -5,9 +5,10 @@
 //! (`adam`) beside the same update written as a plain loop over the 4,192 numbers
 //! (`adam_loop`). Before timing, the hand-written gradient is checked against `loss_grad`
 //! (to 1e-12: the two add in different orders) and `loss_grad` against `loss_graph` +
-//! `backward` bit for bit.
+//! `backward` bit for bit. With the `rayon` feature, `microgpt_batch16` times a step over
+//! 16 names (the mean loss, `parallel::batch_grad` over two chunks) on one and two threads.
 //!
-//! Run with `cargo bench --bench microgpt`.
+//! Run with `cargo bench --bench microgpt` (`--features rayon` for the batch).
 
 // The sweeps index their arrays as the formulas do.
 #![allow(clippy::needless_range_loop)]
@@ -296,5 +297,51 @@ fn microgpt(c: &mut Criterion) {
     group.finish();
 }
 
+/// A batched step: the mean loss over `B` = 16 names, its gradient summed over chunks of
+/// names on rayon's pool (`parallel::batch_grad`: the same bits on any number of threads),
+/// then one Adam step; timed on a pool of one thread and of two.
+#[cfg(feature = "rayon")]
+fn batched(c: &mut Criterion) {
+    use scalar_autodiff::parallel::{self, rayon};
+    const BATCH: usize = 16;
+    let (_, docs, p) = start(NAMES);
+    let names: Vec<Vec<usize>> = docs[..BATCH]
+        .iter()
+        .map(|name| tokens(name).expect("letters"))
+        .collect();
+    // The chunk's summed loss and gradient, name by name.
+    let chunk_grad = |p: &Gpt, chunk: &[Vec<usize>]| {
+        let (mut total, mut sum) = loss_grad(p, &chunk[0], false)?;
+        for tokens in &chunk[1..] {
+            let (loss, gradient) = loss_grad(p, tokens, false)?;
+            total += loss;
+            sum.zip_mut(&gradient, |s, g| *s += g)?;
+        }
+        Ok((total, sum))
+    };
+    let step = |p: &mut Gpt, optimizer: &mut scalar_autodiff::Adam| {
+        let (total, mut gradient) =
+            parallel::batch_grad(&names, BATCH / 2, |chunk| chunk_grad(p, chunk))?;
+        gradient.visit_mut(&mut |g| *g /= BATCH as f64);
+        optimizer.step(p, &gradient)?;
+        Ok::<f64, scalar_autodiff::ScalarAutodiffError>(total / BATCH as f64)
+    };
+    let mut group = c.benchmark_group("microgpt_batch16");
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a pool");
+        let (mut q, mut optimizer) = (p.clone(), adam());
+        group.bench_function(format!("step_{threads}_threads"), |b| {
+            b.iter(|| pool.install(|| step(&mut q, &mut optimizer)))
+        });
+    }
+    group.finish();
+}
+
+#[cfg(feature = "rayon")]
+criterion_group!(benches, microgpt, batched);
+#[cfg(not(feature = "rayon"))]
 criterion_group!(benches, microgpt);
 criterion_main!(benches);
