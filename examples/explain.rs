@@ -7,9 +7,13 @@
 //!   branch, the central-difference check and three refused requests with their typed
 //!   errors;
 //! - `target/explain/xor_mlp.html`: the loss graph of `examples/xor_mlp.rs`'s network at
-//!   its initial weights, a few hundred nodes, with each parameter's gradient.
+//!   its initial weights, a few hundred nodes, with each parameter's gradient;
+//! - `target/explain/microgpt_attention.html`: a slice of microgpt's graph
+//!   (`examples/microgpt/`), whose whole loss over a name is tens of thousands of nodes:
+//!   the attention of one position (the third of "emma") over its three cached keys and
+//!   values, with the backward pass of one head's output, every leaf named.
 //!
-//! Run with `cargo run --example explain`; it prints the two paths.
+//! Run with `cargo run --example explain`; it prints the three paths.
 
 use std::path::PathBuf;
 
@@ -23,12 +27,17 @@ mod reused_square;
 #[path = "xor_mlp.rs"]
 mod xor_mlp;
 
+#[allow(dead_code)]
+#[path = "microgpt/main.rs"]
+mod microgpt;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let folder = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/explain");
     std::fs::create_dir_all(&folder)?;
     for (name, page) in [
         ("reused_square.html", chapter_page()?),
         ("xor_mlp.html", xor_page()?),
+        ("microgpt_attention.html", attention_page()?),
     ] {
         let path = folder.join(name);
         std::fs::write(&path, page)?;
@@ -211,4 +220,119 @@ pub fn xor_page() -> Result<String, ScalarAutodiffError> {
         .panel(gradients.wide())
         .to_html();
     Ok(page)
+}
+
+/// One head's attention at one position of microgpt, as a graph small enough to read: the
+/// query of the third position of "emma" (after BOS and `e`) and the three keys and values
+/// cached so far, at the reference's initial weights, as leaves; `attend_graph` records
+/// all four heads; the backward pass starts from the sum of head 0's four outputs, so
+/// only head 0's nodes and leaves receive adjoints.
+pub fn attention_page() -> Result<String, ScalarAutodiffError> {
+    use microgpt::model::{add, attend, attend_graph, linear, rmsnorm, tokens, EMBED, HEAD};
+
+    let (_, _, p) = microgpt::start(microgpt::NAMES);
+    let name = tokens("emma").unwrap_or_default();
+    let pos = 2;
+    // The cache as the model builds it, positions 0..=pos, on plain numbers.
+    let (mut keys, mut values, mut query) = (Vec::new(), Vec::new(), [0.0; EMBED]);
+    for (at, &token) in name.iter().enumerate().take(pos + 1) {
+        let xn = rmsnorm(rmsnorm(add(p.wte[token], p.wpe[at])));
+        keys.push(linear(p.wk, xn));
+        values.push(linear(p.wv, xn));
+        query = linear(p.wq, xn);
+    }
+    let leaf = |v: f64| Scalar::variable(v);
+    let mut q = Vec::with_capacity(EMBED);
+    for &v in &query {
+        q.push(leaf(v)?);
+    }
+    let q: [Scalar; EMBED] = std::array::from_fn(|j| q[j].clone());
+    let mut tracked_keys = Vec::new();
+    let mut tracked_values = Vec::new();
+    for t in 0..=pos {
+        let (mut k, mut v) = (Vec::new(), Vec::new());
+        for j in 0..EMBED {
+            k.push(leaf(keys[t][j])?);
+            v.push(leaf(values[t][j])?);
+        }
+        tracked_keys.push(std::array::from_fn::<Scalar, EMBED, _>(|j| k[j].clone()));
+        tracked_values.push(std::array::from_fn::<Scalar, EMBED, _>(|j| v[j].clone()));
+    }
+    let out = attend_graph(&q, &tracked_keys, &tracked_values)?;
+    let mut head = out[0].clone();
+    for output in &out[1..HEAD] {
+        head = head.add(output)?;
+    }
+    let pass = head.backward()?;
+    let plain = attend(query, &keys, &values);
+
+    let mut ledger = pass.ledger().name(&head, "head 0's outputs, summed");
+    for j in 0..EMBED {
+        ledger = ledger.name(&q[j], &format!("q[{j}]"));
+        for t in 0..=pos {
+            ledger = ledger.name(&tracked_keys[t][j], &format!("k{t}[{j}]"));
+            ledger = ledger.name(&tracked_values[t][j], &format!("v{t}[{j}]"));
+        }
+    }
+    for (j, out) in out.iter().enumerate() {
+        ledger = ledger.name(out, &format!("out[{j}]"));
+    }
+    let mut leaves = Panel::new("Head 0's leaves")
+        .note(
+            "The query's first four numbers and the first four of each cached key and value \
+             (head 0's slice of them). Their gradients are those of head 0's outputs summed; \
+             every other leaf's is 0: the other heads never meet head 0's output.",
+        )
+        .columns(["leaf", "value", "gradient"]);
+    for j in 0..HEAD {
+        leaves = leaves.row([
+            format!("`q[{j}]`"),
+            q[j].value().to_string(),
+            shown(q[j].gradient()),
+        ]);
+    }
+    for t in 0..=pos {
+        for j in 0..HEAD {
+            let (k, v) = (&tracked_keys[t][j], &tracked_values[t][j]);
+            leaves = leaves.row([
+                format!("`k{t}[{j}]`"),
+                k.value().to_string(),
+                shown(k.gradient()),
+            ]);
+            leaves = leaves.row([
+                format!("`v{t}[{j}]`"),
+                v.value().to_string(),
+                shown(v.gradient()),
+            ]);
+        }
+    }
+    let mut outputs = Panel::new("The position's output")
+        .note("`attend`'s sixteen outputs on the graph and as the plain function computes them.")
+        .columns(["output", "graph", "plain"]);
+    for j in 0..EMBED {
+        outputs = outputs.row([
+            format!("`out[{j}]`"),
+            out[j].value().to_string(),
+            plain[j].to_string(),
+        ]);
+    }
+    let count = |tracked: bool| ledger.nodes.iter().filter(|n| n.tracked == tracked).count();
+    Ok(ledger
+        .page()
+        .title("microgpt: one head's attention at one position")
+        .intro(format!(
+            "`attend_graph` of `examples/microgpt/` for the third position of \"emma\" at the \
+             reference's initial weights: its query and the keys and values of positions 0 to \
+             2 as leaves. All four heads are recorded; the backward pass starts from head \
+             0's four outputs summed, and the ledger holds what it reaches ({} nodes that \
+             depend on a leaf, {} constants): each score `q · k / 2`, the softmax (the \
+             largest score subtracted as a constant), each output a weighted sum of the \
+             values. The whole loss over the name records tens of thousands of nodes; this \
+             is one head of one position.",
+            count(true),
+            count(false),
+        ))
+        .panel(leaves)
+        .panel(outputs)
+        .to_html())
 }

@@ -291,3 +291,41 @@ fn the_xor_page_in_a_browser() {
         &picture,
     );
 }
+
+/// microgpt's slice: one head's attention at one position. The pass from head 0's output
+/// reaches head 0's leaves only (the query's first four numbers, the first four of each
+/// cached key and value), named; in a browser it loads without a console message.
+#[test]
+fn the_attention_slice_shows_one_head() {
+    let html = explain::attention_page().expect("the attention graph");
+    for name in [
+        "q[0]",
+        "q[3]",
+        "k0[0]",
+        "k2[3]",
+        "v1[2]",
+        "head 0's outputs, summed",
+    ] {
+        let name = name.replace('\'', "&#39;");
+        assert!(
+            html.contains(&format!("class=\"name\">{name}</text>")),
+            "{name} is on the page"
+        );
+    }
+    // Head 1's slice (`q[4]` on) is not reached, so it is not drawn.
+    assert!(!html.contains("class=\"name\">q[4]</text>"));
+    let edges = html.matches("<tr id=\"row-").count();
+    assert!((100..400).contains(&edges), "{edges} edges");
+    let Some(browser) = browser() else {
+        eprintln!("SKIPPED: no Chromium on PATH (`apt-get install chromium`; .ci/run installs it)");
+        return;
+    };
+    let folder = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ledger_page_attention");
+    std::fs::create_dir_all(&folder).expect("the output folder");
+    let page = folder.join("microgpt_attention.html");
+    std::fs::write(&page, &html).expect("the page is written");
+    let url = format!("file://{}", page.display());
+    let loaded = headless(browser, &folder.join("profile"), &url, &["--dump-dom"]);
+    assert!(loaded.status.success(), "{loaded:?}");
+    assert_eq!(console(&loaded), Vec::<String>::new(), "console messages");
+}
