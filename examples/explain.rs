@@ -284,11 +284,11 @@ pub fn attention_page() -> Result<String, ScalarAutodiffError> {
              every other leaf's is 0: the other heads never meet head 0's output.",
         )
         .columns(["leaf", "value", "gradient"]);
-    for j in 0..HEAD {
+    for (j, leaf) in q.iter().enumerate().take(HEAD) {
         leaves = leaves.row([
             format!("`q[{j}]`"),
-            q[j].value().to_string(),
-            shown(q[j].gradient()),
+            leaf.value().to_string(),
+            shown(leaf.gradient()),
         ]);
     }
     for t in 0..=pos {
