@@ -7,9 +7,11 @@ the same data order (`random.seed(42)`, `random.shuffle`), the same initial weig
 (`x / y` is `x * y**-1`, `-x` is `x * -1`, sums start from `0`), the same model, Adam
 and learning-rate decay, and the same sampling (`random.choices` at temperature 0.5).
 It differs only in what it prints: every step's loss in full (`repr`), so that a test can
-compare to 1e-9, and the 20 samples one per line.
+compare to 1e-9, and the 20 samples one per line. (The gist itself was not reachable
+where this was written: this follows the blog post and the walkthroughs that quote the
+gist's final revision; its backward pass finds the topological order without recursion.)
 
-Run from the repository's root (about 6 minutes of CPython 3.11):
+Run from the repository's root (about 4 minutes of CPython 3.11):
 
     python3 tests/data/microgpt/reference.py examples/data/names.txt 1000 \
         > tests/data/microgpt/reference-1000.txt
