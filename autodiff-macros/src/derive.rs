@@ -377,6 +377,9 @@ fn emit(input: &DeriveInput, fields: &[Field<'_>], v: Ident) -> TokenStream {
         let visits = per_field(&|member| quote!(#trait_path::visit(&self.#member, #f);));
         let visits_mut =
             per_field(&|member| quote!(#trait_path::visit_mut(&mut self.#member, #f);));
+        let visits_runs = per_field(&|member| quote!(#trait_path::visit_runs(&self.#member, #f);));
+        let visits_runs_mut =
+            per_field(&|member| quote!(#trait_path::visit_runs_mut(&mut self.#member, #f);));
         let fits = per_field(
             &|member| quote!(#trait_path::can_zip_in_place(&self.#member, &#gradient.#member)),
         );
@@ -446,6 +449,16 @@ fn emit(input: &DeriveInput, fields: &[Field<'_>], v: Ident) -> TokenStream {
                 #[inline]
                 fn visit_mut(&mut self, #f: &mut impl ::core::ops::FnMut(&mut f64)) {
                     #(#visits_mut)*
+                }
+
+                #[inline]
+                fn visit_runs(&self, #f: &mut impl ::core::ops::FnMut(&[f64])) {
+                    #(#visits_runs)*
+                }
+
+                #[inline]
+                fn visit_runs_mut(&mut self, #f: &mut impl ::core::ops::FnMut(&mut [f64])) {
+                    #(#visits_runs_mut)*
                 }
 
                 #[inline]

@@ -394,22 +394,23 @@ impl Adam {
         next_first.resize(n, 0.0);
         next_second.clear();
         next_second.resize(n, 0.0);
-        let moments = self.first.iter().zip(&self.second);
-        let next = next_first.iter_mut().zip(next_second.iter_mut());
+        // Every slice cut to `n`, so that the loop indexes them without bounds checks.
+        let theta = &mut theta[..n];
+        let (grad, first, second) = (&grad[..n], &self.first[..n], &self.second[..n]);
+        let (next_m, next_v) = (&mut next_first[..n], &mut next_second[..n]);
         // What is stored is checked as it is made (which number failed is found below): a
         // sum of `x * 0.0` stays zero while every `x` is finite. (One sum: the loop's
         // `fma` calls would spill wider accumulators.)
         let mut finite = 0.0;
-        for ((theta, &g), ((&m, &v), (next_m, next_v))) in
-            theta.iter_mut().zip(grad.iter()).zip(moments.zip(next))
-        {
-            let m = lerp(m, g, weight1);
-            let v = (weight2 * g).mul_add(g, v * beta2);
+        for i in 0..n {
+            let g = grad[i];
+            let m = lerp(first[i], g, weight1);
+            let v = (weight2 * g).mul_add(g, second[i] * beta2);
             let denom = v.sqrt() / bias_correction2_sqrt + eps;
-            *theta += (-step_size * m) / denom;
-            *next_m = m;
-            *next_v = v;
-            finite += (m + v + *theta) * 0.0;
+            theta[i] += (-step_size * m) / denom;
+            next_m[i] = m;
+            next_v[i] = v;
+            finite += (m + v + theta[i]) * 0.0;
         }
         if finite != 0.0 {
             all_finite("Adam", "new first moment", next_first)?;
@@ -468,10 +469,11 @@ impl Scratch {
         if found != n {
             return Err(ScalarAutodiffError::LengthMismatch { expected: n, found });
         }
+        // A run of side-by-side scalars at a time (a field of arrays is one copy).
         self.params.clear();
-        params.visit(&mut |value| self.params.push(value));
+        params.visit_runs(&mut |run| self.params.extend_from_slice(run));
         self.gradient.clear();
-        gradient.visit(&mut |value| self.gradient.push(value));
+        gradient.visit_runs(&mut |run| self.gradient.extend_from_slice(run));
         all_finite(optimizer, "gradient entry", &self.gradient)?;
         Ok(n)
     }

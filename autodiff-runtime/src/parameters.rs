@@ -68,6 +68,25 @@ pub trait Parameters {
         None
     }
 
+    /// Calls `f` on its scalars in runs that lie side by side, in order: the scalars
+    /// [`Parameters::visit`] walks, in as few slices as the shape shows (one for an array
+    /// of `f64`, nested or not, a slice or a `Vec` of them; one per such field of a
+    /// derived struct). An optimizer copies parameters in and out a run at a time.
+    fn visit_runs(&self, f: &mut impl FnMut(&[f64])) {
+        match self.as_flat() {
+            Some(flat) => f(flat),
+            None => self.visit(&mut |scalar| f(core::slice::from_ref(&scalar))),
+        }
+    }
+
+    /// [`Parameters::visit_runs`], writable.
+    fn visit_runs_mut(&mut self, f: &mut impl FnMut(&mut [f64])) {
+        match self.as_flat_mut() {
+            Some(flat) => f(flat),
+            None => self.visit_mut(&mut |scalar| f(core::slice::from_mut(scalar))),
+        }
+    }
+
     /// The scalars of a slice of `Self`s as one slice, when they lie side by side (what
     /// an array's [`Parameters::as_flat`] asks of its items).
     fn flat_items(items: &[Self]) -> Option<&[f64]>
@@ -110,7 +129,7 @@ pub trait Parameters {
     /// The scalars, in order: `parameter_count()` values.
     fn to_flat(&self) -> Vec<f64> {
         let mut flat = Vec::with_capacity(self.parameter_count());
-        self.visit(&mut |value| flat.push(value));
+        self.visit_runs(&mut |run| flat.extend_from_slice(run));
         flat
     }
 
@@ -123,11 +142,11 @@ pub trait Parameters {
     /// then nothing is written.
     fn write_flat(&self, out: &mut [f64]) -> Result<()> {
         check_length(self.parameter_count(), out.len())?;
-        let mut slots = out.iter_mut();
-        self.visit(&mut |value| {
-            if let Some(slot) = slots.next() {
-                *slot = value;
-            }
+        let mut rest = out;
+        self.visit_runs(&mut |run| {
+            let (slots, after) = core::mem::take(&mut rest).split_at_mut(run.len());
+            slots.copy_from_slice(run);
+            rest = after;
         });
         Ok(())
     }
@@ -141,11 +160,11 @@ pub trait Parameters {
     /// then nothing is changed.
     fn read_flat(&mut self, flat: &[f64]) -> Result<()> {
         check_length(self.parameter_count(), flat.len())?;
-        let mut values = flat.iter();
-        self.visit_mut(&mut |scalar| {
-            if let Some(&value) = values.next() {
-                *scalar = value;
-            }
+        let mut rest = flat;
+        self.visit_runs_mut(&mut |run| {
+            let (values, after) = rest.split_at(run.len());
+            run.copy_from_slice(values);
+            rest = after;
         });
         Ok(())
     }
@@ -305,6 +324,14 @@ impl<T: Parameters, const K: usize> Parameters for [T; K] {
         self.as_mut_slice().visit_mut(f);
     }
 
+    fn visit_runs(&self, f: &mut impl FnMut(&[f64])) {
+        self.as_slice().visit_runs(f);
+    }
+
+    fn visit_runs_mut(&mut self, f: &mut impl FnMut(&mut [f64])) {
+        self.as_mut_slice().visit_runs_mut(f);
+    }
+
     #[inline]
     fn try_track<V>(&self, make: &mut impl FnMut(f64) -> Result<V>) -> Result<[T::Tracked<V>; K]> {
         // Stable Rust has no fallible `array::from_fn`. An `ArrayVec` of `K` items fills
@@ -382,6 +409,24 @@ impl<T: Parameters> Parameters for [T] {
         self.iter_mut().for_each(|item| item.visit_mut(f));
     }
 
+    // One run where the items' scalars lie side by side, else each item's runs.
+    fn visit_runs(&self, f: &mut impl FnMut(&[f64])) {
+        match T::flat_items(self) {
+            Some(flat) => f(flat),
+            None => self.iter().for_each(|item| item.visit_runs(f)),
+        }
+    }
+
+    fn visit_runs_mut(&mut self, f: &mut impl FnMut(&mut [f64])) {
+        if T::flat_items(self).is_some() {
+            if let Some(flat) = T::flat_items_mut(self) {
+                f(flat);
+            }
+            return;
+        }
+        self.iter_mut().for_each(|item| item.visit_runs_mut(f));
+    }
+
     fn try_track<V>(&self, make: &mut impl FnMut(f64) -> Result<V>) -> Result<Vec<T::Tracked<V>>> {
         let mut items = Vec::with_capacity(self.len());
         for item in self {
@@ -421,6 +466,14 @@ impl<T: Parameters> Parameters for Vec<T> {
 
     fn visit_mut(&mut self, f: &mut impl FnMut(&mut f64)) {
         self.as_mut_slice().visit_mut(f);
+    }
+
+    fn visit_runs(&self, f: &mut impl FnMut(&[f64])) {
+        self.as_slice().visit_runs(f);
+    }
+
+    fn visit_runs_mut(&mut self, f: &mut impl FnMut(&mut [f64])) {
+        self.as_mut_slice().visit_runs_mut(f);
     }
 
     fn try_track<V>(&self, make: &mut impl FnMut(f64) -> Result<V>) -> Result<Vec<T::Tracked<V>>> {

@@ -218,6 +218,44 @@ fn tracked_copies_of_other_shapes() {
     assert_eq!((tracked.a, tracked.b), (1.0, [2.0, 3.0]));
 }
 
+/// `visit_runs` walks `visit`'s scalars in order, one run per field of side-by-side
+/// numbers (a nested array or a `Vec<f64>` is one; a `Vec` of structs, each struct's
+/// fields); `visit_runs_mut` writes through the same runs.
+#[test]
+fn runs_walk_the_scalars_in_order_a_field_of_numbers_at_a_time() {
+    let mut model = model();
+    let mut lengths = Vec::new();
+    let mut walked = Vec::new();
+    model.visit_runs(&mut |run| {
+        lengths.push(run.len());
+        walked.extend_from_slice(run);
+    });
+    assert_eq!(walked, one_to(38));
+    // scale, hidden.w, hidden.b, out, cube, then each head's w and b.
+    assert_eq!(lengths, [1, 6, 3, 2, 8, 6, 3, 6, 3]);
+    let mut next = 100.0;
+    model.visit_runs_mut(&mut |run| {
+        for value in run {
+            *value = next;
+            next += 1.0;
+        }
+    });
+    let expected: Vec<f64> = (100..138).map(f64::from).collect();
+    assert_eq!(model.to_flat(), expected);
+    assert_eq!(model.cube[1][1], [118.0, 119.0]);
+    // Plain shapes: one run each.
+    let mut runs = 0;
+    [[1.0, 2.0], [3.0, 4.0]].visit_runs(&mut |run| {
+        assert_eq!(run, [1.0, 2.0, 3.0, 4.0]);
+        runs += 1;
+    });
+    vec![[5.0; 3]; 2].visit_runs(&mut |run| {
+        assert_eq!(run, [5.0; 6]);
+        runs += 1;
+    });
+    assert_eq!(runs, 2);
+}
+
 #[test]
 fn gradient_from_round_trips_to_flat() {
     let model = model();
