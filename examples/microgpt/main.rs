@@ -101,18 +101,9 @@ fn options() -> Result<Options, String> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = options()?;
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/data/names.txt");
-    let text = std::fs::read_to_string(path)?;
-    let mut rng = PyRandom::seed(42);
-    let mut docs: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    rng.shuffle(&mut docs);
+    let (mut rng, docs, mut p) = start(NAMES);
     println!("num docs: {}", docs.len());
-    let mut p = Gpt::init(&mut rng);
-    let mut adam = Adam::new(0.01).betas(0.85, 0.99).epsilon(1e-8);
+    let mut adam = adam();
     let started = Instant::now();
     let mut recent = Vec::new();
     for step in 0..options.steps {
