@@ -665,10 +665,7 @@ pub fn zeros_of<T: Parameters + ?Sized>(like: &T) -> T::Gradient {
 #[inline]
 pub fn settle<P: Parameters + ?Sized>(adjoints: &mut P) -> bool {
     let mut finite = crate::sweep::Finite::default();
-    adjoints.visit_mut(&mut |adjoint| {
-        *adjoint += 0.0;
-        finite.add(*adjoint);
-    });
+    adjoints.visit_runs_mut(&mut |run| finite.settle_run(run));
     finite.all()
 }
 
