@@ -8,7 +8,7 @@
 use scalar_autodiff::{differentiable, Parameters};
 
 use crate::cases::{graph_of, outcome, traces, Outcome};
-use crate::support::{central, XorShift};
+use crate::support::{central, near_each, XorShift};
 
 const D: usize = 3;
 const VOCAB: usize = 4;
@@ -165,6 +165,76 @@ fn both_caches_have_the_plain_functions_derivatives() {
             (gradient[k] - numeric).abs() < 1e-6 * (1.0 + numeric.abs()),
             "parameter {k}: {} against {numeric}",
             gradient[k]
+        );
+    }
+}
+
+/// GradBench's ODE (four Runge-Kutta stages a step): work vectors sized by a local of
+/// the body, `let n = x.len();`, whose adjoints the sweeps once declared before `n` was
+/// in scope (rustc's "cannot find value `n`").
+#[differentiable]
+fn ode_last(#[param] x: &[f64], steps: usize) -> f64 {
+    let n = x.len();
+    let h = 2.0 / steps as f64;
+    let mut y = vec![0.0; n];
+    let mut k = vec![0.0; n];
+    let mut sum = vec![0.0; n];
+    for _ in 0..steps {
+        for i in 0..n {
+            sum[i] = 0.0;
+        }
+        for stage in 0..4 {
+            let (scale, weight) = match stage {
+                0 => (0.0, 1.0),
+                1 | 2 => (0.5, 2.0),
+                _ => (1.0, 1.0),
+            };
+            let mut previous = 0.0;
+            for i in 0..n {
+                let input = if i == 0 {
+                    1.0
+                } else {
+                    y[i - 1] + h * scale * previous
+                };
+                previous = k[i];
+                k[i] = x[i] * input;
+                sum[i] += weight * k[i];
+            }
+        }
+        for i in 0..n {
+            y[i] += h * sum[i] / 6.0;
+        }
+    }
+    y[n - 1]
+}
+
+#[test]
+fn vectors_sized_by_a_local_run_compiled() {
+    let x = [0.7, -0.4, 1.3, 0.2, 0.9];
+    for steps in [1, 3] {
+        let fast = outcome(ode_last_grad(&x, steps));
+        assert_eq!(
+            fast,
+            graph_of(&x[..], |t| ode_last_graph(t, steps)),
+            "{steps} steps"
+        );
+        assert!(matches!(fast, Outcome::Bits(_)));
+        assert_eq!(
+            traces(|| drop(ode_last_grad(&x, steps))),
+            0,
+            "{steps} steps"
+        );
+        let (value, gradient) = ode_last_grad(&x, steps).unwrap();
+        assert_eq!(value, ode_last(&x, steps));
+        near_each(&gradient, |x| ode_last(x, steps), &x, "ode");
+        // The dual sweeps declare the same adjoints: `name_hvp` runs compiled too.
+        let tangent = vec![1.0, 0.0, 0.0, 0.0, -1.0];
+        let (_, hvp_gradient, _) = ode_last_hvp(&x, steps, tangent.clone()).unwrap();
+        assert_eq!(hvp_gradient, gradient);
+        assert_eq!(
+            traces(|| drop(ode_last_hvp(&x, steps, tangent.clone()))),
+            0,
+            "{steps} steps"
         );
     }
 }

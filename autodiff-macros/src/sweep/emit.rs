@@ -179,6 +179,7 @@ fn compiled(
         .vars
         .iter()
         .filter(|var| !var.param && var.top_level && !(var.call && var.depth != 0))
+        .filter(|var| !sized_in_body(var))
         .map(|var| emit.adjoint_declaration(var))
         .collect::<Vec<_>>();
     let hoisted = &emit.hoisted;
@@ -347,6 +348,21 @@ fn compiled(
         },
         straight,
     ))
+}
+
+/// A top-level local vector whose length is computed at run time (`vec![0.0; n]`, `n`
+/// perhaps a local bound in the body): its adjoints are declared where it is, since
+/// before the forward sweep, where the other top-level adjoints start, `n` is not yet in
+/// scope.
+fn sized_in_body(var: &Var) -> bool {
+    fn mentions_vec(tokens: TokenStream) -> bool {
+        tokens.into_iter().any(|token| match token {
+            proc_macro2::TokenTree::Ident(ident) => ident == "vec",
+            proc_macro2::TokenTree::Group(group) => mentions_vec(group.stream()),
+            _ => false,
+        })
+    }
+    !var.param && !var.call && !var.growable && var.depth != 0 && mentions_vec(var.zero.clone())
 }
 
 /// A parameter's adjoints at zero, in its shape (`value` its value, by reference).
@@ -934,6 +950,13 @@ impl<'a> Emit<'a> {
         }
     }
 
+    /// The adjoints of a top-level vector sized in the body, declared after it in the
+    /// sweeps (see [`sized_in_body`]); nothing for any other local, or in a half.
+    fn declared_here(&self, var: VarId) -> Option<TokenStream> {
+        let var = &self.program.vars[var];
+        (!self.half && var.top_level && sized_in_body(var)).then(|| self.adjoint_declaration(var))
+    }
+
     fn adjoint_declaration(&self, var: &Var) -> TokenStream {
         let adjoint = &var.adjoint;
         let (number, zero) = (self.number.ty(), self.number.zero());
@@ -1106,12 +1129,14 @@ impl<'a> Emit<'a> {
             Stmt::LetArray { var, init } if self.number == Number::Dual => {
                 let nodes = self.array_nodes(*var, true);
                 let primal = &self.program.vars[*var].primal;
+                let adjoint = self.declared_here(*var);
                 quote! {
                     let mut #primal = #private::Lift::lift(#init);
                     if !#private::Numbers::all_finite(&#primal) {
                         return #none;
                     }
                     #nodes
+                    #adjoint
                 }
             }
             // (Even `[0.0; N]`: LLVM folds the check, and without it inlined the GPT's
@@ -1119,12 +1144,14 @@ impl<'a> Emit<'a> {
             Stmt::LetArray { var, init } => {
                 let nodes = self.array_nodes(*var, true);
                 let primal = &self.program.vars[*var].primal;
+                let adjoint = self.declared_here(*var);
                 quote! {
                     let mut #primal = #init;
                     if !#private::finite(&#primal) {
                         return #none;
                     }
                     #nodes
+                    #adjoint
                 }
             }
             Stmt::Assign { place, value } => {
