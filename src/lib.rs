@@ -24,8 +24,8 @@ pub mod argmin;
 pub mod parallel;
 
 /// Differentiates a plain Rust function of `f64` values: keeps it, and generates
-/// `name_graph` and `name_grad` beside it (and `name_jvp`, `name_hvp`, `name_hessian`, or
-/// `name_jacobian` for an array result).
+/// `name_graph` and `name_grad` beside it (and `name_jvp`, `name_hvp`, `name_hessian`;
+/// `name_jacobian` for an array result, `name_vjp` for a `Vec<f64>`).
 ///
 /// For `#[differentiable] fn name(a: f64, w: [f64; 2], xs: &[f64]) -> f64 { ... }` it
 /// emits, with the function's own visibility (parameter structs, slices, methods and
@@ -120,6 +120,37 @@ pub mod parallel;
 /// let (_, gradient, h) = energy_hessian(1.0, 2.0)?;
 /// assert_eq!(gradient, [4.0, 1.0 + 2f64.cos()]);
 /// assert_eq!(*h, [[4.0, 2.0], [2.0, -(2f64.sin())]]);
+/// # Ok::<(), scalar_autodiff::ScalarAutodiffError>(())
+/// ```
+///
+/// # Vectors of run-time length
+///
+/// A function may return `Vec<f64>` (an ODE's solution, one residual per data point):
+/// its body builds the vector in a local and ends with that local's name. It keeps the
+/// plain function and gets `fn name_vjp(args.., cotangent: &[f64]) -> Result<(Vec<f64>,
+/// G), ScalarAutodiffError>`: the vector and the gradient of `cotangent · name(args..)`
+/// in `name_grad`'s shape `G` (a vector-Jacobian product, one compiled reverse sweep;
+/// with `cotangent` the `k`-th unit vector, the bits `name_grad` gives a function
+/// returning element `k`). A cotangent of another length is
+/// [`ScalarAutodiffError::LengthMismatch`].
+///
+/// ```
+/// use scalar_autodiff::differentiable;
+///
+/// #[differentiable]
+/// fn running_products(#[param] x: &[f64]) -> Vec<f64> {
+///     let mut y = vec![0.0; x.len()];
+///     let mut product = 1.0;
+///     for i in 0..x.len() {
+///         product *= x[i];
+///         y[i] = product;
+///     }
+///     y
+/// }
+///
+/// let (y, gradient) = running_products_vjp(&[2.0, 3.0, 4.0], &[0.0, 0.0, 1.0])?;
+/// assert_eq!(y, [2.0, 6.0, 24.0]);
+/// assert_eq!(gradient, [12.0, 8.0, 6.0]); // d(x0 x1 x2)
 /// # Ok::<(), scalar_autodiff::ScalarAutodiffError>(())
 /// ```
 ///

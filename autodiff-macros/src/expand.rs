@@ -34,6 +34,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         }
         return crate::imports::companions(import);
     }
+    let raw_args = args.clone();
     let args = args::parse(args, &mut errors);
     // syn's parser would overflow the compiler's stack on tokens nested too deep: then parse
     // the function without its body, for the stand-ins, or keep the item as written.
@@ -64,6 +65,18 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             return quote!(#errors #item);
         }
     };
+    // `-> Vec<f64>`: the plain function and `name_vjp`, through a scalar function.
+    if whole && crate::vector::returns_vec(&item) {
+        if let Some(derivative) = &args.derivative {
+            errors.push(lesson(
+                derivative,
+                "a custom derivative rule is for a function returning `f64`",
+                "a rule gives the local derivatives of one `f64` result",
+                "write the rule for a scalar function and call it in the vector's body",
+            ));
+        }
+        return crate::vector::expand(raw_args, item, errors);
+    }
     let (params, output) = signature::check(&item, &mut errors);
     if !whole {
         return emit::stubs(&item, &params, &output, errors.into_compile_errors());

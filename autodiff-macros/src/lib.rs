@@ -54,6 +54,7 @@ mod parse;
 mod rewrite;
 mod rule;
 mod sweep;
+mod vector;
 
 #[cfg(test)]
 mod expansions;

@@ -345,7 +345,7 @@ fn every_error_of_a_function_is_reported_at_once() {
             "only const generic parameters, such as `const N: usize`, can appear on a #[differentiable] function",
             "parameter patterns are not supported by #[differentiable]",
             "#[differentiable] cannot tell whether `extra: Vec<f64>` is differentiated or data",
-            "the return type of a #[differentiable] function must be `f64` or an array of `f64`",
+            "the return type of a #[differentiable] function must be `f64`, an array of `f64` or `Vec<f64>`",
             "`#[constant]` marks a parameter of a #[differentiable] function, and cannot appear here",
             "the remainder operator `%` cannot be differentiated",
             "`round` cannot be differentiated",

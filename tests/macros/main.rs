@@ -24,3 +24,4 @@ mod methods;
 mod models;
 mod parameters;
 mod robustness;
+mod vectors;

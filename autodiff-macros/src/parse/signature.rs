@@ -459,13 +459,14 @@ fn output(sig: &Signature, errors: &mut Errors) -> Output {
                 ),
                 _ => lesson(
                     quote!(#arrow #ty),
-                    "the return type of a #[differentiable] function must be `f64` or an array \
-                     of `f64`",
+                    "the return type of a #[differentiable] function must be `f64`, an array \
+                     of `f64` or `Vec<f64>`",
                     "reverse mode differentiates one `f64` result with respect to the \
                      parameters; several results are an array `[f64; M]`, which gets \
-                     `name_jacobian` and is callable from other differentiable functions",
+                     `name_jacobian` and is callable from other differentiable functions, or a \
+                     `Vec<f64>` of run-time length, which gets `name_vjp`",
                     "return the single `f64` to differentiate: `-> f64` (or several as `-> [f64; \
-                     M]`, converting from other types afterwards)",
+                     M]` or `-> Vec<f64>`, converting from other types afterwards)",
                 ),
             };
             errors.push(error);

@@ -1,0 +1,270 @@
+//! A function returning `Vec<f64>`, a vector of run-time length (an ODE's solution, a
+//! residual per data point): the plain function as written, and
+//! `name_vjp(args.., cotangent)`, the vector and the gradient of `cotangent · f(args)`
+//! (a vector-Jacobian product: with `cotangent` the `k`-th unit vector, the gradient of
+//! the `k`-th element).
+//!
+//! The gradient is `name_grad`'s of a hidden scalar function: the same body, its returned
+//! vector dotted with the cotangent, expanded like any other function (`expand`), so a
+//! vector body compiles wherever a scalar one does and its errors point at the same
+//! lines. Seeding only the returned vector's adjoints with the cotangent is what the
+//! reverse sweep of the dot product does, so each element's gradient is the bits a
+//! scalar function returning that element would get.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::visit::Visit;
+use syn::{Expr, FnArg, ItemFn, Pat, ReturnType, Stmt, Type};
+
+use crate::emit::gradient_type;
+use crate::errors::Errors;
+use crate::lesson::lesson;
+use crate::parse::signature;
+
+/// Whether `ty` is `Vec<f64>`.
+pub(crate) fn is_vec_f64(ty: &Type) -> bool {
+    let Type::Path(path) = signature::ungrouped(ty) else {
+        return false;
+    };
+    let Some(last) = path.path.segments.last() else {
+        return false;
+    };
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return false;
+    };
+    last.ident == "Vec"
+        && matches!(args.args.iter().collect::<Vec<_>>()[..],
+            [syn::GenericArgument::Type(Type::Path(elem))] if elem.path.is_ident("f64"))
+}
+
+/// Whether the item returns `Vec<f64>`.
+pub(crate) fn returns_vec(item: &ItemFn) -> bool {
+    matches!(&item.sig.output, ReturnType::Type(_, ty) if is_vec_f64(ty))
+}
+
+/// The plain function, the hidden dot product's expansion and `name_vjp`; or, with
+/// `errors` (the attribute's, and the body's forms checked here), the errors with the
+/// plain function and a stand-in `name_vjp`, so that the user's calls still resolve.
+pub(crate) fn expand(args: TokenStream, item: ItemFn, mut errors: Errors) -> TokenStream {
+    let tail = returned_name(&item, &mut errors);
+    let plain =
+        crate::emit::plain::function(&item.attrs, &item.vis, &item.sig, (*item.block).clone());
+    let dot = dot_item(&item, tail.as_ref());
+    let mut scratch = Errors::default();
+    let (params, _) = signature::check(&dot, &mut scratch);
+    let tracked: Vec<&signature::Param> = params.iter().filter(|p| p.is_tracked()).collect();
+    if !errors.is_empty() {
+        let errors = errors.into_compile_errors();
+        let rejected = "#[differentiable] rejected this function at compile time";
+        let stand_in = vjp(
+            &item,
+            &dot,
+            &tracked,
+            Some(quote!(::core::panic!(#rejected);)),
+        );
+        return quote!(#errors #plain #stand_in);
+    }
+    let vjp = vjp(&item, &dot, &tracked, None);
+    let dot = crate::expand::expand(args, quote!(#dot));
+    quote! {
+        #plain
+        #dot
+        #vjp
+    }
+}
+
+/// The name the body ends with (`y` of `... y }`), after checking the forms the dot
+/// product needs: a body ending with a local's name, no `return`, not a method.
+fn returned_name(item: &ItemFn, errors: &mut Errors) -> Option<syn::Ident> {
+    if let Some(receiver) = item.sig.receiver() {
+        errors.push(lesson(
+            receiver,
+            "a #[differentiable] method cannot return `Vec<f64>` yet",
+            "`name_vjp` is generated for free functions returning `Vec<f64>`",
+            "make it a function taking the value as a parameter (`fn name(model: &Model, ..)`)",
+        ));
+        return None;
+    }
+    let mut returns = Returns(None);
+    returns.visit_block(&item.block);
+    if let Some(expr) = returns.0 {
+        errors.push(lesson(
+            expr,
+            "a #[differentiable] function returning `Vec<f64>` cannot `return` early",
+            "`name_vjp` differentiates the vector the body ends with",
+            "compute the vector in a local and end the body with its name",
+        ));
+        return None;
+    }
+    let tail = match item.block.stmts.last() {
+        Some(Stmt::Expr(expr, None)) => Some(expr),
+        _ => None,
+    };
+    let name = tail.and_then(|expr| match strip_parens(expr) {
+        Expr::Path(path) if path.qself.is_none() => path.path.get_ident().cloned(),
+        _ => None,
+    });
+    if name.is_none() {
+        let blame = match tail {
+            Some(expr) => quote!(#expr),
+            None => {
+                let output = &item.sig.output;
+                quote!(#output)
+            }
+        };
+        errors.push(lesson(
+            blame,
+            "a #[differentiable] function returning `Vec<f64>` ends with the vector's name",
+            "`name_vjp` differentiates the elements of that local vector",
+            "build the result in a local (`let mut y = vec![0.0; n];`) and end the body with \
+             `y`",
+        ));
+    }
+    name
+}
+
+struct Returns(Option<syn::ExprReturn>);
+
+impl<'ast> Visit<'ast> for Returns {
+    fn visit_expr_return(&mut self, expr: &'ast syn::ExprReturn) {
+        self.0.get_or_insert_with(|| expr.clone());
+    }
+    fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+fn strip_parens(mut expr: &Expr) -> &Expr {
+    loop {
+        match expr {
+            Expr::Paren(paren) => expr = &paren.expr,
+            Expr::Group(group) => expr = &group.expr,
+            _ => return expr,
+        }
+    }
+}
+
+fn cotangent() -> syn::Ident {
+    syn::Ident::new("__autodiff_cotangent", Span::call_site())
+}
+
+fn dot_ident(item: &ItemFn) -> syn::Ident {
+    let ident = &item.sig.ident;
+    format_ident!("__autodiff_dot_{}", ident, span = ident.span())
+}
+
+/// `fn __autodiff_dot_name(args.., __autodiff_cotangent: &[f64]) -> f64`: the body, its
+/// vector `tail` dotted with the cotangent in element order.
+fn dot_item(item: &ItemFn, tail: Option<&syn::Ident>) -> ItemFn {
+    let mut dot = item.clone();
+    dot.attrs.clear();
+    dot.vis = syn::Visibility::Inherited;
+    dot.sig.ident = dot_ident(item);
+    let cotangent = cotangent();
+    dot.sig.inputs.push(syn::parse_quote!(#cotangent: &[f64]));
+    dot.sig.output = syn::parse_quote!(-> f64);
+    dot.block.stmts.pop();
+    let Some(tail) = tail else {
+        return dot;
+    };
+    let (sum, k) = (
+        syn::Ident::new("__autodiff_dot", Span::call_site()),
+        syn::Ident::new("__autodiff_k", Span::call_site()),
+    );
+    // (Over the cotangent's length, which `name_vjp` checked is the vector's: data that
+    // never changes, where the vector's own `len()` is of a local that does.)
+    let stmts: Vec<Stmt> = syn::parse_quote! {
+        let mut #sum = 0.0;
+        for #k in 0..#cotangent.len() {
+            #sum += #cotangent[#k] * #tail[#k];
+        }
+        #sum
+    };
+    dot.block.stmts.extend(stmts);
+    dot
+}
+
+/// `name_vjp`: the plain function's vector, its length checked against the cotangent's,
+/// and the hidden dot product's gradient; or the stand-in `body`.
+fn vjp(
+    item: &ItemFn,
+    dot: &ItemFn,
+    tracked: &[&signature::Param],
+    body: Option<TokenStream>,
+) -> TokenStream {
+    let ident = &item.sig.ident;
+    let vis = &item.vis;
+    let vjp = format_ident!("{}_vjp", ident, span = ident.span());
+    let dot_grad = format_ident!("{}_grad", dot.sig.ident);
+    let sig = signature::without_constant(&item.sig);
+    let generics = &sig.generics;
+    let where_clause = &generics.where_clause;
+    let inputs = sig.inputs.iter();
+    let args: Vec<TokenStream> = item
+        .sig
+        .inputs
+        .iter()
+        .filter_map(|input| match input {
+            FnArg::Typed(typed) => match &*typed.pat {
+                Pat::Ident(pat) => {
+                    let name = &pat.ident;
+                    Some(quote!(#name))
+                }
+                _ => None,
+            },
+            FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let (cotangent, value, gradient) = (
+        syn::Ident::new("cotangent", Span::mixed_site()),
+        syn::Ident::new("value", Span::mixed_site()),
+        syn::Ident::new("gradient", Span::mixed_site()),
+    );
+    let gradient_type = gradient_type(tracked);
+    let shape = match tracked.len() {
+        1 => "the differentiated parameter's shape",
+        _ => "`name_grad`'s shape for these parameters",
+    };
+    let doc = [
+        format!(
+            " The vector `{ident}` returns and the gradient of `cotangent · {ident}(..)`, \
+             generated by `#[differentiable]`."
+        ),
+        String::new(),
+        format!(
+            " A vector-Jacobian product in one compiled reverse sweep: with `cotangent` the \
+             `k`-th unit vector, the gradient of element `k`. The gradient has {shape}."
+        ),
+        String::new(),
+        " # Errors".to_owned(),
+        String::new(),
+        " A `ScalarAutodiffError` if `cotangent` is not as long as the vector \
+         (`length-mismatch`), or if an argument or an operation's result is not finite, as \
+         in `name_grad`."
+            .to_owned(),
+    ];
+    let output = &item.sig.output;
+    let ReturnType::Type(_, vector) = output else {
+        return TokenStream::new();
+    };
+    quote! {
+        #(#[doc = #doc])*
+        #[allow(dead_code, unused_mut, unreachable_code, unused_variables)]
+        #vis fn #vjp #generics (#(#inputs,)* #cotangent: &[f64])
+            -> ::core::result::Result<(#vector, #gradient_type), ::scalar_autodiff::ScalarAutodiffError>
+            #where_clause
+        {
+            #body
+            let #value = #ident(#(::core::clone::Clone::clone(&#args)),*);
+            if #cotangent.len() != #value.len() {
+                return ::core::result::Result::Err(
+                    ::scalar_autodiff::ScalarAutodiffError::LengthMismatch {
+                        expected: #value.len(),
+                        found: #cotangent.len(),
+                    },
+                );
+            }
+            let (_, #gradient) = #dot_grad(#(#args,)* #cotangent)?;
+            ::core::result::Result::Ok((#value, #gradient))
+        }
+    }
+}

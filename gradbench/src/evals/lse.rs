@@ -1,0 +1,62 @@
+//! `lse`: log-sum-exp, `ln Σ exp(x_i)`, computed stably around the largest `x_i`, and
+//! its gradient (the softmax of `x`).
+
+use scalar_autodiff::differentiable;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::read;
+use crate::protocol::{measure, Evaluated, Runs, ToolError};
+
+/// `A + ln Σ exp(x_i - A)` with `A` the largest `x_i` (the C++ reference's order). The
+/// gradient flows through `A` too, and cancels there: its two paths sum to zero up to
+/// rounding, as in the tape.
+#[differentiable]
+pub fn lse(#[param] x: &[f64]) -> f64 {
+    let mut a = x[0];
+    for i in 1..x.len() {
+        a = a.max(x[i]);
+    }
+    let mut s = 0.0;
+    for i in 0..x.len() {
+        s += (x[i] - a).exp();
+    }
+    s.ln() + a
+}
+
+#[derive(Deserialize)]
+struct Input {
+    x: Vec<f64>,
+    #[serde(flatten)]
+    runs: Runs,
+}
+
+/// Runs `primal` or `gradient`; `None` for another function.
+pub fn evaluate(function: &str, input: Value) -> Option<Result<Evaluated, ToolError>> {
+    let run = |input: Input| -> Result<Evaluated, ToolError> {
+        let Input { x, runs } = input;
+        if x.is_empty() {
+            return Err(ToolError::Input("lse of no numbers".into()));
+        }
+        Ok(match function {
+            "primal" => {
+                let (output, timings) = measure(runs, || Ok(lse(&x)))?;
+                Evaluated {
+                    output: output.into(),
+                    timings,
+                }
+            }
+            _ => {
+                let (output, timings) = measure(runs, || Ok(lse_grad(&x)?.1))?;
+                Evaluated {
+                    output: output.into(),
+                    timings,
+                }
+            }
+        })
+    };
+    match function {
+        "primal" | "gradient" => Some(read(input).and_then(run)),
+        _ => None,
+    }
+}

@@ -1,0 +1,38 @@
+//! One module per GradBench eval: the objective as `#[differentiable]` Rust, and
+//! `evaluate`, which reads the eval's input, runs a function as the input's runs ask and
+//! gives its output in the eval's shape.
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::protocol::{Evaluated, ToolError};
+
+pub mod det;
+pub mod hello;
+pub mod llsq;
+pub mod lse;
+pub mod ode;
+
+/// The evals this tool defines.
+pub const MODULES: &[&str] = &["hello", "llsq", "lse", "det", "ode"];
+
+/// Runs `function` of `module` on `input` (an eval's `input` field).
+pub fn evaluate(module: &str, function: &str, input: Value) -> Result<Evaluated, ToolError> {
+    let unknown = || ToolError::UnknownFunction {
+        module: module.into(),
+        function: function.into(),
+    };
+    match module {
+        "hello" => hello::evaluate(function, input).ok_or_else(unknown)?,
+        "llsq" => llsq::evaluate(function, input).ok_or_else(unknown)?,
+        "lse" => lse::evaluate(function, input).ok_or_else(unknown)?,
+        "det" => det::evaluate(function, input).ok_or_else(unknown)?,
+        "ode" => ode::evaluate(function, input).ok_or_else(unknown)?,
+        _ => Err(ToolError::UnknownModule(module.into())),
+    }
+}
+
+/// An eval's input read into its type.
+pub(crate) fn read<T: DeserializeOwned>(input: Value) -> Result<T, ToolError> {
+    Ok(serde_json::from_value(input)?)
+}
