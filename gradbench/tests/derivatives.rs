@@ -1,0 +1,150 @@
+//! Each eval's derivative at small sizes: against central differences of its plain
+//! function, and bit for bit against `name_graph` + `backward` (the validated tape every
+//! compiled sweep must equal). GradBench's own validation is loose for small numbers
+//! (1e-4 absolute), so these are what hold the derivatives exact.
+
+use scalar_autodiff::{Scalar, ScalarAutodiffError};
+use scalar_autodiff_gradbench::evals::{det, llsq, lse, ode};
+
+/// Deterministic inputs in [-1, 1].
+fn numbers(count: usize, seed: u64) -> Vec<f64> {
+    let mut state = seed;
+    (0..count)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// Central differences of `f` at `x`, one coordinate at a time.
+fn central(f: impl Fn(&[f64]) -> f64, x: &[f64]) -> Vec<f64> {
+    let mut moved = x.to_vec();
+    (0..x.len())
+        .map(|i| {
+            let h = 1e-6 * x[i].abs().max(1.0);
+            moved[i] = x[i] + h;
+            let up = f(&moved);
+            moved[i] = x[i] - h;
+            let down = f(&moved);
+            moved[i] = x[i];
+            (up - down) / (2.0 * h)
+        })
+        .collect()
+}
+
+fn assert_near(gradient: &[f64], numeric: &[f64], what: &str) {
+    assert_eq!(gradient.len(), numeric.len());
+    for (i, (g, n)) in gradient.iter().zip(numeric).enumerate() {
+        assert!(
+            (g - n).abs() <= 1e-6 * (1.0 + n.abs()),
+            "{what} [{i}]: {g} against central differences' {n}"
+        );
+    }
+}
+
+/// `name_graph` + `backward` on fresh variables of `x`: the value and gradient as bits.
+fn on_the_tape(
+    x: &[f64],
+    build: impl FnOnce(&Vec<Scalar>) -> Result<Scalar, ScalarAutodiffError>,
+) -> Vec<u64> {
+    let vars: Vec<Scalar> = x.iter().map(|&v| Scalar::variable(v).unwrap()).collect();
+    let out = build(&vars).unwrap();
+    out.backward().unwrap();
+    let gradient = vars.iter().map(|v| v.gradient().unwrap_or(0.0));
+    std::iter::once(out.value())
+        .chain(gradient)
+        .map(|v| (v + 0.0).to_bits())
+        .collect()
+}
+
+fn bits(value: f64, gradient: &[f64]) -> Vec<u64> {
+    std::iter::once(value)
+        .chain(gradient.iter().copied())
+        .map(f64::to_bits)
+        .collect()
+}
+
+#[test]
+fn llsq_gradient() {
+    for (m, n) in [(1, 2), (5, 16), (7, 33)] {
+        let x = numbers(m, 3 + m as u64);
+        let (value, gradient) = llsq::llsq_grad(&x, n).unwrap();
+        assert_eq!(value, llsq::llsq(&x, n));
+        assert_near(&gradient, &central(|x| llsq::llsq(x, n), &x), "llsq");
+        assert_eq!(
+            bits(value, &gradient),
+            on_the_tape(&x, |v| llsq::llsq_graph(v, n))
+        );
+    }
+}
+
+#[test]
+fn lse_gradient_is_the_softmax() {
+    for n in [1, 2, 9, 40] {
+        let x: Vec<f64> = numbers(n, 11 + n as u64).iter().map(|v| v * 5.0).collect();
+        let (value, gradient) = lse::lse_grad(&x).unwrap();
+        assert_eq!(value, lse::lse(&x));
+        let total: f64 = x.iter().map(|v| v.exp()).sum();
+        for (g, v) in gradient.iter().zip(&x) {
+            assert!((g - v.exp() / total).abs() <= 1e-14);
+        }
+        assert_near(&gradient, &central(lse::lse, &x), "lse");
+        assert_eq!(bits(value, &gradient), on_the_tape(&x, lse::lse_graph));
+    }
+}
+
+#[test]
+fn det_gradient_is_the_cofactors() {
+    for ell in 1..=5 {
+        let a = numbers(ell * ell, 17 + ell as u64);
+        let (value, gradient) = det::det_grad(&a, ell).unwrap();
+        assert_eq!(value, det::det(&a, ell));
+        assert_near(&gradient, &central(|a| det::det(a, ell), &a), "det");
+        assert_eq!(
+            bits(value, &gradient),
+            on_the_tape(&a, |v| det::det_graph(v, ell))
+        );
+        // Jacobi's formula: the gradient of det is its cofactor matrix, so
+        // Σ_j a_ij cof_ij = det along every row.
+        for i in 0..ell {
+            let row: f64 = (0..ell)
+                .map(|j| a[i * ell + j] * gradient[i * ell + j])
+                .sum();
+            assert!(
+                (row - value).abs() <= 1e-12 * (1.0 + value.abs()),
+                "row {i}"
+            );
+        }
+    }
+    // The 3 by 3 determinant written out.
+    let a = [2.0, 1.0, 0.5, -1.0, 3.0, 0.2, 0.4, 0.1, 1.5];
+    assert!((det::det(&a, 3) - 9.89).abs() < 1e-12);
+}
+
+#[test]
+fn ode_gradient_of_the_last_element() {
+    for (n, s) in [(1, 1), (4, 2), (6, 3), (9, 5)] {
+        let x = numbers(n, 23 + n as u64);
+        let mut last = vec![0.0; n];
+        last[n - 1] = 1.0;
+        let (y, gradient) = ode::ode_vjp(&x, s, &last).unwrap();
+        assert_eq!(y, ode::ode(&x, s));
+        assert_near(&gradient, &central(|x| ode::ode(x, s)[n - 1], &x), "ode");
+        // Up to degree 4 in t the steps are exact: the gradient of
+        // x_0 ⋯ x_{n-1} 2^n / n! is that product over x_i.
+        if n <= 4 {
+            let factorial: f64 = (1..=n).map(|k| k as f64).product();
+            let exact: f64 = x.iter().product::<f64>() * 2f64.powi(n as i32) / factorial;
+            for (g, v) in gradient.iter().zip(&x) {
+                assert!(
+                    (g - exact / v).abs() <= 1e-12 * (1.0 + g.abs()),
+                    "{g} {}",
+                    exact / v
+                );
+            }
+        }
+    }
+}
