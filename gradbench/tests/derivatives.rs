@@ -4,7 +4,7 @@
 //! (1e-4 absolute), so these are what hold the derivatives exact.
 
 use scalar_autodiff::{Scalar, ScalarAutodiffError};
-use scalar_autodiff_gradbench::evals::{det, llsq, lse, ode};
+use scalar_autodiff_gradbench::evals::{det, kmeans, llsq, lse, ode};
 
 /// Deterministic inputs in [-1, 1].
 fn numbers(count: usize, seed: u64) -> Vec<f64> {
@@ -145,6 +145,54 @@ fn ode_gradient_of_the_last_element() {
                     exact / v
                 );
             }
+        }
+    }
+}
+
+#[test]
+fn kmeans_gradient_and_newton_direction() {
+    let (k, n, d) = (3, 20, 2);
+    let points = numbers(n * d, 31);
+    let centroids = numbers(k * d, 37);
+    let (value, gradient) = kmeans::cost_grad(&centroids, &points, d).unwrap();
+    assert_eq!(value, kmeans::cost(&centroids, &points, d));
+    assert_near(
+        &gradient,
+        &central(|c| kmeans::cost(c, &points, d), &centroids),
+        "kmeans",
+    );
+    assert_eq!(
+        bits(value, &gradient),
+        on_the_tape(&centroids, |v| kmeans::cost_graph(v, &points, d))
+    );
+    // By hand: each centroid's points pull it to their mean, so the Newton direction is
+    // the centroid minus that mean, the diagonal twice the cluster's size.
+    let mut sums = vec![0.0; k * d];
+    let mut sizes = vec![0usize; k];
+    for i in 0..n {
+        let distance = |j: usize| -> f64 {
+            (0..d)
+                .map(|l| (points[i * d + l] - centroids[j * d + l]).powi(2))
+                .sum()
+        };
+        let closest = (0..k)
+            .min_by(|&a, &b| distance(a).total_cmp(&distance(b)))
+            .unwrap();
+        sizes[closest] += 1;
+        for l in 0..d {
+            sums[closest * d + l] += points[i * d + l];
+        }
+    }
+    let dir = kmeans::dir(&centroids, &points, d).unwrap();
+    for j in 0..k {
+        assert!(sizes[j] > 0, "every centroid has a point at this seed");
+        for l in 0..d {
+            let expected = centroids[j * d + l] - sums[j * d + l] / sizes[j] as f64;
+            let got = dir[j * d + l];
+            assert!(
+                (got - expected).abs() <= 1e-12,
+                "{j} {l}: {got} against {expected}"
+            );
         }
     }
 }

@@ -9,12 +9,13 @@ use crate::protocol::{Evaluated, ToolError};
 
 pub mod det;
 pub mod hello;
+pub mod kmeans;
 pub mod llsq;
 pub mod lse;
 pub mod ode;
 
 /// The evals this tool defines.
-pub const MODULES: &[&str] = &["hello", "llsq", "lse", "det", "ode"];
+pub const MODULES: &[&str] = &["hello", "llsq", "lse", "det", "ode", "kmeans"];
 
 /// Runs `function` of `module` on `input` (an eval's `input` field).
 pub fn evaluate(module: &str, function: &str, input: Value) -> Result<Evaluated, ToolError> {
@@ -28,6 +29,7 @@ pub fn evaluate(module: &str, function: &str, input: Value) -> Result<Evaluated,
         "lse" => lse::evaluate(function, input).ok_or_else(unknown)?,
         "det" => det::evaluate(function, input).ok_or_else(unknown)?,
         "ode" => ode::evaluate(function, input).ok_or_else(unknown)?,
+        "kmeans" => kmeans::evaluate(function, input).ok_or_else(unknown)?,
         _ => Err(ToolError::UnknownModule(module.into())),
     }
 }
