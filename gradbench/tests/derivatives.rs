@@ -3,8 +3,9 @@
 //! compiled sweep must equal). GradBench's own validation is loose for small numbers
 //! (1e-4 absolute), so these are what hold the derivatives exact.
 
+use scalar_autodiff::Parameters;
 use scalar_autodiff::{Scalar, ScalarAutodiffError};
-use scalar_autodiff_gradbench::evals::{det, kmeans, llsq, lse, ode};
+use scalar_autodiff_gradbench::evals::{det, gmm, kmeans, llsq, lse, ode};
 
 /// Deterministic inputs in [-1, 1].
 fn numbers(count: usize, seed: u64) -> Vec<f64> {
@@ -194,5 +195,36 @@ fn kmeans_gradient_and_newton_direction() {
                 "{j} {l}: {got} against {expected}"
             );
         }
+    }
+}
+
+#[test]
+fn gmm_gradient() {
+    for (d, k, n) in [(1, 2, 3), (2, 3, 5), (4, 2, 6)] {
+        let l_size = d * (d - 1) / 2;
+        let p = gmm::Gmm {
+            alpha: numbers(k, 41),
+            mu: numbers(k * d, 43),
+            q: numbers(k * d, 47).iter().map(|v| v * 0.3).collect(),
+            l: numbers(k * l_size, 53),
+        };
+        let x = numbers(n * d, 59);
+        let (value, gradient) = gmm::objective_grad(&p, &x, d, k, 1.5, 2).unwrap();
+        assert_eq!(value, gmm::objective(&p, &x, d, k, 1.5, 2));
+        let flat = p.to_flat();
+        let at = |flat: &[f64]| {
+            let mut q = p.clone();
+            q.read_flat(flat).unwrap();
+            gmm::objective(&q, &x, d, k, 1.5, 2)
+        };
+        assert_near(&gradient.to_flat(), &central(at, &flat), "gmm");
+        // Bit for bit against the tape.
+        let vars = p.variables().unwrap();
+        let out = gmm::objective_graph(&vars, &x, d, k, 1.5, 2).unwrap();
+        out.backward().unwrap();
+        let taped = p.gradient_of(&vars).to_flat();
+        assert_eq!(out.value().to_bits(), value.to_bits());
+        let bits = |g: &[f64]| g.iter().map(|v| (v + 0.0).to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&gradient.to_flat()), bits(&taped), "d {d}, k {k}");
     }
 }

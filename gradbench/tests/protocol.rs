@@ -40,6 +40,12 @@ fn numbers(ours: &Value, theirs: &Value, out: &mut Vec<(f64, f64)>) {
                 numbers(a, b, out);
             }
         }
+        (Value::Object(a), Value::Object(b)) => {
+            assert_eq!(a.len(), b.len(), "{ours} against {theirs}");
+            for (key, a) in a {
+                numbers(a, &b[key], out);
+            }
+        }
         _ => panic!("{ours} is not shaped as {theirs}"),
     }
 }
@@ -92,6 +98,12 @@ fn llsq_lse_det_and_kmeans_agree_with_manual() {
     // (kmeans's `dir` divides an exact gradient by an exact diagonal: its only rounding
     // is the gradient's sums, in another order than `manual`'s.)
     replay("kmeans", |_| 1e-12);
+}
+
+#[test]
+fn gmm_agrees_with_manual() {
+    // (Its prior's constant takes `lgamma` from the libm crate, `manual` from glibc.)
+    replay("gmm", |_| 1e-12);
 }
 
 #[test]

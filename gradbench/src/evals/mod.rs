@@ -8,6 +8,7 @@ use serde_json::Value;
 use crate::protocol::{Evaluated, ToolError};
 
 pub mod det;
+pub mod gmm;
 pub mod hello;
 pub mod kmeans;
 pub mod llsq;
@@ -15,7 +16,7 @@ pub mod lse;
 pub mod ode;
 
 /// The evals this tool defines.
-pub const MODULES: &[&str] = &["hello", "llsq", "lse", "det", "ode", "kmeans"];
+pub const MODULES: &[&str] = &["hello", "llsq", "lse", "det", "ode", "kmeans", "gmm"];
 
 /// Runs `function` of `module` on `input` (an eval's `input` field).
 pub fn evaluate(module: &str, function: &str, input: Value) -> Result<Evaluated, ToolError> {
@@ -30,6 +31,7 @@ pub fn evaluate(module: &str, function: &str, input: Value) -> Result<Evaluated,
         "det" => det::evaluate(function, input).ok_or_else(unknown)?,
         "ode" => ode::evaluate(function, input).ok_or_else(unknown)?,
         "kmeans" => kmeans::evaluate(function, input).ok_or_else(unknown)?,
+        "gmm" => gmm::evaluate(function, input).ok_or_else(unknown)?,
         _ => Err(ToolError::UnknownModule(module.into())),
     }
 }
