@@ -76,12 +76,12 @@ pub fn objective(
             for i in 0..d {
                 for j in i + 1..d {
                     let at = ik * l_size + i * d - i * (i + 1) / 2 + (j - i - 1);
-                    q_centred[j] = q_centred[j] + p.l[at] * centred[i];
+                    q_centred[j] += p.l[at] * centred[i];
                 }
             }
             let mut norm = q_centred[0] * q_centred[0];
             for id in 1..d {
-                norm = norm + q_centred[id] * q_centred[id];
+                norm += q_centred[id] * q_centred[id];
             }
             main_term[ik] = p.alpha[ik] + sum_qs[ik] - 0.5 * norm;
         }
@@ -91,7 +91,7 @@ pub fn objective(
         }
         let mut sum = 0.0;
         for ik in 0..k {
-            sum = sum + (main_term[ik] - largest).exp();
+            sum += (main_term[ik] - largest).exp();
         }
         slse += sum.ln() + largest;
     }
@@ -101,7 +101,7 @@ pub fn objective(
     }
     let mut sum = 0.0;
     for ik in 0..k {
-        sum = sum + (p.alpha[ik] - largest).exp();
+        sum += (p.alpha[ik] - largest).exp();
     }
     let lse_alpha = sum.ln() + largest;
     let err = constant + slse - n as f64 * lse_alpha;
@@ -113,14 +113,14 @@ pub fn objective(
     for ik in 0..k {
         let mut frobenius = q_diagonals[ik * d] * q_diagonals[ik * d];
         for id in 1..d {
-            frobenius = frobenius + q_diagonals[ik * d + id] * q_diagonals[ik * d + id];
+            frobenius += q_diagonals[ik * d + id] * q_diagonals[ik * d + id];
         }
         if l_size > 0 {
             let mut lower = p.l[ik * l_size] * p.l[ik * l_size];
             for i in 1..l_size {
-                lower = lower + p.l[ik * l_size + i] * p.l[ik * l_size + i];
+                lower += p.l[ik * l_size + i] * p.l[ik * l_size + i];
             }
-            frobenius = frobenius + lower;
+            frobenius += lower;
         }
         out += 0.5 * gamma * gamma * frobenius - m as f64 * sum_qs[ik];
     }
