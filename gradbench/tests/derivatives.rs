@@ -5,7 +5,7 @@
 
 use scalar_autodiff::Parameters;
 use scalar_autodiff::{Scalar, ScalarAutodiffError};
-use scalar_autodiff_gradbench::evals::{det, gmm, kmeans, llsq, lse, ode};
+use scalar_autodiff_gradbench::evals::{det, gmm, kmeans, llsq, lse, lstm, ode};
 
 /// Deterministic inputs in [-1, 1].
 fn numbers(count: usize, seed: u64) -> Vec<f64> {
@@ -226,5 +226,51 @@ fn gmm_gradient() {
         assert_eq!(out.value().to_bits(), value.to_bits());
         let bits = |g: &[f64]| g.iter().map(|v| (v + 0.0).to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&gradient.to_flat()), bits(&taped), "d {d}, k {k}");
+    }
+}
+
+#[test]
+fn lstm_gradient() {
+    for (l, b, c) in [(1, 2, 2), (2, 3, 4), (3, 2, 5)] {
+        let main = numbers(8 * b * l, 61);
+        let extra = numbers(3 * b, 67);
+        let state = numbers(2 * b * l, 71);
+        // One-hot characters, as the eval sends them.
+        let sequence: Vec<f64> = (0..c * b)
+            .map(|at| {
+                if at % b == (at / b * 7 + 3) % b {
+                    1.0
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let (value, (g_main, g_extra)) =
+            lstm::objective_grad(&main, &extra, &state, &sequence, b).unwrap();
+        assert_eq!(value, lstm::objective(&main, &extra, &state, &sequence, b));
+        let both = [main.clone(), extra.clone()].concat();
+        let at = |both: &[f64]| {
+            let (main, extra) = both.split_at(main.len());
+            lstm::objective(main, extra, &state, &sequence, b)
+        };
+        let gradient = [g_main.clone(), g_extra.clone()].concat();
+        assert_near(&gradient, &central(at, &both), "lstm");
+        // Bit for bit against the tape.
+        let variables = |xs: &[f64]| -> Vec<Scalar> {
+            xs.iter().map(|&v| Scalar::variable(v).unwrap()).collect()
+        };
+        let (vm, ve) = (variables(&main), variables(&extra));
+        let out = lstm::objective_graph(&vm, &ve, &state, &sequence, b).unwrap();
+        out.backward().unwrap();
+        let taped: Vec<f64> = vm
+            .iter()
+            .chain(&ve)
+            .map(|v| v.gradient().unwrap_or(0.0))
+            .collect();
+        assert_eq!(
+            bits(value, &gradient),
+            bits(out.value(), &taped),
+            "l {l}, b {b}"
+        );
     }
 }

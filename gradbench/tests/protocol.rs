@@ -107,6 +107,11 @@ fn gmm_agrees_with_manual() {
 }
 
 #[test]
+fn lstm_agrees_with_manual() {
+    replay("lstm", |_| 1e-12);
+}
+
+#[test]
 fn ode_solves_as_manual_does() {
     // The primal is the same Runge-Kutta steps. `manual`'s gradient is that of the ODE's
     // exact solution, `x_0 ⋯ x_{n-1} t^n / n!`, not of the steps: the two agree where the

@@ -13,10 +13,13 @@ pub mod hello;
 pub mod kmeans;
 pub mod llsq;
 pub mod lse;
+pub mod lstm;
 pub mod ode;
 
 /// The evals this tool defines.
-pub const MODULES: &[&str] = &["hello", "llsq", "lse", "det", "ode", "kmeans", "gmm"];
+pub const MODULES: &[&str] = &[
+    "hello", "llsq", "lse", "det", "ode", "kmeans", "gmm", "lstm",
+];
 
 /// Runs `function` of `module` on `input` (an eval's `input` field).
 pub fn evaluate(module: &str, function: &str, input: Value) -> Result<Evaluated, ToolError> {
@@ -32,6 +35,7 @@ pub fn evaluate(module: &str, function: &str, input: Value) -> Result<Evaluated,
         "ode" => ode::evaluate(function, input).ok_or_else(unknown)?,
         "kmeans" => kmeans::evaluate(function, input).ok_or_else(unknown)?,
         "gmm" => gmm::evaluate(function, input).ok_or_else(unknown)?,
+        "lstm" => lstm::evaluate(function, input).ok_or_else(unknown)?,
         _ => Err(ToolError::UnknownModule(module.into())),
     }
 }
