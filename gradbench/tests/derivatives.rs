@@ -5,7 +5,7 @@
 
 use scalar_autodiff::Parameters;
 use scalar_autodiff::{Scalar, ScalarAutodiffError};
-use scalar_autodiff_gradbench::evals::{det, gmm, kmeans, llsq, lse, lstm, ode};
+use scalar_autodiff_gradbench::evals::{ba, det, gmm, kmeans, llsq, lse, lstm, ode};
 
 /// Deterministic inputs in [-1, 1].
 fn numbers(count: usize, seed: u64) -> Vec<f64> {
@@ -273,4 +273,36 @@ fn lstm_gradient() {
             "l {l}, b {b}"
         );
     }
+}
+
+#[test]
+fn ba_jacobian_of_both_rotations() {
+    let feature = [0.3, -0.2];
+    let point = [1.5, -0.4, 6.0];
+    let mut camera = [0.0; ba::CAMERA];
+    camera.copy_from_slice(&numbers(ba::CAMERA, 73));
+    camera[5] = -2.0; // The point in front of the camera.
+    for rotation in [[camera[0], camera[1], camera[2]], [0.0; 3]] {
+        camera[..3].copy_from_slice(&rotation);
+        let w = 0.7;
+        let (values, jacobian) = ba::reprojection_jacobian(camera, point, w, &feature).unwrap();
+        assert_eq!(values, ba::reprojection(camera, point, w, &feature));
+        let at: Vec<f64> = camera.iter().chain(&point).copied().chain([w]).collect();
+        for (k, row) in jacobian.iter().enumerate() {
+            let f = |v: &[f64]| {
+                let mut c = [0.0; ba::CAMERA];
+                c.copy_from_slice(&v[..ba::CAMERA]);
+                ba::reprojection(c, [v[11], v[12], v[13]], v[14], &feature)[k]
+            };
+            if rotation == [0.0; 3] {
+                // (Central differences step off the zero rotation onto the other branch,
+                // which meets it smoothly: the same derivatives to their accuracy.)
+                assert_near(&row[3..], &central(f, &at)[3..], "ba, no rotation");
+            } else {
+                assert_near(row, &central(f, &at), "ba");
+            }
+        }
+    }
+    let (_, [slope]) = ba::weight_error_grad(0.7).unwrap();
+    assert!((slope + 1.4).abs() < 1e-15);
 }

@@ -112,6 +112,14 @@ fn lstm_agrees_with_manual() {
 }
 
 #[test]
+fn ba_agrees_with_manual() {
+    // (Its first observation's block and the last weight's, of 31,843 computed. The
+    // residual is a projection minus a feature it nearly equals: the cancellation makes
+    // their rounding apart, 3e-12 relative here, larger than elsewhere.)
+    replay("ba", |_| 1e-10);
+}
+
+#[test]
 fn ode_solves_as_manual_does() {
     // The primal is the same Runge-Kutta steps. `manual`'s gradient is that of the ODE's
     // exact solution, `x_0 ⋯ x_{n-1} t^n / n!`, not of the steps: the two agree where the

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::protocol::{Evaluated, ToolError};
 
+pub mod ba;
 pub mod det;
 pub mod gmm;
 pub mod hello;
@@ -18,7 +19,7 @@ pub mod ode;
 
 /// The evals this tool defines.
 pub const MODULES: &[&str] = &[
-    "hello", "llsq", "lse", "det", "ode", "kmeans", "gmm", "lstm",
+    "hello", "llsq", "lse", "det", "ode", "kmeans", "gmm", "lstm", "ba",
 ];
 
 /// Runs `function` of `module` on `input` (an eval's `input` field).
@@ -36,6 +37,7 @@ pub fn evaluate(module: &str, function: &str, input: Value) -> Result<Evaluated,
         "kmeans" => kmeans::evaluate(function, input).ok_or_else(unknown)?,
         "gmm" => gmm::evaluate(function, input).ok_or_else(unknown)?,
         "lstm" => lstm::evaluate(function, input).ok_or_else(unknown)?,
+        "ba" => ba::evaluate(function, input).ok_or_else(unknown)?,
         _ => Err(ToolError::UnknownModule(module.into())),
     }
 }
