@@ -98,7 +98,9 @@ pub mod parallel;
 /// ScalarAutodiffError>`, `J` being `Box<[[f64; N]; M]>` (or `Vec<Vec<f64>>` with a
 /// `#[param]` parameter): row `i` is output `i`'s gradient. It runs one forward sweep per
 /// parameter scalar when there are fewer of them than outputs, else one reverse pass per
-/// output on one recording.
+/// output: the compiled halves (forward half, then the reverse half seeded at that
+/// output) for a free function with a one-dimensional result and numbers or arrays as
+/// parameters, one recording on the tape otherwise.
 ///
 /// Every number is checked as in `name_grad`: a non-finite value, derivative, tangent or
 /// second-order number is a typed error naming the operation
