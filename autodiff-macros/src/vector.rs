@@ -66,10 +66,39 @@ pub(crate) fn expand(args: TokenStream, item: ItemFn, mut errors: Errors) -> Tok
     }
     let vjp = vjp(&item, &dot, &tracked, None);
     let dot = crate::expand::expand(args, quote!(#dot));
+    let uncallable = uncallable(&item);
     quote! {
         #plain
         #dot
         #vjp
+        #uncallable
+    }
+}
+
+/// Stand-ins for the hidden body and its check, which another `#[differentiable]` body
+/// calls for `name(..)`: bounded by a trait no backend has, whose message says why.
+fn uncallable(item: &ItemFn) -> TokenStream {
+    let ident = &item.sig.ident;
+    let vis = &item.vis;
+    let body = crate::emit::body_ident(ident);
+    let callable = crate::emit::callable_ident(ident);
+    let backend = syn::Ident::new("Backend", Span::mixed_site());
+    let args = (0..item.sig.inputs.len())
+        .map(|index| syn::Ident::new(&format!("arg_{index}"), Span::mixed_site()))
+        .map(|arg| quote!(#arg: impl ::core::marker::Sized));
+    let private = quote!(::scalar_autodiff::__private);
+    quote! {
+        #[doc(hidden)]
+        #[allow(dead_code, non_snake_case, unused_variables, clippy::all)]
+        #vis fn #body<#backend: #private::Backend + #private::CallableVector>(
+            backend: &#backend,
+            #(#args),*
+        ) -> ::core::result::Result<::std::vec::Vec<#backend::Value>, ::scalar_autodiff::ScalarAutodiffError> {
+            ::core::result::Result::Err(#private::gave_up())
+        }
+        #[doc(hidden)]
+        #[allow(dead_code, non_snake_case, clippy::all)]
+        #vis fn #callable<#backend: #private::CallableVector>(_: &#backend) {}
     }
 }
 

@@ -73,8 +73,8 @@ pub mod __private {
         slopes, sweep, value, zero_of, zeros_like, Lift, Number, Numbers, Stack, Zero,
     };
     pub use crate::trace::{
-        op, trace, trace_located, traces, Backend, Gradients, Handles, Id, Nest, Outlined, Primal,
-        Recordable, Returned, Trace,
+        op, trace, trace_located, traces, Backend, CallableVector, Gradients, Handles, Id, Nest,
+        Outlined, Primal, Recordable, Returned, Trace,
     };
 }
 

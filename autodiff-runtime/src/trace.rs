@@ -642,6 +642,20 @@ pub struct Outlined<'b, B>(pub &'b B);
 )]
 pub trait Recordable {}
 
+/// No backend: the bound of the stand-in hidden body of a function returning `Vec<f64>`,
+/// which has `name_vjp` but no graph form another body records into, so that a call of
+/// it from a `#[differentiable]` body is this compile error, not a missing name.
+#[diagnostic::on_unimplemented(
+    message = "a function returning `Vec<f64>` cannot be called from a #[differentiable] \
+               function yet",
+    label = "called here",
+    note = "a `Vec<f64>` result gets `name_vjp`, but no graph form that another \
+            differentiable body records into",
+    note = "return an array `[f64; M]` from the helper (callable, with `name_jacobian`), or \
+            compute the vector in the calling function's own body"
+)]
+pub trait CallableVector {}
+
 #[diagnostic::do_not_recommend]
 impl Recordable for Handles {}
 #[diagnostic::do_not_recommend]
