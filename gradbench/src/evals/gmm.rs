@@ -85,9 +85,10 @@ pub fn objective(
             }
             main_term[ik] = p.alpha[ik] + sum_qs[ik] - 0.5 * norm;
         }
-        let mut largest = main_term[0];
+        // (The largest term is detached, as in `lse`: the value does not depend on it.)
+        let mut largest = main_term[0].detach();
         for ik in 1..k {
-            largest = largest.max(main_term[ik]);
+            largest = largest.max(main_term[ik].detach());
         }
         let mut sum = 0.0;
         for ik in 0..k {
@@ -95,9 +96,9 @@ pub fn objective(
         }
         slse += sum.ln() + largest;
     }
-    let mut largest = p.alpha[0];
+    let mut largest = p.alpha[0].detach();
     for ik in 1..k {
-        largest = largest.max(p.alpha[ik]);
+        largest = largest.max(p.alpha[ik].detach());
     }
     let mut sum = 0.0;
     for ik in 0..k {

@@ -8,14 +8,15 @@ use serde_json::Value;
 use super::read;
 use crate::protocol::{measure, Evaluated, Runs, ToolError};
 
-/// `A + ln Σ exp(x_i - A)` with `A` the largest `x_i` (the C++ reference's order). The
-/// gradient flows through `A` too, and cancels there: its two paths sum to zero up to
-/// rounding, as in the tape.
+/// `A + ln Σ exp(x_i - A)` with `A` the largest `x_i` (the C++ reference's order). `A`
+/// is detached: the value does not depend on it (its two paths' derivatives cancel
+/// exactly), so the gradient is the softmax either way, and the reverse sweep need not
+/// walk back the chain of maxima.
 #[differentiable]
 pub fn lse(#[param] x: &[f64]) -> f64 {
-    let mut a = x[0];
+    let mut a = x[0].detach();
     for i in 1..x.len() {
-        a = a.max(x[i]);
+        a = a.max(x[i].detach());
     }
     let mut s = 0.0;
     for i in 0..x.len() {
