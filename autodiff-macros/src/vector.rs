@@ -129,7 +129,7 @@ fn returned_name(item: &ItemFn, errors: &mut Errors) -> Option<syn::Ident> {
         Some(Stmt::Expr(expr, None)) => Some(expr),
         _ => None,
     };
-    let name = tail.and_then(|expr| match strip_parens(expr) {
+    let name = tail.and_then(|expr| match crate::rewrite::unparenthesized(expr) {
         Expr::Path(path) if path.qself.is_none() => path.path.get_ident().cloned(),
         _ => None,
     });
@@ -160,16 +160,6 @@ impl<'ast> Visit<'ast> for Returns {
     }
     fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
     fn visit_item(&mut self, _: &'ast syn::Item) {}
-}
-
-fn strip_parens(mut expr: &Expr) -> &Expr {
-    loop {
-        match expr {
-            Expr::Paren(paren) => expr = &paren.expr,
-            Expr::Group(group) => expr = &group.expr,
-            _ => return expr,
-        }
-    }
 }
 
 fn cotangent() -> syn::Ident {

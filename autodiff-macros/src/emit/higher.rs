@@ -516,24 +516,12 @@ pub(crate) fn jacobian(context: &Context<'_>, output_ty: &syn::Type) -> TokenStr
 }
 
 /// The hidden body `name_jacobian` may call on the `Halves` backend: a free function's
-/// (a method's halves are closures over `self`), whose data parameters are references or
-/// plain numbers, so that the forward and the reverse half can each be given them.
+/// (a method's halves are closures over `self`), whose data parameters are `Copy` by
+/// their spelling, so that the forward and the reverse half can each be given them.
 fn halves_callable(function: &super::function::Function<'_>) -> Option<Ident> {
     use crate::parse::signature::Kind;
-    let copyable = |ty: &syn::Type| match crate::parse::signature::ungrouped(ty) {
-        syn::Type::Reference(reference) => reference.mutability.is_none(),
-        syn::Type::Path(path) => path.path.get_ident().is_some_and(|ident| {
-            [
-                "usize", "isize", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f32",
-                "f64", "bool", "char",
-            ]
-            .iter()
-            .any(|name| ident == name)
-        }),
-        _ => false,
-    };
     let plain = function.params.iter().all(|param| match param.kind {
-        Kind::Data => copyable(&param.ty) && param.mutability.is_none(),
+        Kind::Data => crate::sweep::copy_type(&param.ty) && param.mutability.is_none(),
         _ => param.mutability.is_none(),
     });
     let free = function.receiver().is_none() && !function.in_impl;

@@ -19,4 +19,4 @@ mod names;
 
 pub(crate) use analyse::{stopped, Analysis, Reason};
 pub(crate) use emit::{dual_sweeps, halves, sweeps, COMPILED_UP_TO};
-pub(crate) use lower::take_reason;
+pub(crate) use lower::{copy_type, take_reason};

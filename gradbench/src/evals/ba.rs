@@ -9,7 +9,7 @@ use scalar_autodiff::differentiable;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::read;
+use super::dispatch;
 use crate::protocol::{measure, Evaluated, Runs, ToolError};
 
 /// A camera's numbers: rotation (3), centre (3), focal length, principal point (2),
@@ -172,62 +172,64 @@ fn repeated<T: Copy + Into<Value>>(all: &[T], count: usize) -> Vec<Value> {
 
 /// Runs `objective` or `jacobian`; `None` for another function.
 pub fn evaluate(function: &str, input: Value) -> Option<Result<Evaluated, ToolError>> {
-    let run = |input: Input| -> Result<Evaluated, ToolError> {
-        let Input {
-            n,
-            m,
-            p,
-            cam,
-            x,
-            w,
-            feat,
-            runs,
-        } = input;
-        let (Ok(cam), Ok(x), Ok(feat)) = (
-            <[f64; CAMERA]>::try_from(cam.as_slice()),
-            <[f64; 3]>::try_from(x.as_slice()),
-            <[f64; 2]>::try_from(feat.as_slice()),
-        ) else {
-            return Err(ToolError::Input(
-                "a camera of 11 numbers, a point of 3, a feature of 2".into(),
-            ));
-        };
-        if n == 0 || m == 0 || p == 0 {
-            return Err(ToolError::Input(
-                "at least one camera, point and observation".into(),
-            ));
-        }
-        let problem = Problem {
-            n,
-            m,
-            cams: vec![cam; n],
-            points: vec![x; m],
-            weights: vec![w; p],
-            features: vec![feat; p],
-        };
-        Ok(match function {
-            "objective" => {
-                let ((reprojection, weight), timings) = measure(runs, || Ok(problem.objective()))?;
-                let output = json!({
-                    "reproj_error": { "elements": &reprojection[..2], "repeated": p },
-                    "w_err": { "element": weight[0], "repeated": p },
-                });
-                Evaluated { output, timings }
+    dispatch(
+        function,
+        &["objective", "jacobian"],
+        input,
+        |input: Input| {
+            let Input {
+                n,
+                m,
+                p,
+                cam,
+                x,
+                w,
+                feat,
+                runs,
+            } = input;
+            let (Ok(cam), Ok(x), Ok(feat)) = (
+                <[f64; CAMERA]>::try_from(cam.as_slice()),
+                <[f64; 3]>::try_from(x.as_slice()),
+                <[f64; 2]>::try_from(feat.as_slice()),
+            ) else {
+                return Err(ToolError::Input(
+                    "a camera of 11 numbers, a point of 3, a feature of 2".into(),
+                ));
+            };
+            if n == 0 || m == 0 || p == 0 {
+                return Err(ToolError::Input(
+                    "at least one camera, point and observation".into(),
+                ));
             }
-            _ => {
-                let (sparse, timings) = measure(runs, || problem.jacobian())?;
-                let block = 2 * (CAMERA + 4);
-                let output = json!({
-                    "rows": repeated(&sparse.rows, block),
-                    "cols": repeated(&sparse.cols, block),
-                    "vals": repeated(&sparse.vals, block),
-                });
-                Evaluated { output, timings }
-            }
-        })
-    };
-    match function {
-        "objective" | "jacobian" => Some(read(input).and_then(run)),
-        _ => None,
-    }
+            let problem = Problem {
+                n,
+                m,
+                cams: vec![cam; n],
+                points: vec![x; m],
+                weights: vec![w; p],
+                features: vec![feat; p],
+            };
+            Ok(match function {
+                "objective" => {
+                    let ((reprojection, weight), timings) =
+                        measure(runs, || Ok(problem.objective()))?;
+                    let output = json!({
+                        "reproj_error": { "elements": &reprojection[..2], "repeated": p },
+                        "w_err": { "element": weight[0], "repeated": p },
+                    });
+                    Evaluated { output, timings }
+                }
+                _ => {
+                    let (sparse, timings) = measure(runs, || problem.jacobian())?;
+                    let block = 2 * (CAMERA + 4);
+                    let output = json!({
+                        "rows": repeated(&sparse.rows, block),
+                        "cols": repeated(&sparse.cols, block),
+                        "vals": repeated(&sparse.vals, block),
+                    });
+                    Evaluated { output, timings }
+                }
+            })
+        },
+    )
 }

@@ -6,8 +6,8 @@ use scalar_autodiff::differentiable;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::read;
-use crate::protocol::{measure, Evaluated, Runs, ToolError};
+use super::{dispatch, timed};
+use crate::protocol::{Evaluated, Runs, ToolError};
 
 /// The determinant of the minor of `a` (`n` by `n`, row-major) made of rows `row..n` and
 /// of the columns not in `used` (a bit a column), expanded along its first row: the C++
@@ -51,33 +51,21 @@ struct Input {
 
 /// Runs `primal` or `gradient`; `None` for another function.
 pub fn evaluate(function: &str, input: Value) -> Option<Result<Evaluated, ToolError>> {
-    let run = |input: Input| -> Result<Evaluated, ToolError> {
-        let Input { a, ell, runs } = input;
-        if !(1..=64).contains(&ell) || ell.checked_mul(ell) != Some(a.len()) {
-            return Err(ToolError::Input(format!(
-                "a {ell} by {ell} matrix (from 1 to 64) of {} numbers",
-                a.len()
-            )));
-        }
-        Ok(match function {
-            "primal" => {
-                let (output, timings) = measure(runs, || Ok(det(&a, ell)))?;
-                Evaluated {
-                    output: output.into(),
-                    timings,
-                }
+    dispatch(
+        function,
+        &["primal", "gradient"],
+        input,
+        |Input { a, ell, runs }| {
+            if !(1..=64).contains(&ell) || ell.checked_mul(ell) != Some(a.len()) {
+                return Err(ToolError::Input(format!(
+                    "a {ell} by {ell} matrix (from 1 to 64) of {} numbers",
+                    a.len()
+                )));
             }
-            _ => {
-                let (output, timings) = measure(runs, || Ok(det_grad(&a, ell)?.1))?;
-                Evaluated {
-                    output: output.into(),
-                    timings,
-                }
+            match function {
+                "primal" => timed(runs, || Ok(det(&a, ell))),
+                _ => timed(runs, || Ok(det_grad(&a, ell)?.1)),
             }
-        })
-    };
-    match function {
-        "primal" | "gradient" => Some(read(input).and_then(run)),
-        _ => None,
-    }
+        },
+    )
 }

@@ -7,7 +7,7 @@ use scalar_autodiff::{differentiable, Parameters};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::read;
+use super::{dispatch, rows, shaped, timed};
 use crate::protocol::{measure, Evaluated, Runs, ToolError};
 
 /// The parameters, flat in row-major order: weights `alpha` (`k`), means `mu` (`k` by
@@ -144,77 +144,62 @@ struct Input {
     runs: Runs,
 }
 
-/// Rows of `width` from flat numbers.
-fn rows(flat: &[f64], width: usize) -> Vec<Vec<f64>> {
-    match width {
-        0 => vec![Vec::new(); flat.len()],
-        _ => flat.chunks(width).map(<[f64]>::to_vec).collect(),
-    }
-}
-
 /// Runs `objective` or `jacobian`; `None` for another function.
 pub fn evaluate(function: &str, input: Value) -> Option<Result<Evaluated, ToolError>> {
-    let run = |input: Input| -> Result<Evaluated, ToolError> {
-        let Input {
-            d,
-            k,
-            n,
-            x,
-            m,
-            gamma,
-            alpha,
-            mu,
-            q,
-            l,
-            runs,
-        } = input;
-        let l_size = d * d.saturating_sub(1) / 2;
-        let shaped = |rows: &[Vec<f64>], count: usize, width: usize| {
-            rows.len() == count && rows.iter().all(|row| row.len() == width)
-        };
-        if d == 0
-            || k == 0
-            || n == 0
-            || alpha.len() != k
-            || !shaped(&x, n, d)
-            || !shaped(&mu, k, d)
-            || !shaped(&q, k, d)
-            || !shaped(&l, k, l_size)
-        {
-            return Err(ToolError::Input(format!(
-                "a mixture of {k} components in {d} dimensions over {n} points, shaped so"
-            )));
-        }
-        let p = Gmm {
-            alpha,
-            mu: mu.concat(),
-            q: q.concat(),
-            l: l.concat(),
-        };
-        let x = x.concat();
-        Ok(match function {
-            "objective" => {
-                let (output, timings) = measure(runs, || Ok(objective(&p, &x, d, k, gamma, m)))?;
-                Evaluated {
-                    output: output.into(),
-                    timings,
+    dispatch(
+        function,
+        &["objective", "jacobian"],
+        input,
+        |input: Input| {
+            let Input {
+                d,
+                k,
+                n,
+                x,
+                m,
+                gamma,
+                alpha,
+                mu,
+                q,
+                l,
+                runs,
+            } = input;
+            let l_size = d * d.saturating_sub(1) / 2;
+            if d == 0
+                || k == 0
+                || n == 0
+                || alpha.len() != k
+                || !shaped(&x, n, d)
+                || !shaped(&mu, k, d)
+                || !shaped(&q, k, d)
+                || !shaped(&l, k, l_size)
+            {
+                return Err(ToolError::Input(format!(
+                    "a mixture of {k} components in {d} dimensions over {n} points, shaped so"
+                )));
+            }
+            let p = Gmm {
+                alpha,
+                mu: mu.concat(),
+                q: q.concat(),
+                l: l.concat(),
+            };
+            let x = x.concat();
+            match function {
+                "objective" => timed(runs, || Ok(objective(&p, &x, d, k, gamma, m))),
+                // (The rows are made after the runs: the timings are the computation's.)
+                _ => {
+                    let (gradient, timings) =
+                        measure(runs, || Ok(objective_grad(&p, &x, d, k, gamma, m)?.1))?;
+                    let output = json!({
+                        "alpha": gradient.alpha,
+                        "mu": rows(&gradient.mu, d),
+                        "q": rows(&gradient.q, d),
+                        "l": rows(&gradient.l, l_size),
+                    });
+                    Ok(Evaluated { output, timings })
                 }
             }
-            _ => {
-                let (gradient, timings) =
-                    measure(runs, || Ok(objective_grad(&p, &x, d, k, gamma, m)?.1))?;
-                let output = json!({
-                    "alpha": gradient.alpha,
-                    "mu": rows(&gradient.mu, d),
-                    "q": rows(&gradient.q, d),
-                    "l": rows(&gradient.l, l_size),
-                });
-                Evaluated { output, timings }
-            }
-        })
-    };
-    match function {
-        "objective" | "jacobian" => Some(read(input).and_then(run)),
-        _ => None,
-    }
+        },
+    )
 }

@@ -7,7 +7,7 @@ use scalar_autodiff::differentiable;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::read;
+use super::{dispatch, rows, shaped, timed};
 use crate::protocol::{measure, Evaluated, Runs, ToolError};
 
 /// The cost, as the C++ reference computes it (each distance a sum of squared
@@ -56,40 +56,33 @@ struct Input {
 
 /// Runs `cost` or `dir`; `None` for another function.
 pub fn evaluate(function: &str, input: Value) -> Option<Result<Evaluated, ToolError>> {
-    let run = |input: Input| -> Result<Evaluated, ToolError> {
+    dispatch(function, &["cost", "dir"], input, |input: Input| {
         let Input {
             points,
             centroids,
             runs,
         } = input;
         let d = centroids.first().map_or(0, Vec::len);
-        let square = |rows: &[Vec<f64>]| rows.iter().all(|row| row.len() == d);
-        if d == 0 || points.is_empty() || !square(&points) || !square(&centroids) {
+        if d == 0
+            || points.is_empty()
+            || !shaped(&points, points.len(), d)
+            || !shaped(&centroids, centroids.len(), d)
+        {
             return Err(ToolError::Input(
                 "points and centroids of one dimension, at least one of each".into(),
             ));
         }
         let (points, flat): (Vec<f64>, Vec<f64>) = (points.concat(), centroids.concat());
-        Ok(match function {
-            "cost" => {
-                let (output, timings) = measure(runs, || Ok(cost(&flat, &points, d)))?;
-                Evaluated {
-                    output: output.into(),
-                    timings,
-                }
-            }
+        match function {
+            "cost" => timed(runs, || Ok(cost(&flat, &points, d))),
+            // (The rows are made after the runs: the timings are the computation's.)
             _ => {
                 let (output, timings) = measure(runs, || dir(&flat, &points, d))?;
-                let rows: Vec<Vec<f64>> = output.chunks(d).map(<[f64]>::to_vec).collect();
-                Evaluated {
-                    output: rows.into(),
+                Ok(Evaluated {
+                    output: rows(&output, d).into(),
                     timings,
-                }
+                })
             }
-        })
-    };
-    match function {
-        "cost" | "dir" => Some(read(input).and_then(run)),
-        _ => None,
-    }
+        }
+    })
 }

@@ -6,8 +6,8 @@ use scalar_autodiff::differentiable;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::read;
-use crate::protocol::{measure, Evaluated, Runs, ToolError};
+use super::{dispatch, timed};
+use crate::protocol::{Evaluated, Runs, ToolError};
 
 /// The objective, as the eval's C++ reference computes it (the powers of `t_i` built up
 /// by multiplication, the inner sum subtracted term by term).
@@ -43,27 +43,13 @@ struct Input {
 
 /// Runs `primal` or `gradient`; `None` for another function.
 pub fn evaluate(function: &str, input: Value) -> Option<Result<Evaluated, ToolError>> {
-    let run = |input: Input| -> Result<Evaluated, ToolError> {
-        let Input { x, n, runs } = input;
-        Ok(match function {
-            "primal" => {
-                let (output, timings) = measure(runs, || Ok(llsq(&x, n)))?;
-                Evaluated {
-                    output: output.into(),
-                    timings,
-                }
-            }
-            _ => {
-                let (output, timings) = measure(runs, || Ok(llsq_grad(&x, n)?.1))?;
-                Evaluated {
-                    output: output.into(),
-                    timings,
-                }
-            }
-        })
-    };
-    match function {
-        "primal" | "gradient" => Some(read(input).and_then(run)),
-        _ => None,
-    }
+    dispatch(
+        function,
+        &["primal", "gradient"],
+        input,
+        |Input { x, n, runs }| match function {
+            "primal" => timed(runs, || Ok(llsq(&x, n))),
+            _ => timed(runs, || Ok(llsq_grad(&x, n)?.1)),
+        },
+    )
 }

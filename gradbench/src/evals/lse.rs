@@ -5,8 +5,8 @@ use scalar_autodiff::differentiable;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::read;
-use crate::protocol::{measure, Evaluated, Runs, ToolError};
+use super::{dispatch, timed};
+use crate::protocol::{Evaluated, Runs, ToolError};
 
 /// `A + ln Σ exp(x_i - A)` with `A` the largest `x_i` (the C++ reference's order). `A`
 /// is detached: the value does not depend on it (its two paths' derivatives cancel
@@ -34,30 +34,18 @@ struct Input {
 
 /// Runs `primal` or `gradient`; `None` for another function.
 pub fn evaluate(function: &str, input: Value) -> Option<Result<Evaluated, ToolError>> {
-    let run = |input: Input| -> Result<Evaluated, ToolError> {
-        let Input { x, runs } = input;
-        if x.is_empty() {
-            return Err(ToolError::Input("lse of no numbers".into()));
-        }
-        Ok(match function {
-            "primal" => {
-                let (output, timings) = measure(runs, || Ok(lse(&x)))?;
-                Evaluated {
-                    output: output.into(),
-                    timings,
-                }
+    dispatch(
+        function,
+        &["primal", "gradient"],
+        input,
+        |Input { x, runs }| {
+            if x.is_empty() {
+                return Err(ToolError::Input("lse of no numbers".into()));
             }
-            _ => {
-                let (output, timings) = measure(runs, || Ok(lse_grad(&x)?.1))?;
-                Evaluated {
-                    output: output.into(),
-                    timings,
-                }
+            match function {
+                "primal" => timed(runs, || Ok(lse(&x))),
+                _ => timed(runs, || Ok(lse_grad(&x)?.1)),
             }
-        })
-    };
-    match function {
-        "primal" | "gradient" => Some(read(input).and_then(run)),
-        _ => None,
-    }
+        },
+    )
 }

@@ -7,8 +7,8 @@ use scalar_autodiff::differentiable;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::read;
-use crate::protocol::{measure, Evaluated, Runs, ToolError};
+use super::{dispatch, shaped, timed};
+use crate::protocol::{Evaluated, Runs, ToolError};
 
 /// The objective, as the C++ reference computes it. `main` holds each layer's weights
 /// and biases (forget, input, output gate, change: `b` each, weights first); `extra` the
@@ -88,58 +88,43 @@ struct Input {
 
 /// Runs `objective` or `jacobian`; `None` for another function.
 pub fn evaluate(function: &str, input: Value) -> Option<Result<Evaluated, ToolError>> {
-    let run = |input: Input| -> Result<Evaluated, ToolError> {
-        let Input {
-            main_params,
-            extra_params,
-            state,
-            sequence,
-            runs,
-        } = input;
-        let b = main_params.first().map_or(0, Vec::len) / 4;
-        let l = main_params.len() / 2;
-        let width = |rows: &[Vec<f64>], count: usize, width: usize| {
-            rows.len() == count && rows.iter().all(|row| row.len() == width)
-        };
-        if b == 0
-            || l == 0
-            || sequence.len() < 2
-            || !width(&main_params, 2 * l, 4 * b)
-            || !width(&extra_params, 3, b)
-            || !width(&state, 2 * l, b)
-            || !width(&sequence, sequence.len(), b)
-        {
-            return Err(ToolError::Input(
-                "an LSTM's parameters, state and a sequence of two characters or more, shaped \
+    dispatch(
+        function,
+        &["objective", "jacobian"],
+        input,
+        |input: Input| {
+            let Input {
+                main_params,
+                extra_params,
+                state,
+                sequence,
+                runs,
+            } = input;
+            let b = main_params.first().map_or(0, Vec::len) / 4;
+            let l = main_params.len() / 2;
+            if b == 0
+                || l == 0
+                || sequence.len() < 2
+                || !shaped(&main_params, 2 * l, 4 * b)
+                || !shaped(&extra_params, 3, b)
+                || !shaped(&state, 2 * l, b)
+                || !shaped(&sequence, sequence.len(), b)
+            {
+                return Err(ToolError::Input(
+                    "an LSTM's parameters, state and a sequence of two characters or more, shaped \
                  as the eval sends them"
-                    .into(),
-            ));
-        }
-        let (main, extra) = (main_params.concat(), extra_params.concat());
-        let (state, sequence) = (state.concat(), sequence.concat());
-        Ok(match function {
-            "objective" => {
-                let (output, timings) =
-                    measure(runs, || Ok(objective(&main, &extra, &state, &sequence, b)))?;
-                Evaluated {
-                    output: output.into(),
-                    timings,
-                }
+                        .into(),
+                ));
             }
-            _ => {
-                let (output, timings) = measure(runs, || {
+            let (main, extra) = (main_params.concat(), extra_params.concat());
+            let (state, sequence) = (state.concat(), sequence.concat());
+            match function {
+                "objective" => timed(runs, || Ok(objective(&main, &extra, &state, &sequence, b))),
+                _ => timed(runs, || {
                     let (_, (main, extra)) = objective_grad(&main, &extra, &state, &sequence, b)?;
                     Ok([main, extra].concat())
-                })?;
-                Evaluated {
-                    output: output.into(),
-                    timings,
-                }
+                }),
             }
-        })
-    };
-    match function {
-        "objective" | "jacobian" => Some(read(input).and_then(run)),
-        _ => None,
-    }
+        },
+    )
 }

@@ -5,7 +5,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::protocol::{Evaluated, ToolError};
+use crate::protocol::{measure, Evaluated, Runs, ToolError};
 
 pub mod ba;
 pub mod det;
@@ -45,4 +45,42 @@ pub fn evaluate(module: &str, function: &str, input: Value) -> Result<Evaluated,
 /// An eval's input read into its type.
 pub(crate) fn read<T: DeserializeOwned>(input: Value) -> Result<T, ToolError> {
     Ok(serde_json::from_value(input)?)
+}
+
+/// The input read as `I` and given to `run`, if `function` is one of `functions`; `None`
+/// for another function.
+pub(crate) fn dispatch<I: DeserializeOwned>(
+    function: &str,
+    functions: &[&str],
+    input: Value,
+    run: impl FnOnce(I) -> Result<Evaluated, ToolError>,
+) -> Option<Result<Evaluated, ToolError>> {
+    functions
+        .contains(&function)
+        .then(|| read(input).and_then(run))
+}
+
+/// `f` run as `runs` asks, its last result as the output.
+pub(crate) fn timed<T: Into<Value>>(
+    runs: Runs,
+    f: impl FnMut() -> Result<T, ToolError>,
+) -> Result<Evaluated, ToolError> {
+    let (output, timings) = measure(runs, f)?;
+    Ok(Evaluated {
+        output: output.into(),
+        timings,
+    })
+}
+
+/// Whether `rows` are `count` rows of `width` numbers each.
+pub(crate) fn shaped(rows: &[Vec<f64>], count: usize, width: usize) -> bool {
+    rows.len() == count && rows.iter().all(|row| row.len() == width)
+}
+
+/// Rows of `width` from flat numbers, as the evals' outputs nest them.
+pub(crate) fn rows(flat: &[f64], width: usize) -> Vec<Vec<f64>> {
+    match width {
+        0 => vec![Vec::new(); flat.len()],
+        _ => flat.chunks(width).map(<[f64]>::to_vec).collect(),
+    }
 }

@@ -5,8 +5,8 @@ use scalar_autodiff::differentiable;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::read;
-use crate::protocol::{measure, Evaluated, Runs, ToolError};
+use super::{dispatch, timed};
+use crate::protocol::{Evaluated, Runs, ToolError};
 
 /// The solution after `s` steps, as the C++ reference computes it (its `ode_fun` written
 /// out at each of the four stages). `ode_vjp` gives the gradient of any combination of
@@ -64,35 +64,25 @@ struct Input {
 
 /// Runs `primal` or `gradient`; `None` for another function.
 pub fn evaluate(function: &str, input: Value) -> Option<Result<Evaluated, ToolError>> {
-    let run = |input: Input| -> Result<Evaluated, ToolError> {
-        let Input { x, s, runs } = input;
-        if x.is_empty() || s == 0 {
-            return Err(ToolError::Input(
-                "an ODE of at least one equation and one step".into(),
-            ));
-        }
-        Ok(match function {
-            "primal" => {
-                let (output, timings) = measure(runs, || Ok(ode(&x, s)))?;
-                Evaluated {
-                    output: output.into(),
-                    timings,
+    dispatch(
+        function,
+        &["primal", "gradient"],
+        input,
+        |Input { x, s, runs }| {
+            if x.is_empty() || s == 0 {
+                return Err(ToolError::Input(
+                    "an ODE of at least one equation and one step".into(),
+                ));
+            }
+            match function {
+                "primal" => timed(runs, || Ok(ode(&x, s))),
+                _ => {
+                    // The last element's gradient: the cotangent's last unit vector.
+                    let mut last = vec![0.0; x.len()];
+                    last[x.len() - 1] = 1.0;
+                    timed(runs, || Ok(ode_vjp(&x, s, &last)?.1))
                 }
             }
-            _ => {
-                // The last element's gradient: the cotangent's last unit vector.
-                let mut last = vec![0.0; x.len()];
-                last[x.len() - 1] = 1.0;
-                let (output, timings) = measure(runs, || Ok(ode_vjp(&x, s, &last)?.1))?;
-                Evaluated {
-                    output: output.into(),
-                    timings,
-                }
-            }
-        })
-    };
-    match function {
-        "primal" | "gradient" => Some(read(input).and_then(run)),
-        _ => None,
-    }
+        },
+    )
 }
