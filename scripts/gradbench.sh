@@ -22,7 +22,7 @@ if [ ! -x "$run_eval" ]; then
   exit 2
 fi
 evals=("$@")
-if [ ${#evals[@]} -eq 0 ]; then evals=(hello llsq lse det ode kmeans gmm lstm ba); fi
+if [ ${#evals[@]} -eq 0 ]; then evals=(hello llsq lse det ode kmeans gmm lstm ba ht); fi
 out="$PWD/target/gradbench"
 mkdir -p "$out/logs"
 cargo build --release --locked --quiet -p scalar-autodiff-gradbench

@@ -153,6 +153,41 @@ pub mod parallel;
 /// let (y, gradient) = running_products_vjp(&[2.0, 3.0, 4.0], &[0.0, 0.0, 1.0])?;
 /// assert_eq!(y, [2.0, 6.0, 24.0]);
 /// assert_eq!(gradient, [12.0, 8.0, 6.0]); // d(x0 x1 x2)
+///
+/// // Forward mode: the vector and the Jacobian times a tangent (here along x1).
+/// let (y, along) = running_products_jvp(&[2.0, 3.0, 4.0], vec![0.0, 1.0, 0.0])?;
+/// assert_eq!(along, [0.0, 2.0, 8.0]); // column 1 of the Jacobian
+/// # Ok::<(), scalar_autodiff::ScalarAutodiffError>(())
+/// ```
+///
+/// It also gets `fn name_jvp(args.., tangent: G) -> Result<(Vec<f64>, Vec<f64>),
+/// ScalarAutodiffError>`: the vector and its directional derivative along `tangent` (a
+/// Jacobian-vector product: one forward sweep on (value, tangent) pairs, no tape). With
+/// unit tangents it gives the Jacobian column by column, which is the cheaper way when
+/// the vector is longer than the inputs are many; a tangent that is 1 on several inputs
+/// that no element depends on together (each data point's own coordinates, say) gives all
+/// their columns in one sweep. A tangent with the wrong number of scalars is
+/// [`ScalarAutodiffError::LengthMismatch`]. For many columns, `fn name_jvps(args..,
+/// tangents: &[G]) -> Result<(Vec<f64>, Vec<Vec<f64>>), ScalarAutodiffError>` carries
+/// eight tangents a sweep (each operation's value, local derivatives and checks computed
+/// once for the eight), the same numbers as `name_jvp` on each, bit for bit:
+///
+/// ```
+/// # use scalar_autodiff::differentiable;
+/// # #[differentiable]
+/// # fn running_products(#[param] x: &[f64]) -> Vec<f64> {
+/// #     let mut y = vec![0.0; x.len()];
+/// #     let mut product = 1.0;
+/// #     for i in 0..x.len() {
+/// #         product *= x[i];
+/// #         y[i] = product;
+/// #     }
+/// #     y
+/// # }
+/// let x = [2.0, 3.0, 4.0];
+/// let units: Vec<Vec<f64>> = (0..3).map(|j| (0..3).map(|i| f64::from(u8::from(i == j))).collect()).collect();
+/// let (_, columns) = running_products_jvps(&x, &units)?; // the whole Jacobian, one sweep
+/// assert_eq!(columns[2], [0.0, 0.0, 6.0]);
 /// # Ok::<(), scalar_autodiff::ScalarAutodiffError>(())
 /// ```
 ///

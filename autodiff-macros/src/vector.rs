@@ -56,23 +56,66 @@ pub(crate) fn expand(args: TokenStream, item: ItemFn, mut errors: Errors) -> Tok
     if !errors.is_empty() {
         let errors = errors.into_compile_errors();
         let rejected = "#[differentiable] rejected this function at compile time";
-        let stand_in = vjp(
-            &item,
-            &dot,
-            &tracked,
-            Some(quote!(::core::panic!(#rejected);)),
-        );
-        return quote!(#errors #plain #stand_in);
+        let panic = quote!(::core::panic!(#rejected););
+        let stand_in = vjp(&item, &dot, &tracked, Some(panic.clone()));
+        let jvps_stand_in = jvps(&item, &tracked, Err(panic.clone()));
+        let jvp_stand_in = jvp(&item, &tracked, Err(panic));
+        return quote!(#errors #plain #stand_in #jvp_stand_in #jvps_stand_in);
     }
     let vjp = vjp(&item, &dot, &tracked, None);
-    let dot = crate::expand::expand(args, quote!(#dot));
+    // The body as written (ending with its vector) rewritten over a backend, for
+    // `name_jvp`. Its errors are the dot product's, which that expansion reports.
+    let own = &params[..params.len().saturating_sub(1)];
+    let block = crate::desugar::desugar(&item.block, false);
+    let graph_body = crate::rewrite::graph_body(&block, own, true, &mut scratch);
+    let jvps = jvps(&item, &tracked, Ok(graph_body.clone()));
+    let jvp = jvp(&item, &tracked, Ok(graph_body));
+    let dot = renamed(crate::expand::expand(args, quote!(#dot)), &item.sig.ident);
     let uncallable = uncallable(&item);
     quote! {
         #plain
         #dot
         #vjp
+        #jvp
+        #jvps
         #uncallable
     }
+}
+
+/// The dot product's expansion with its messages speaking of the user's function: its
+/// errors (a body the sweeps do not follow) name `name` and `name_vjp`, never the hidden
+/// `__autodiff_dot_name`.
+fn renamed(tokens: TokenStream, ident: &syn::Ident) -> TokenStream {
+    let hidden = format!("__autodiff_dot_{ident}");
+    let (grad, vjp) = (format!("{hidden}_grad"), format!("{ident}_vjp"));
+    tokens
+        .into_iter()
+        .map(|token| match token {
+            proc_macro2::TokenTree::Group(group) => {
+                let mut renamed_group =
+                    proc_macro2::Group::new(group.delimiter(), renamed(group.stream(), ident));
+                renamed_group.set_span(group.span());
+                proc_macro2::TokenTree::Group(renamed_group)
+            }
+            proc_macro2::TokenTree::Literal(literal) => {
+                let text = literal.to_string();
+                if !text.contains(&hidden) {
+                    return proc_macro2::TokenTree::Literal(literal);
+                }
+                let Ok(string) = syn::parse_str::<syn::LitStr>(&text) else {
+                    return proc_macro2::TokenTree::Literal(literal);
+                };
+                let value = string
+                    .value()
+                    .replace(&grad, &vjp)
+                    .replace(&hidden, &ident.to_string());
+                let mut renamed_literal = proc_macro2::Literal::string(&value);
+                renamed_literal.set_span(literal.span());
+                proc_macro2::TokenTree::Literal(renamed_literal)
+            }
+            other => other,
+        })
+        .collect()
 }
 
 /// Stand-ins for the hidden body and its check, which another `#[differentiable]` body
@@ -287,3 +330,222 @@ fn vjp(
         }
     }
 }
+
+/// `name_jvp`: the vector and its directional derivative along `tangent` in one forward
+/// sweep over the body on (value, tangent) pairs; or the stand-in `Err(body)`.
+fn jvp(
+    item: &ItemFn,
+    tracked: &[&signature::Param],
+    graph_body: Result<TokenStream, TokenStream>,
+) -> TokenStream {
+    let ident = &item.sig.ident;
+    let vis = &item.vis;
+    let jvp = format_ident!("{}_jvp", ident, span = ident.span());
+    let sig = signature::without_constant(&item.sig);
+    let generics = &sig.generics;
+    let where_clause = &generics.where_clause;
+    let inputs = sig.inputs.iter();
+    let private = quote!(::scalar_autodiff::__private);
+    let error = quote!(::scalar_autodiff::ScalarAutodiffError);
+    let [tangent, flat, count, next, output] = ["tangent", "flat", "count", "next", "output"]
+        .map(|name| syn::Ident::new(name, Span::mixed_site()));
+    let gradient_type = gradient_type(tracked);
+    let run = match graph_body {
+        Err(stand_in) => stand_in,
+        Ok(graph_body) => {
+            let count_line = crate::emit::higher::count_line(tracked, &count);
+            let flatten = crate::emit::higher::flatten(tracked, &tangent, &flat, &count);
+            let make = |value: TokenStream| quote!(#private::duals(#value, &mut #next));
+            let run = forward_run(ident, tracked, &graph_body, make, quote!(#private::Forward));
+            quote! {
+                #count_line
+                #flatten
+                let mut #next = #flat.iter();
+                let #output: ::std::vec::Vec<#private::Dual> = #run;
+                ::core::result::Result::Ok(#private::values_and_tangents(&#output))
+            }
+        }
+    };
+    let shape = match tracked.len() {
+        1 => "the differentiated parameter's shape",
+        _ => "`name_vjp`'s gradient for these parameters",
+    };
+    let doc = [
+        format!(
+            " The vector `{ident}` returns and its directional derivative along `tangent`, \
+             generated by `#[differentiable]`."
+        ),
+        String::new(),
+        format!(
+            " A Jacobian-vector product in one forward sweep over the body on (value, \
+             tangent) pairs, no tape: element `k` of the second vector is the gradient of \
+             element `k` dotted with `tangent`, which has {shape}. With `tangent` the `j`-th \
+             unit vector it is column `j` of the Jacobian; a tangent that is 1 on several \
+             inputs no element depends on together gives their columns in one sweep."
+        ),
+        String::new(),
+        " # Errors".to_owned(),
+        String::new(),
+        " A `ScalarAutodiffError` if `tangent` has the wrong number of scalars \
+         (`length-mismatch`), or if an argument, a tangent or an operation's result is not \
+         finite, as in `name_vjp`."
+            .to_owned(),
+    ];
+    let lints = crate::emit::generated_lints();
+    quote! {
+        #(#[doc = #doc])*
+        #[inline]
+        #lints
+        #vis fn #jvp #generics (#(#inputs,)* #tangent: #gradient_type)
+            -> ::core::result::Result<(::std::vec::Vec<f64>, ::std::vec::Vec<f64>), #error>
+            #where_clause
+        {
+            #run
+        }
+    }
+}
+
+/// The body run on `backend` (`Forward` or `ForwardLanes`), each differentiated parameter
+/// made by `make` (given its value by reference): a block whose value is the vector, or
+/// which returns the error named after the function.
+fn forward_run(
+    ident: &syn::Ident,
+    tracked: &[&signature::Param],
+    graph_body: &TokenStream,
+    make: impl Fn(TokenStream) -> TokenStream,
+    backend_value: TokenStream,
+) -> TokenStream {
+    let private = quote!(::scalar_autodiff::__private);
+    let error = quote!(::scalar_autodiff::ScalarAutodiffError);
+    let [value, failure] = ["value", "error"].map(|name| syn::Ident::new(name, Span::mixed_site()));
+    let copies: Vec<syn::Ident> = (0..tracked.len())
+        .map(|index| syn::Ident::new(&format!("tracked_{index}"), Span::mixed_site()))
+        .collect();
+    let made = tracked
+        .iter()
+        .map(|param| make(crate::emit::by_reference(param)));
+    let names = tracked.iter().map(|param| &param.ident);
+    let backend = crate::rewrite::backend();
+    let name = ident.to_string();
+    quote! {{
+        #(let #copies = #made?;)*
+        use #private::Backend as _;
+        let #backend = &#backend_value;
+        #(let #names = #private::Tracked(&#copies);)*
+        match (|| -> ::core::result::Result<_, #error> { #graph_body })() {
+            ::core::result::Result::Ok(#value) => #value,
+            ::core::result::Result::Err(#failure) => {
+                return ::core::result::Result::Err(#private::in_function(#failure, #name));
+            }
+        }
+    }}
+}
+
+/// `name_jvps`: the vector and its directional derivatives along each of `tangents`,
+/// `LANES` of them a forward sweep on [`Lanes`]; or the stand-in `Err(body)`.
+fn jvps(
+    item: &ItemFn,
+    tracked: &[&signature::Param],
+    graph_body: Result<TokenStream, TokenStream>,
+) -> TokenStream {
+    let ident = &item.sig.ident;
+    let vis = &item.vis;
+    let jvps = format_ident!("{}_jvps", ident, span = ident.span());
+    let sig = signature::without_constant(&item.sig);
+    let generics = &sig.generics;
+    let where_clause = &generics.where_clause;
+    let inputs = sig.inputs.iter();
+    let private = quote!(::scalar_autodiff::__private);
+    let error = quote!(::scalar_autodiff::ScalarAutodiffError);
+    let [tangents, tangent, flat, flats, count, next, output, columns, value, start, chunk] = [
+        "tangents", "tangent", "flat", "flats", "count", "next", "output", "columns", "value",
+        "start", "chunk",
+    ]
+    .map(|name| syn::Ident::new(name, Span::mixed_site()));
+    let gradient_type = gradient_type(tracked);
+    let run = match graph_body {
+        Err(stand_in) => stand_in,
+        Ok(graph_body) => {
+            let count_line = crate::emit::higher::count_line(tracked, &count);
+            // (`tangent` is a reference: its place is `*tangent`.)
+            let place = quote!((*#tangent));
+            let flatten = crate::emit::higher::flatten(tracked, &place, &flat, &count);
+            let lanes = quote!(#private::LANES);
+            let make = |value: TokenStream| quote!(#private::lanes::<_, { #lanes }>(#value, #chunk, &mut #next));
+            let run = forward_run(
+                ident,
+                tracked,
+                &graph_body,
+                make,
+                quote!(#private::ForwardLanes::<{ #lanes }>),
+            );
+            quote! {
+                #count_line
+                let mut #flats: ::std::vec::Vec<::std::vec::Vec<f64>> =
+                    ::std::vec::Vec::with_capacity(#tangents.len());
+                for #tangent in #tangents {
+                    #flatten
+                    #flats.push(#flat);
+                }
+                let mut #columns: ::std::vec::Vec<::std::vec::Vec<f64>> =
+                    ::std::vec::Vec::with_capacity(#tangents.len());
+                let mut #value: ::std::vec::Vec<f64> = ::std::vec::Vec::new();
+                // One sweep a `LANES` tangents, and one for the vector alone when none
+                // is given.
+                let mut #start = 0usize;
+                loop {
+                    let #chunk = &#flats[#start..(#start + #lanes).min(#flats.len())];
+                    let mut #next = 0usize;
+                    let #output: ::std::vec::Vec<#private::Lanes<{ #lanes }>> = #run;
+                    #value = #private::lane_columns(&#output, #chunk.len(), &mut #columns);
+                    #start += #lanes;
+                    if #start >= #flats.len() {
+                        break;
+                    }
+                }
+                ::core::result::Result::Ok((#value, #columns))
+            }
+        }
+    };
+    let doc = [
+        format!(
+            " The vector `{ident}` returns and its directional derivatives along each of \
+             `tangents`, generated by `#[differentiable]`."
+        ),
+        String::new(),
+        format!(
+            " Forward mode on several tangents at once: each sweep over the body computes \
+             every operation's value, local derivatives and checks once and carries \
+             {lanes} tangents, so `k` tangents take `k / {lanes}` sweeps (rounded up) where \
+             `{ident}_jvp` takes `k`. The second result has one vector a tangent, in order: \
+             with the unit tangents of the inputs, the Jacobian's columns. Each tangent is \
+             shaped as `{ident}_jvp`'s; with none, one sweep gives the vector alone.",
+            lanes = LANES
+        ),
+        String::new(),
+        " # Errors".to_owned(),
+        String::new(),
+        " As `name_jvp`: a tangent with the wrong number of scalars (`length-mismatch`), or \
+         a non-finite argument, tangent or result."
+            .to_owned(),
+    ];
+    let lints = crate::emit::generated_lints();
+    quote! {
+        #(#[doc = #doc])*
+        #[inline]
+        #lints
+        #vis fn #jvps #generics (#(#inputs,)* #tangents: &[#gradient_type])
+            -> ::core::result::Result<
+                (::std::vec::Vec<f64>, ::std::vec::Vec<::std::vec::Vec<f64>>),
+                #error,
+            >
+            #where_clause
+        {
+            #run
+        }
+    }
+}
+
+/// The tangents a sweep of `name_jvps` carries: the runtime's `__private::LANES`, for the
+/// rustdoc (a test checks that they agree).
+pub(crate) const LANES: usize = 8;

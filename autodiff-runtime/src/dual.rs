@@ -178,7 +178,11 @@ impl Dual {
     /// `op` on `operands`, checked like the reverse pass checks it: a non-finite value, a
     /// tracked operand's non-finite local derivative, or a non-finite tangent is an error
     /// naming the operation.
-    #[inline]
+    ///
+    /// Always inlined: every caller names its operation, and the `match`es of `eval` then
+    /// fold to that one arm. Out of line, LLVM hoists the arms' `sin`, `cos`, `ln` and
+    /// `exp` (speculatable intrinsics) above the `match`, and every addition paid for them.
+    #[inline(always)]
     #[track_caller]
     pub(crate) fn checked(op: ScalarOperation, a: [Dual; 3], exponent: i32) -> Result<Dual> {
         let (dual, slopes) = Self::eval(op, a, exponent);
@@ -192,7 +196,7 @@ impl Dual {
 /// The error of [`Dual::checked`], out of line.
 #[cold]
 #[inline(never)]
-fn refused(
+pub(crate) fn refused(
     op: ScalarOperation,
     a: [Dual; 3],
     exponent: i32,

@@ -246,6 +246,7 @@ scalar_untracked! {
     [] crate::scalar::Scalar;
     ['t] Id<'t>;
     [] Dual;
+    [const K: usize] crate::lanes::Lanes<K>;
 }
 
 impl<T: Untracked, const N: usize> Untracked for [T; N]
@@ -433,11 +434,70 @@ pub fn duals<T: Parameters + ?Sized>(
     })
 }
 
+/// Forward-mode inputs on `K` tangents at once for every scalar of `value`: lane `k`'s
+/// tangent of its `i`-th scalar is `tangents[k][next + i]` (0 past the tangents given), and
+/// `next` moves past `value`'s scalars.
+///
+/// # Errors
+///
+/// As [`duals`]: a non-finite value or tangent.
+#[inline]
+pub fn lanes<T: Parameters + ?Sized, const K: usize>(
+    value: &T,
+    tangents: &[Vec<f64>],
+    next: &mut usize,
+) -> Result<T::Tracked<crate::lanes::Lanes<K>>> {
+    value.try_track(&mut |value| {
+        let operation = ScalarOperation::Variable;
+        let at = *next;
+        *next += 1;
+        let mut lanes = [0.0; K];
+        for (lane, tangent) in lanes.iter_mut().zip(tangents) {
+            *lane = tangent.get(at).copied().unwrap_or(0.0);
+        }
+        if !value.is_finite() {
+            return Err(ScalarAutodiffError::NonFiniteLeaf {
+                operation,
+                value,
+                location: None,
+            });
+        }
+        if let Some(&tangent) = lanes.iter().find(|tangent| !tangent.is_finite()) {
+            return Err(ScalarAutodiffError::NonFiniteTangent {
+                operation,
+                operands: Operands::new([value, 0.0, 0.0], 1),
+                tangent,
+                location: None,
+            });
+        }
+        Ok(crate::lanes::Lanes::variable(value, lanes))
+    })
+}
+
+/// The values of a vector output on lanes, and each of its first `count` lanes' tangents
+/// appended to `columns` (`0 + tangent`, never `-0.0`).
+pub fn lane_columns<const K: usize>(
+    output: &[crate::lanes::Lanes<K>],
+    count: usize,
+    columns: &mut Vec<Vec<f64>>,
+) -> Vec<f64> {
+    for lane in 0..count.min(K) {
+        columns.push(output.iter().map(|out| 0.0 + out.tangents[lane]).collect());
+    }
+    output.iter().map(|out| out.value).collect()
+}
+
 /// The value and directional derivative of a forward-mode output (`0 + tangent`, as a
 /// stored gradient is: never `-0.0`).
 #[inline]
 pub fn value_and_tangent(output: &Dual) -> (f64, f64) {
     (output.value, 0.0 + output.tangent)
+}
+
+/// The values and directional derivatives of a forward-mode vector output, each as
+/// [`value_and_tangent`] gives it.
+pub fn values_and_tangents(output: &[Dual]) -> (Vec<f64>, Vec<f64>) {
+    output.iter().map(value_and_tangent).unzip()
 }
 
 /// A gradient of `count` scalars as `[f64; N]`, or a length error (never: generated
@@ -552,6 +612,7 @@ scalar_copied! {
     [] crate::scalar::Scalar;
     ['t] Id<'t>;
     [] Dual;
+    [const K: usize] crate::lanes::Lanes<K>;
 }
 
 impl<V, T: Clone, const N: usize> Copied<V> for [T; N] {
@@ -607,6 +668,7 @@ scalar_copied_each! {
     [] crate::scalar::Scalar;
     ['t] Id<'t>;
     [] Dual;
+    [const K: usize] crate::lanes::Lanes<K>;
 }
 
 impl<V, T: CopiedEach<V> + Clone, const N: usize> CopiedEach<V> for [T; N] {

@@ -23,6 +23,7 @@ mod error;
 mod generated;
 mod gradcheck;
 mod halves;
+mod lanes;
 mod ledger;
 mod operation;
 mod optim;
@@ -63,6 +64,7 @@ pub mod __private {
         DualAdjoints, DualAdjointsOf, DualHalves, DualSteady, DualWhole, Halves, Run, Spare,
         Steady, Whole,
     };
+    pub use crate::lanes::{ForwardLanes, Lanes, LANES};
     pub use crate::operation::Reads;
     pub use crate::shared::{
         gather, kept, map_range, same_type, spare_map, spares_finite, take_like, unsteady,

@@ -75,6 +75,8 @@ impl<const CHECKED: bool> Unaliased for crate::trace::Primal<CHECKED> {}
 #[diagnostic::do_not_recommend]
 impl Unaliased for crate::dual::Forward {}
 #[diagnostic::do_not_recommend]
+impl<const K: usize> Unaliased for crate::lanes::ForwardLanes<K> {}
+#[diagnostic::do_not_recommend]
 impl<B: Unaliased> Unaliased for crate::trace::Outlined<'_, B> {}
 #[diagnostic::do_not_recommend]
 impl Unaliased for crate::halves::Halves<'_> {}

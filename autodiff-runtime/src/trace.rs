@@ -665,6 +665,8 @@ impl<const CHECKED: bool> Recordable for Primal<CHECKED> {}
 #[diagnostic::do_not_recommend]
 impl Recordable for crate::dual::Forward {}
 #[diagnostic::do_not_recommend]
+impl<const K: usize> Recordable for crate::lanes::ForwardLanes<K> {}
+#[diagnostic::do_not_recommend]
 impl<B: Recordable> Recordable for Outlined<'_, B> {}
 
 /// Plain `f64`s, no graph: compiled sweeps convert their data through it with the
@@ -1308,6 +1310,46 @@ macro_rules! backend {
                 fn $binary(&self, left: &Dual, right: &Dual) -> Result<Dual> {
                     let zero = Dual::constant(0.0);
                     Dual::checked(ScalarOperation::$binary_op, [*left, *right, zero], 0)
+                }
+            )*
+        }
+
+        impl<const K: usize> Backend for crate::lanes::ForwardLanes<K> {
+            type Value = crate::lanes::Lanes<K>;
+            #[inline]
+            fn constant(&self, value: f64) -> Result<crate::lanes::Lanes<K>> {
+                Primal::<true>.constant(value).map(crate::lanes::Lanes::constant)
+            }
+            fn detach(&self, value: &crate::lanes::Lanes<K>) -> Result<crate::lanes::Lanes<K>> {
+                Ok(crate::lanes::Lanes::constant(value.value))
+            }
+            #[inline]
+            fn value(&self, value: &crate::lanes::Lanes<K>) -> f64 {
+                value.value
+            }
+            fn powi(&self, value: &crate::lanes::Lanes<K>, n: i32) -> Result<crate::lanes::Lanes<K>> {
+                let zero = crate::lanes::Lanes::constant(0.0);
+                crate::lanes::Lanes::checked(ScalarOperation::Powi, [value, &zero, &zero], n)
+            }
+            fn mul_add(&self, value: &crate::lanes::Lanes<K>, a: &crate::lanes::Lanes<K>, b: &crate::lanes::Lanes<K>) -> Result<crate::lanes::Lanes<K>> {
+                crate::lanes::Lanes::checked(ScalarOperation::MulAdd, [value, a, b], 0)
+            }
+            fn custom(&self, rule: &'static CustomRule, operands: &[&crate::lanes::Lanes<K>]) -> Result<crate::lanes::Lanes<K>> {
+                let at = Location::caller();
+                crate::lanes::Lanes::custom(rule, operands).map_err(|error| error.at(at))
+            }
+            $(
+                #[inline]
+                fn $unary(&self, value: &crate::lanes::Lanes<K>) -> Result<crate::lanes::Lanes<K>> {
+                    let zero = crate::lanes::Lanes::constant(0.0);
+                    crate::lanes::Lanes::checked(ScalarOperation::$unary_op, [value, &zero, &zero], 0)
+                }
+            )*
+            $(
+                #[inline]
+                fn $binary(&self, left: &crate::lanes::Lanes<K>, right: &crate::lanes::Lanes<K>) -> Result<crate::lanes::Lanes<K>> {
+                    let zero = crate::lanes::Lanes::constant(0.0);
+                    crate::lanes::Lanes::checked(ScalarOperation::$binary_op, [left, right, &zero], 0)
                 }
             )*
         }

@@ -5,7 +5,7 @@
 
 use scalar_autodiff::Parameters;
 use scalar_autodiff::{Scalar, ScalarAutodiffError};
-use scalar_autodiff_gradbench::evals::{ba, det, gmm, kmeans, llsq, lse, lstm, ode};
+use scalar_autodiff_gradbench::evals::{ba, det, gmm, ht, kmeans, llsq, lse, lstm, ode};
 
 /// Deterministic inputs in [-1, 1].
 fn numbers(count: usize, seed: u64) -> Vec<f64> {
@@ -305,4 +305,99 @@ fn ba_jacobian_of_both_rotations() {
     }
     let (_, [slope]) = ba::weight_error_grad(0.7).unwrap();
     assert!((slope + 1.4).abs() < 1e-15);
+}
+
+/// The small hand model and its 100 points, from the recorded session with `manual`:
+/// with `simple`, each point corresponds to its triangle's first vertex and has no
+/// coordinates.
+fn hand(simple: bool) -> (ht::Data, [f64; ht::THETA], Vec<f64>) {
+    let path = format!("{}/tests/data/ht.jsonl", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path).unwrap();
+    let input = text
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find_map(|line| line.get("message")?.get("input").cloned())
+        .unwrap();
+    let mut data = input["data"].clone();
+    let mut us: Vec<Vec<f64>> = serde_json::from_value(input["us"].clone()).unwrap();
+    if simple {
+        let triangles = data["model"]["triangles"].clone();
+        for c in data["correspondences"].as_array_mut().unwrap() {
+            *c = triangles[c.as_u64().unwrap() as usize][0].clone();
+        }
+        us.clear();
+    }
+    let data: ht::Data = serde_json::from_value(data).unwrap();
+    let theta: Vec<f64> = serde_json::from_value(input["theta"].clone()).unwrap();
+    (data, theta.try_into().unwrap(), us.concat())
+}
+
+#[test]
+fn ht_jacobian_forward_equals_reverse_and_central_differences() {
+    for simple in [true, false] {
+        let (data, theta, us) = hand(simple);
+        let n = us.len();
+        // Every pose column and every coordinate column, by forward mode on lanes.
+        let tangents: Vec<([f64; ht::THETA], Vec<f64>)> = (0..ht::THETA + n)
+            .map(|j| {
+                let mut unit = ([0.0; ht::THETA], vec![0.0; n]);
+                match j < ht::THETA {
+                    true => unit.0[j] = 1.0,
+                    false => unit.1[j - ht::THETA] = 1.0,
+                }
+                unit
+            })
+            .collect();
+        let (value, columns) = ht::objective_jvps(theta, &us, &data, &tangents[..]).unwrap();
+        assert_eq!(value, ht::objective(theta, &us, &data));
+        // Rows by reverse mode, for a sample of residuals: the same derivatives, summed
+        // in another order.
+        for k in (0..value.len()).step_by(37) {
+            let mut unit = vec![0.0; value.len()];
+            unit[k] = 1.0;
+            let (_, (pose, coordinates)) = ht::objective_vjp(theta, &us, &data, &unit).unwrap();
+            let row: Vec<f64> = pose.iter().chain(&coordinates).copied().collect();
+            let forward: Vec<f64> = columns.iter().map(|column| column[k]).collect();
+            let scale = row.iter().fold(1e-3f64, |m, r| m.max(r.abs()));
+            for (j, (a, b)) in forward.iter().zip(&row).enumerate() {
+                assert!(
+                    (a - b).abs() <= 1e-12 * scale,
+                    "row {k} column {j}: {a} against {b}"
+                );
+            }
+        }
+        // Pose columns against central differences of a few residuals.
+        for j in [0, 2, 4, 7, 13, 25] {
+            let f = |x: &[f64]| {
+                let mut moved = theta;
+                moved[j] = x[0];
+                ht::objective(moved, &us, &data)
+            };
+            let h = 1e-6;
+            let (up, down) = (f(&[theta[j] + h]), f(&[theta[j] - h]));
+            for k in (0..value.len()).step_by(29) {
+                let numeric = (up[k] - down[k]) / (2.0 * h);
+                assert!(
+                    (columns[j][k] - numeric).abs() <= 1e-6 * (1.0 + numeric.abs()),
+                    "column {j} row {k}: {} against {numeric}",
+                    columns[j][k]
+                );
+            }
+        }
+        // Each point's coordinates move its own three residuals only: the two compressed
+        // columns of the tool are exact.
+        if n > 0 {
+            let together = (
+                [0.0; ht::THETA],
+                (0..n).map(|i| f64::from(u8::from(i % 2 == 0))).collect(),
+            );
+            let (_, compressed) = ht::objective_jvps(theta, &us, &data, &[together]).unwrap();
+            for (k, &entry) in compressed[0].iter().enumerate() {
+                assert_eq!(
+                    entry.to_bits(),
+                    columns[ht::THETA + 2 * (k / 3)][k].to_bits()
+                );
+            }
+        }
+    }
 }

@@ -239,6 +239,38 @@ fn vectors_sized_by_a_local_run_compiled() {
     }
 }
 
+/// `is_empty()` of a slice parameter and of an array, the form clippy asks for rather
+/// than `len() == 0`: data the sweeps read again, compiled.
+#[differentiable]
+fn weighted(#[param] x: &[f64], w: [f64; 2]) -> f64 {
+    let mut total = w[0] * w[1];
+    if !x.is_empty() && !w.is_empty() {
+        for i in 0..x.len() {
+            total += (x[i] * w[i % 2]).sin();
+        }
+    }
+    total
+}
+
+#[test]
+fn is_empty_of_a_parameter_runs_compiled() {
+    for x in [vec![], vec![0.3, -1.2, 0.8]] {
+        let w = [0.4, 1.7];
+        let fast = outcome(weighted_grad(&x, w).map(|(value, (gx, gw))| {
+            let gradient: Vec<f64> = gx.iter().chain(&gw).copied().collect();
+            (value, gradient)
+        }));
+        let all: Vec<f64> = x.iter().chain(&w).copied().collect();
+        let n = x.len();
+        let taped = graph_of(&all[..], |t| {
+            weighted_graph(&t[..n].to_vec(), &[t[n].clone(), t[n + 1].clone()])
+        });
+        assert_eq!(fast, taped, "{} elements", x.len());
+        assert!(matches!(fast, Outcome::Bits(_)));
+        assert_eq!(traces(|| drop(weighted_grad(&x, w))), 0);
+    }
+}
+
 /// Pushes the compiled sweeps do not follow (a push inside a loop over the vector's own
 /// length, a local sized by the vector and then outgrown, a vector declared in a loop, a
 /// pushed local rather than a call's result) and a vector of data beside a tracked one:

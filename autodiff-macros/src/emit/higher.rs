@@ -55,11 +55,7 @@ impl Context<'_> {
 
     /// `let count = 0 + ...;`: the number of differentiated scalars.
     fn count_line(&self, count: &Ident) -> TokenStream {
-        let counts = self.tracked().into_iter().map(|param| {
-            let value = by_reference(param);
-            quote!(+ ::scalar_autodiff::Parameters::parameter_count(#value))
-        });
-        quote!(let #count = 0usize #(#counts)*;)
+        count_line(&self.tracked(), count)
     }
 
     /// `let copy = make(value)?;` for every differentiated parameter.
@@ -127,6 +123,41 @@ pub(crate) fn hvp_names() -> (Ident, Ident) {
     )
 }
 
+/// `let count = 0 + ...;`: the number of scalars of the differentiated parameters.
+pub(crate) fn count_line(tracked: &[&Param], count: &Ident) -> TokenStream {
+    let counts = tracked.iter().map(|param| {
+        let value = by_reference(param);
+        quote!(+ ::scalar_autodiff::Parameters::parameter_count(#value))
+    });
+    quote!(let #count = 0usize #(#counts)*;)
+}
+
+/// `flat`: the scalars of `tangent` (shaped like the gradient of the `tracked`
+/// parameters) in gradient order, checked against their `count`.
+pub(crate) fn flatten(
+    tracked: &[&Param],
+    tangent: &dyn quote::ToTokens,
+    flat: &Ident,
+    count: &Ident,
+) -> TokenStream {
+    let private = quote!(::scalar_autodiff::__private);
+    let parts: Vec<TokenStream> = if is_flat(tracked) || tracked.len() == 1 {
+        vec![quote!(&#tangent)]
+    } else {
+        (0..tracked.len())
+            .map(|index| {
+                let index = syn::Index::from(index);
+                quote!(&#tangent.#index)
+            })
+            .collect()
+    };
+    quote! {
+        let mut #flat: ::std::vec::Vec<f64> = ::std::vec::Vec::with_capacity(#count);
+        #(#private::flatten_into(&mut #flat, #parts);)*
+        #private::check_length(#count, #flat.len())?;
+    }
+}
+
 /// `name_jvp`, `name_hvp` and `name_hessian`.
 pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
     let Context {
@@ -160,22 +191,7 @@ pub(crate) fn functions(context: &Context<'_>) -> TokenStream {
     let hessian_fn = format_ident!("{}_hessian", ident, span = ident.span());
 
     let count_line = context.count_line(&count);
-    // The tangent's scalars in gradient order, checked against the parameters' count.
-    let tangent_parts: Vec<TokenStream> = if is_flat(&tracked) || tracked.len() == 1 {
-        vec![quote!(&#tangent)]
-    } else {
-        (0..tracked.len())
-            .map(|index| {
-                let index = syn::Index::from(index);
-                quote!(&#tangent.#index)
-            })
-            .collect()
-    };
-    let flatten = quote! {
-        let mut #flat: ::std::vec::Vec<#float> = ::std::vec::Vec::with_capacity(#count);
-        #(#private::flatten_into(&mut #flat, #tangent_parts);)*
-        #private::check_length(#count, #flat.len())?;
-    };
+    let flatten = flatten(&tracked, &tangent, &flat, &count);
     let duals = context.copies_by(|value| quote!(#private::duals(#value, &mut #next)));
     let variables = context.copies_by(|value| quote!(#private::variables(#tape, #value)));
     let shaped = |from: &Ident| {

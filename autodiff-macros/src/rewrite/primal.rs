@@ -115,7 +115,7 @@ impl VisitMut for Substitute<'_, '_> {
                 *expr = self.value(expr.to_token_stream(), Binding::Fixed, span);
             }
             Expr::MethodCall(call)
-                if call.method == "len"
+                if (call.method == "len" || call.method == "is_empty")
                     && call.args.is_empty()
                     && self.rewriter.is_tracked_place(&call.receiver) =>
             {

@@ -3750,18 +3750,25 @@ struct PrimalReads<'a> {
 impl VisitMut for PrimalReads<'_> {
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
         if let Expr::MethodCall(call) = expr {
-            if call.method == "len" && call.args.is_empty() && !is_backend(&call.receiver) {
+            // (`is_empty` too: the form clippy asks for.)
+            let method = call.method.to_string();
+            if matches!(method.as_str(), "len" | "is_empty")
+                && call.args.is_empty()
+                && !is_backend(&call.receiver)
+            {
                 if let Some(place) = self.lower.place(&call.receiver) {
                     let var = &self.lower.vars[place.var];
                     let known = var.lengths.get(place.indices.len()).filter(|len| {
                         place.fields.is_empty()
                             && syn::parse2::<syn::LitInt>((*len).clone()).is_ok()
                     });
+                    let method = &call.method;
                     *expr = Expr::Verbatim(match known {
-                        Some(len) => quote!((#len)),
+                        Some(len) if method == "len" => quote!((#len)),
+                        Some(len) => quote!(((#len) == 0)),
                         None => {
                             let primal = self.lower.primal_place(&place);
-                            quote!((#primal).len())
+                            quote!((#primal).#method())
                         }
                     });
                     return;

@@ -11,6 +11,7 @@ pub mod ba;
 pub mod det;
 pub mod gmm;
 pub mod hello;
+pub mod ht;
 pub mod kmeans;
 pub mod llsq;
 pub mod lse;
@@ -19,7 +20,7 @@ pub mod ode;
 
 /// The evals this tool defines.
 pub const MODULES: &[&str] = &[
-    "hello", "llsq", "lse", "det", "ode", "kmeans", "gmm", "lstm", "ba",
+    "hello", "llsq", "lse", "det", "ode", "kmeans", "gmm", "lstm", "ba", "ht",
 ];
 
 /// Runs `function` of `module` on `input` (an eval's `input` field).
@@ -38,6 +39,7 @@ pub fn evaluate(module: &str, function: &str, input: Value) -> Result<Evaluated,
         "gmm" => gmm::evaluate(function, input).ok_or_else(unknown)?,
         "lstm" => lstm::evaluate(function, input).ok_or_else(unknown)?,
         "ba" => ba::evaluate(function, input).ok_or_else(unknown)?,
+        "ht" => ht::evaluate(function, input).ok_or_else(unknown)?,
         _ => Err(ToolError::UnknownModule(module.into())),
     }
 }
