@@ -170,7 +170,8 @@ pub mod parallel;
 /// [`ScalarAutodiffError::LengthMismatch`]. For many columns, `fn name_jvps(args..,
 /// tangents: &[G]) -> Result<(Vec<f64>, Vec<Vec<f64>>), ScalarAutodiffError>` carries
 /// eight tangents a sweep (each operation's value, local derivatives and checks computed
-/// once for the eight), the same numbers as `name_jvp` on each, bit for bit:
+/// once for the eight; a custom rule's once a tangent), the same numbers as `name_jvp` on
+/// each, bit for bit:
 ///
 /// ```
 /// # use scalar_autodiff::differentiable;

@@ -58,19 +58,32 @@ pub(crate) fn expand(args: TokenStream, item: ItemFn, mut errors: Errors) -> Tok
         let rejected = "#[differentiable] rejected this function at compile time";
         let panic = quote!(::core::panic!(#rejected););
         let stand_in = vjp(&item, &dot, &tracked, Some(panic.clone()));
-        let jvps_stand_in = jvps(&item, &tracked, Err(panic.clone()));
+        let jvps_stand_in = jvps(&item, &tracked, &[], Err(panic.clone()));
         let jvp_stand_in = jvp(&item, &tracked, Err(panic));
         return quote!(#errors #plain #stand_in #jvp_stand_in #jvps_stand_in);
     }
     let vjp = vjp(&item, &dot, &tracked, None);
     // The body as written (ending with its vector) rewritten over a backend, for
-    // `name_jvp`. Its errors are the dot product's, which that expansion reports.
+    // `name_jvp` and `name_jvps`. Its errors are the dot product's, which that expansion
+    // reports: where there are any, the two are stand-ins, so that rustc adds nothing.
     let own = &params[..params.len().saturating_sub(1)];
     let block = crate::desugar::desugar(&item.block, false);
     let graph_body = crate::rewrite::graph_body(&block, own, true, &mut scratch);
-    let jvps = jvps(&item, &tracked, Ok(graph_body.clone()));
-    let jvp = jvp(&item, &tracked, Ok(graph_body));
-    let dot = renamed(crate::expand::expand(args, quote!(#dot)), &item.sig.ident);
+    let graph_body = match scratch.is_empty() {
+        true => Ok(graph_body),
+        false => {
+            let rejected = "#[differentiable] rejected this function at compile time";
+            Err(quote!(::core::panic!(#rejected);))
+        }
+    };
+    let data: Vec<&syn::Ident> = own
+        .iter()
+        .filter(|param| !param.is_tracked())
+        .filter_map(|param| param.ident.as_ref())
+        .collect();
+    let jvps = jvps(&item, &tracked, &data, graph_body.clone());
+    let jvp = jvp(&item, &tracked, graph_body);
+    let dot = renamed(crate::expand::expand(args, quote!(#dot)), &item);
     let uncallable = uncallable(&item);
     quote! {
         #plain
@@ -85,15 +98,20 @@ pub(crate) fn expand(args: TokenStream, item: ItemFn, mut errors: Errors) -> Tok
 /// The dot product's expansion with its messages speaking of the user's function: its
 /// errors (a body the sweeps do not follow) name `name` and `name_vjp`, never the hidden
 /// `__autodiff_dot_name`.
-fn renamed(tokens: TokenStream, ident: &syn::Ident) -> TokenStream {
-    let hidden = format!("__autodiff_dot_{ident}");
-    let (grad, vjp) = (format!("{hidden}_grad"), format!("{ident}_vjp"));
+fn renamed(tokens: TokenStream, item: &ItemFn) -> TokenStream {
+    let ident = &item.sig.ident;
+    let hidden = dot_ident(item).to_string();
+    // (Only the names those errors use: the hidden function's own, and its `_grad`.)
+    let renames = [
+        (format!("`{hidden}_grad`"), format!("`{ident}_vjp`")),
+        (format!("`{hidden}`"), format!("`{ident}`")),
+    ];
     tokens
         .into_iter()
         .map(|token| match token {
             proc_macro2::TokenTree::Group(group) => {
                 let mut renamed_group =
-                    proc_macro2::Group::new(group.delimiter(), renamed(group.stream(), ident));
+                    proc_macro2::Group::new(group.delimiter(), renamed(group.stream(), item));
                 renamed_group.set_span(group.span());
                 proc_macro2::TokenTree::Group(renamed_group)
             }
@@ -105,10 +123,9 @@ fn renamed(tokens: TokenStream, ident: &syn::Ident) -> TokenStream {
                 let Ok(string) = syn::parse_str::<syn::LitStr>(&text) else {
                     return proc_macro2::TokenTree::Literal(literal);
                 };
-                let value = string
-                    .value()
-                    .replace(&grad, &vjp)
-                    .replace(&hidden, &ident.to_string());
+                let value = renames
+                    .iter()
+                    .fold(string.value(), |value, (from, to)| value.replace(from, to));
                 let mut renamed_literal = proc_macro2::Literal::string(&value);
                 renamed_literal.set_span(literal.span());
                 proc_macro2::TokenTree::Literal(renamed_literal)
@@ -446,6 +463,7 @@ fn forward_run(
 fn jvps(
     item: &ItemFn,
     tracked: &[&signature::Param],
+    data: &[&syn::Ident],
     graph_body: Result<TokenStream, TokenStream>,
 ) -> TokenStream {
     let ident = &item.sig.ident;
@@ -471,6 +489,7 @@ fn jvps(
             let place = quote!((*#tangent));
             let flatten = crate::emit::higher::flatten(tracked, &place, &flat, &count);
             let lanes = quote!(#private::LANES);
+            let documented = LANES;
             let make = |value: TokenStream| quote!(#private::lanes::<_, { #lanes }>(#value, #chunk, &mut #next));
             let run = forward_run(
                 ident,
@@ -487,6 +506,8 @@ fn jvps(
                     #flatten
                     #flats.push(#flat);
                 }
+                // The rustdoc's count of tangents a sweep is the runtime's.
+                const _: () = ::core::assert!(#private::LANES == #documented);
                 let mut #columns: ::std::vec::Vec<::std::vec::Vec<f64>> =
                     ::std::vec::Vec::with_capacity(#tangents.len());
                 let mut #value: ::std::vec::Vec<f64> = ::std::vec::Vec::new();
@@ -494,6 +515,9 @@ fn jvps(
                 // is given.
                 let mut #start = 0usize;
                 loop {
+                    // Each sweep runs the body on its own copy of the data, which the body
+                    // may change or move (as `name_vjp` copies it for each of its runs).
+                    #(let mut #data = ::core::clone::Clone::clone(&#data);)*
                     let #chunk = &#flats[#start..(#start + #lanes).min(#flats.len())];
                     let mut #next = 0usize;
                     let #output: ::std::vec::Vec<#private::Lanes<{ #lanes }>> = #run;
@@ -515,8 +539,8 @@ fn jvps(
         String::new(),
         format!(
             " Forward mode on several tangents at once: each sweep over the body computes \
-             every operation's value, local derivatives and checks once and carries \
-             {lanes} tangents, so `k` tangents take `k / {lanes}` sweeps (rounded up) where \
+             every operation's value, local derivatives and checks once (a custom rule's \
+             once a tangent) and carries {lanes} tangents, so `k` tangents take `k / {lanes}` sweeps (rounded up) where \
              `{ident}_jvp` takes `k`. The second result has one vector a tangent, in order: \
              with the unit tangents of the inputs, the Jacobian's columns. Each tangent is \
              shaped as `{ident}_jvp`'s; with none, one sweep gives the vector alone.",
@@ -547,5 +571,5 @@ fn jvps(
 }
 
 /// The tangents a sweep of `name_jvps` carries: the runtime's `__private::LANES`, for the
-/// rustdoc (a test checks that they agree).
+/// rustdoc (each `name_jvps` asserts at compile time that they agree).
 pub(crate) const LANES: usize = 8;

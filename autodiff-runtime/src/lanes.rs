@@ -62,6 +62,8 @@ impl<const K: usize> Lanes<K> {
     #[inline(always)]
     #[track_caller]
     pub(crate) fn checked(op: ScalarOperation, a: [&Self; 3], exponent: i32) -> Result<Self> {
+        // (At least one lane: an error reports one, and a custom rule runs once a lane.)
+        const { assert!(K > 0) };
         let primals = a.map(|operand| operand.value);
         let value = op.apply(primals, exponent);
         let mut slopes = [0.0; 3];
@@ -105,15 +107,8 @@ impl<const K: usize> Lanes<K> {
         rule: &'static crate::custom::CustomRule,
         operands: &[&Self],
     ) -> Result<Self> {
+        const { assert!(K > 0) };
         let mut out = Lanes::constant(0.0);
-        if K == 0 {
-            let duals: Vec<Dual> = operands.iter().map(|o| Dual::constant(o.value)).collect();
-            let refs: Vec<&Dual> = duals.iter().collect();
-            let dual = crate::custom::forward(rule, &refs)?;
-            out.value = dual.value;
-            out.tracked = operands.iter().any(|operand| operand.tracked);
-            return Ok(out);
-        }
         for lane in 0..K {
             let duals: Vec<Dual> = operands.iter().map(|o| o.lane(lane)).collect();
             let refs: Vec<&Dual> = duals.iter().collect();
@@ -173,11 +168,25 @@ mod tests {
                 assert_eq!(got.tangents[lane].to_bits(), dual.tangent.to_bits(), "{op}");
             }
         }
-        // ln at 0: an infinite slope, refused whatever the lanes.
+        // ln at 0: an infinite value, refused whatever the lanes.
         let zero = Lanes::<4>::variable(0.0, [0.0, 1.0, 0.0, 0.0]);
         let none = Lanes::constant(0.0);
         let error = Lanes::checked(Op::Ln, [&zero, &none, &none], 0).unwrap_err();
         assert_eq!(error.kind(), "non-finite-result");
+        // sqrt at 0: a finite value with an infinite slope, refused even where every
+        // tangent is 0 (infinity times 0 is NaN in each lane), the error `Dual` gives.
+        let still = Lanes::<4>::variable(0.0, [0.0; 4]);
+        let error = Lanes::checked(Op::Sqrt, [&still, &none, &none], 0).unwrap_err();
+        let dual = Dual::variable(0.0, 0.0);
+        let zero_dual = Dual::constant(0.0);
+        let expected = Dual::checked(Op::Sqrt, [dual, zero_dual, zero_dual], 0).unwrap_err();
+        assert_eq!(error.kind(), "non-finite-slope");
+        // (The same words; each at its own line of this test.)
+        let words = |error: ScalarAutodiffError| {
+            let text = error.to_string();
+            text.split(" at ").next().map(str::to_owned)
+        };
+        assert_eq!(words(error), words(expected));
         // A tangent that overflows in one lane only.
         let big = Lanes::<4>::variable(2.0, [1.0, f64::MAX, 0.0, 1.0]);
         let error = Lanes::checked(Op::Multiply, [&big, &big, &none], 0).unwrap_err();

@@ -238,7 +238,7 @@ fn several_tangents_at_once_give_each_tangents_jvp_bit_for_bit() {
     let angle = [0.6, 1.3];
     let offsets = vec![0.1, -0.2, 0.35];
     let n = points.len();
-    // Every unit tangent and two mixed ones: 7 tangents, then 19 (more than a sweep's
+    // Every unit tangent and two mixed ones: 7 tangents, then 21 (more than a sweep's
     // lanes, so several sweeps).
     let mut tangents: Vec<([f64; 2], Vec<f64>)> = (0..2 + n)
         .map(|j| {
@@ -307,4 +307,31 @@ fn several_tangents_at_once_give_each_tangents_jvp_bit_for_bit() {
 fn a_sweep_carries_the_lanes_the_rustdoc_says() {
     // `name_jvps`'s rustdoc (written by the macro) and the README say eight.
     assert_eq!(scalar_autodiff::__private::LANES, 8);
+}
+
+/// A data parameter the body counts down: each of `name_jvps`'s sweeps starts from the
+/// caller's value.
+#[differentiable]
+fn countdown(x: [f64; 2], mut steps: usize) -> Vec<f64> {
+    let mut out = vec![0.0; 3];
+    let mut k = 0;
+    while steps > 0 {
+        out[k % 3] += x[0] * x[1] * steps as f64;
+        steps -= 1;
+        k += 1;
+    }
+    out
+}
+
+#[test]
+fn every_sweep_starts_from_the_callers_data() {
+    let x = [0.7, -1.3];
+    // Eleven tangents: two sweeps, the second of which once saw `steps` at 0.
+    let tangents: Vec<[f64; 2]> = (0..11).map(|j| [1.0, j as f64 * 0.5]).collect();
+    let (value, columns) = countdown_jvps(x, 5, &tangents).unwrap();
+    assert_eq!(value, countdown(x, 5));
+    for (tangent, column) in tangents.iter().zip(&columns) {
+        assert_eq!(*column, countdown_jvp(x, 5, *tangent).unwrap().1);
+        assert!(column.iter().any(|&entry| entry != 0.0));
+    }
 }

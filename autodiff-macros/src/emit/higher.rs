@@ -152,7 +152,8 @@ pub(crate) fn flatten(
             .collect()
     };
     quote! {
-        let mut #flat: ::std::vec::Vec<f64> = ::std::vec::Vec::with_capacity(#count);
+        let mut #flat: ::std::vec::Vec<::core::primitive::f64> =
+            ::std::vec::Vec::with_capacity(#count);
         #(#private::flatten_into(&mut #flat, #parts);)*
         #private::check_length(#count, #flat.len())?;
     }
