@@ -271,13 +271,7 @@ fn vjp(
     body: Option<TokenStream>,
 ) -> TokenStream {
     let ident = &item.sig.ident;
-    let vis = &item.vis;
-    let vjp = format_ident!("{}_vjp", ident, span = ident.span());
     let dot_grad = format_ident!("{}_grad", dot.sig.ident);
-    let sig = signature::without_constant(&item.sig);
-    let generics = &sig.generics;
-    let where_clause = &generics.where_clause;
-    let inputs = sig.inputs.iter();
     let args: Vec<TokenStream> = item
         .sig
         .inputs
@@ -325,25 +319,56 @@ fn vjp(
     let ReturnType::Type(_, vector) = output else {
         return TokenStream::new();
     };
+    let body = quote! {
+        #body
+        let #value = #ident(#(::core::clone::Clone::clone(&#args)),*);
+        if #cotangent.len() != #value.len() {
+            return ::core::result::Result::Err(
+                ::scalar_autodiff::ScalarAutodiffError::LengthMismatch {
+                    expected: #value.len(),
+                    found: #cotangent.len(),
+                },
+            );
+        }
+        let (_, #gradient) = #dot_grad(#(#args,)* #cotangent)?;
+        ::core::result::Result::Ok((#value, #gradient))
+    };
+    generated(
+        item,
+        ("vjp", quote!(#cotangent: &[f64])),
+        quote!((#vector, #gradient_type)),
+        &doc,
+        quote!(#[allow(dead_code, unused_mut, unreachable_code, unused_variables)]),
+        body,
+    )
+}
+
+/// `name_suffix(args.., extra) -> Result<output, ScalarAutodiffError>`, documented by
+/// `doc`, with `attrs` and `body`: the signature `name_vjp`, `name_jvp` and `name_jvps`
+/// share with the user's function.
+fn generated(
+    item: &ItemFn,
+    (suffix, extra): (&str, TokenStream),
+    output: TokenStream,
+    doc: &[String],
+    attrs: TokenStream,
+    body: TokenStream,
+) -> TokenStream {
+    let ident = &item.sig.ident;
+    let vis = &item.vis;
+    let name = format_ident!("{}_{}", ident, suffix, span = ident.span());
+    let sig = signature::without_constant(&item.sig);
+    let generics = &sig.generics;
+    let where_clause = &generics.where_clause;
+    let inputs = sig.inputs.iter();
     quote! {
         #(#[doc = #doc])*
-        #[allow(dead_code, unused_mut, unreachable_code, unused_variables)]
-        #vis fn #vjp #generics (#(#inputs,)* #cotangent: &[f64])
-            -> ::core::result::Result<(#vector, #gradient_type), ::scalar_autodiff::ScalarAutodiffError>
+        #attrs
+        #vis fn #name #generics (#(#inputs,)* #extra)
+            -> ::core::result::Result<#output, ::scalar_autodiff::ScalarAutodiffError>
             #where_clause
         {
             #body
-            let #value = #ident(#(::core::clone::Clone::clone(&#args)),*);
-            if #cotangent.len() != #value.len() {
-                return ::core::result::Result::Err(
-                    ::scalar_autodiff::ScalarAutodiffError::LengthMismatch {
-                        expected: #value.len(),
-                        found: #cotangent.len(),
-                    },
-                );
-            }
-            let (_, #gradient) = #dot_grad(#(#args,)* #cotangent)?;
-            ::core::result::Result::Ok((#value, #gradient))
         }
     }
 }
@@ -356,14 +381,7 @@ fn jvp(
     graph_body: Result<TokenStream, TokenStream>,
 ) -> TokenStream {
     let ident = &item.sig.ident;
-    let vis = &item.vis;
-    let jvp = format_ident!("{}_jvp", ident, span = ident.span());
-    let sig = signature::without_constant(&item.sig);
-    let generics = &sig.generics;
-    let where_clause = &generics.where_clause;
-    let inputs = sig.inputs.iter();
     let private = quote!(::scalar_autodiff::__private);
-    let error = quote!(::scalar_autodiff::ScalarAutodiffError);
     let [tangent, flat, count, next, output] = ["tangent", "flat", "count", "next", "output"]
         .map(|name| syn::Ident::new(name, Span::mixed_site()));
     let gradient_type = gradient_type(tracked);
@@ -409,17 +427,14 @@ fn jvp(
             .to_owned(),
     ];
     let lints = crate::emit::generated_lints();
-    quote! {
-        #(#[doc = #doc])*
-        #[inline]
-        #lints
-        #vis fn #jvp #generics (#(#inputs,)* #tangent: #gradient_type)
-            -> ::core::result::Result<(::std::vec::Vec<f64>, ::std::vec::Vec<f64>), #error>
-            #where_clause
-        {
-            #run
-        }
-    }
+    generated(
+        item,
+        ("jvp", quote!(#tangent: #gradient_type)),
+        quote!((::std::vec::Vec<f64>, ::std::vec::Vec<f64>)),
+        &doc,
+        quote!(#[inline] #lints),
+        run,
+    )
 }
 
 /// The body run on `backend` (`Forward` or `ForwardLanes`), each differentiated parameter
@@ -467,14 +482,7 @@ fn jvps(
     graph_body: Result<TokenStream, TokenStream>,
 ) -> TokenStream {
     let ident = &item.sig.ident;
-    let vis = &item.vis;
-    let jvps = format_ident!("{}_jvps", ident, span = ident.span());
-    let sig = signature::without_constant(&item.sig);
-    let generics = &sig.generics;
-    let where_clause = &generics.where_clause;
-    let inputs = sig.inputs.iter();
     let private = quote!(::scalar_autodiff::__private);
-    let error = quote!(::scalar_autodiff::ScalarAutodiffError);
     let [tangents, tangent, flat, flats, count, next, output, columns, value, start, chunk] = [
         "tangents", "tangent", "flat", "flats", "count", "next", "output", "columns", "value",
         "start", "chunk",
@@ -554,20 +562,14 @@ fn jvps(
             .to_owned(),
     ];
     let lints = crate::emit::generated_lints();
-    quote! {
-        #(#[doc = #doc])*
-        #[inline]
-        #lints
-        #vis fn #jvps #generics (#(#inputs,)* #tangents: &[#gradient_type])
-            -> ::core::result::Result<
-                (::std::vec::Vec<f64>, ::std::vec::Vec<::std::vec::Vec<f64>>),
-                #error,
-            >
-            #where_clause
-        {
-            #run
-        }
-    }
+    generated(
+        item,
+        ("jvps", quote!(#tangents: &[#gradient_type])),
+        quote!((::std::vec::Vec<f64>, ::std::vec::Vec<::std::vec::Vec<f64>>)),
+        &doc,
+        quote!(#[inline] #lints),
+        run,
+    )
 }
 
 /// The tangents a sweep of `name_jvps` carries: the runtime's `__private::LANES`, for the

@@ -104,23 +104,21 @@ pub fn euler_angles_to_rotation_matrix(xzy: [f64; 3]) -> [[f64; 3]; 3] {
     rz[1][0] = sz;
     rz[0][1] = -sz;
     rz[1][1] = cz;
-    let mut zy = [[0.0; 3]; 3];
+    rotations_times(rotations_times(rz, ry), rx)
+}
+
+/// `a b` for 3x3 rotations.
+#[differentiable]
+pub fn rotations_times(a: [[f64; 3]; 3], b: [[f64; 3]; 3]) -> [[f64; 3]; 3] {
+    let mut out = [[0.0; 3]; 3];
     for i in 0..3 {
         for j in 0..3 {
             for k in 0..3 {
-                zy[i][j] += rz[i][k] * ry[k][j];
+                out[i][j] += a[i][k] * b[k][j];
             }
         }
     }
-    let mut r = [[0.0; 3]; 3];
-    for i in 0..3 {
-        for j in 0..3 {
-            for k in 0..3 {
-                r[i][j] += zy[i][k] * rx[k][j];
-            }
-        }
-    }
-    r
+    out
 }
 
 /// A bone's posed transform relative to its parent: its rest transform times the
@@ -153,7 +151,8 @@ pub fn mat_mult(a: [[f64; 4]; 4], b: [[f64; 4]; 4]) -> [[f64; 4]; 4] {
     out
 }
 
-/// `a b` for a transform `a` and a data transform `b`.
+/// `a b` for a transform `a` and a data transform `b` (apart from `mat_mult`: `b` is the
+/// model's, and the reverse half keeps no adjoints for it).
 #[differentiable]
 pub fn mat_mult_data(a: [[f64; 4]; 4], b: &[[f64; 4]; 4]) -> [[f64; 4]; 4] {
     let mut out = [[0.0; 4]; 4];
